@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Builds the lab's binaries from the Go module proxy into a cache keyed by version:
+#   ${XDG_CACHE_HOME:-~/.cache}/kubectl-lanaccess/lab/<component>-<version>/
+# A component is rebuilt only when its version changes (or its cache entry is incomplete).
+# Prints the cache directory of each component, one "name=dir" line each, on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+cache=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-lanaccess/lab}
+mkdir -p "$cache"
+export GOFLAGS=-mod=mod CGO_ENABLED=0
+log() { printf '[lab-build] %s\n' "$*" >&2; }
+
+# done_or_build NAME DIR FUNC: runs FUNC into a temp dir, then renames it to DIR atomically.
+done_or_build() {
+  local name=$1 dir=$2 fn=$3
+  if [ -f "$dir/.complete" ]; then echo "$name=$dir"; return; fi
+  local tmp="$dir.tmp.$$"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  local t0=$SECONDS
+  log "building $name into $dir (cold builds take minutes)"
+  "$fn" "$tmp"
+  touch "$tmp/.complete"
+  rm -rf "$dir"; mv "$tmp" "$dir"
+  log "$name built in $((SECONDS - t0))s"
+  echo "$name=$dir"
+}
+
+build_kubernetes() {
+  local out=$1 work
+  work=$(mktemp -d)
+  local moddir
+  moddir=$(cd "$work" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  {
+    echo "module lab.local/kubernetes"
+    echo "go 1.25"
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    grep -oE '^\s*k8s.io/[a-z0-9-]+ => ./staging/src/k8s.io/[a-z0-9-]+' "$moddir/go.mod" |
+      awk -v v="$K8S_STAGING_VERSION" '{print "replace " $1 " => " $1 " " v}'
+  } > "$work/go.mod"
+  cat > "$work/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  (cd "$work" && go mod tidy -e >/dev/null 2>&1 || true)
+  (cd "$work" && GOFLAGS=-mod=mod go mod tidy)
+  local v=$K8S_VERSION major minor
+  major=${v#v}; major=${major%%.*}; minor=${v#v*.}; minor=${minor%%.*}
+  local ld="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$v -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    ld="$ld -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.gitTreeState=clean"
+    ld="$ld -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  (cd "$work" && go build -trimpath -ldflags "$ld" -o "$out/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  rm -rf "$work"
+}
+
+build_etcd() {
+  local out=$1 work
+  work=$(mktemp -d)
+  cat > "$work/go.mod" <<GOMOD
+module lab.local/etcd
+go 1.25
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+GOMOD
+  cat > "$work/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  (cd "$work" && go mod tidy && go build -trimpath -ldflags "-s -w" -o "$out/etcd" .)
+  rm -rf "$work"
+}
+
+build_kwok() {
+  local out=$1 moddir
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  moddir=$(cd "$(mktemp -d)" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$out/stages"
+  cp -r "$moddir/kustomize/stage/." "$out/stages/"
+  chmod -R u+w "$out/stages"
+}
+
+build_coredns() {
+  local out=$1
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+}
+
+only=${1:-all}
+[ "$only" = all ] || [ "$only" = etcd ] && done_or_build etcd "$cache/etcd-$ETCD_VERSION" build_etcd
+[ "$only" = all ] || [ "$only" = coredns ] && done_or_build coredns "$cache/coredns-$COREDNS_VERSION" build_coredns
+[ "$only" = all ] || [ "$only" = kwok ] && done_or_build kwok "$cache/kwok-$KWOK_VERSION" build_kwok
+[ "$only" = all ] || [ "$only" = kubernetes ] && done_or_build kubernetes "$cache/kubernetes-$K8S_VERSION" build_kubernetes
+exit 0

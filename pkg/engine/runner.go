@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event tells an observer (the live progress display) that a check started or finished.
+type Event struct {
+	Check   Check
+	Started bool
+	Result  *Result // set when finished
+	Index   int     // position in the catalogue
+	Total   int
+}
+
+// Runner runs checks in catalogue order. A check starts once every check it depends on has
+// finished; independent checks run concurrently up to Parallel, so a slow network check does
+// not hold back the API checks. Results always come back in catalogue order.
+type Runner struct {
+	Checks []Check
+	// Only and Skip select checks by ID (or ID prefix such as "LA3"). A dependency that is not
+	// selected counts as satisfied: the user asked for that check alone.
+	Only, Skip     []string
+	DefaultTimeout time.Duration
+	Parallel       int
+	Observe        func(Event)
+	// Now is injectable for deterministic durations in tests.
+	Now func() time.Time
+}
+
+// Validate reports IDs in Only/Skip that name no check, so a typo is a usage error, not a
+// silently empty run.
+func (r *Runner) Validate() error {
+	var unknown []string
+	for _, sel := range append(append([]string{}, r.Only...), r.Skip...) {
+		found := false
+		for _, c := range r.Checks {
+			if matches(sel, c.ID) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			unknown = append(unknown, sel)
+		}
+	}
+	if len(unknown) > 0 {
+		ids := make([]string, 0, len(r.Checks))
+		for _, c := range r.Checks {
+			ids = append(ids, c.ID)
+		}
+		return fmt.Errorf("unknown check ID %s (known: %s)", strings.Join(unknown, ", "), strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+func matches(sel, id string) bool {
+	sel = strings.ToUpper(strings.TrimSpace(sel))
+	return sel != "" && strings.HasPrefix(id, sel)
+}
+
+func (r *Runner) selected(id string) (bool, string) {
+	for _, s := range r.Skip {
+		if matches(s, id) {
+			return false, "disabled by --skip " + s
+		}
+	}
+	if len(r.Only) == 0 {
+		return true, ""
+	}
+	for _, s := range r.Only {
+		if matches(s, id) {
+			return true, ""
+		}
+	}
+	return false, "not selected by --only " + strings.Join(r.Only, ",")
+}
+
+// Run executes the catalogue and returns one result per check, in catalogue order.
+func (r *Runner) Run(ctx context.Context) []Result {
+	now := r.Now
+	if now == nil {
+		now = time.Now
+	}
+	par := r.Parallel
+	if par <= 0 {
+		par = 4
+	}
+	n := len(r.Checks)
+	results := make([]Result, n)
+	done := make([]chan struct{}, n)
+	index := map[string]int{}
+	for i, c := range r.Checks {
+		done[i] = make(chan struct{})
+		index[c.ID] = i
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var obsMu sync.Mutex
+	observe := func(e Event) {
+		if r.Observe == nil {
+			return
+		}
+		obsMu.Lock()
+		defer obsMu.Unlock()
+		e.Total = n
+		r.Observe(e)
+	}
+	for i, c := range r.Checks {
+		wg.Add(1)
+		go func(i int, c Check) {
+			defer wg.Done()
+			defer close(done[i])
+			res := Result{ID: c.ID, Title: c.Title, Findings: []Finding{}}
+			finish := func() {
+				results[i] = res
+				observe(Event{Check: c, Result: &results[i], Index: i})
+			}
+			if ok, why := r.selected(c.ID); !ok {
+				res.Status, res.Reason = StatusSkip, why
+				results[i] = res // not observed: the user did not ask for it
+				return
+			}
+			if why := r.waitDependencies(ctx, c, index, done, results); why != "" {
+				res.Status, res.Reason = StatusSkip, why
+				finish()
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				res.Status, res.Reason = StatusError, "interrupted before it started: "+ctx.Err().Error()
+				finish()
+				return
+			}
+			defer func() { <-sem }()
+			observe(Event{Check: c, Started: true, Index: i})
+			start := now()
+			o := r.runOne(ctx, c)
+			res.Duration = now().Sub(start)
+			res.Status, res.Reason = StatusOf(o)
+			if o.Findings != nil {
+				res.Findings = o.Findings
+			}
+			finish()
+		}(i, c)
+	}
+	wg.Wait()
+	// Results of checks the user did not select are dropped from the report.
+	out := results[:0:0]
+	for _, res := range results {
+		if ok, _ := r.selected(res.ID); ok {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+func (r *Runner) waitDependencies(ctx context.Context, c Check, index map[string]int, done []chan struct{}, results []Result) string {
+	deps := append([]string{}, c.DependsOn...)
+	sort.Strings(deps)
+	for _, d := range deps {
+		j, ok := index[d]
+		if !ok {
+			continue // dependency not in this catalogue
+		}
+		if sel, _ := r.selected(d); !sel {
+			continue
+		}
+		select {
+		case <-done[j]:
+		case <-ctx.Done():
+			return "interrupted: " + ctx.Err().Error()
+		}
+		switch results[j].Status {
+		case StatusFail, StatusError, StatusSkip:
+			return fmt.Sprintf("upstream check %s %s", d, results[j].Status)
+		}
+	}
+	return ""
+}
+
+// runOne applies the deadline and turns a panic or an overrun into an ERROR, never a hang.
+func (r *Runner) runOne(ctx context.Context, c Check) (o Outcome) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = r.DefaultTimeout
+	}
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ch := make(chan Outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- Outcome{Err: fmt.Errorf("internal error in %s: %v", c.ID, p)}
+			}
+		}()
+		ch <- c.Run(cctx)
+	}()
+	select {
+	case o = <-ch:
+		if o.Err != nil && errors.Is(o.Err, context.DeadlineExceeded) && cctx.Err() != nil && ctx.Err() == nil {
+			o.Err = fmt.Errorf("check deadline of %s exceeded: %w", timeout, o.Err)
+		}
+		return o
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return Outcome{Err: fmt.Errorf("interrupted: %w", ctx.Err())}
+		}
+		return Outcome{Err: fmt.Errorf("check deadline of %s exceeded", timeout)}
+	}
+}
