@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+)
+
+// CheckFlags are the flags every check command shares (doctor, vpn-trace).
+type CheckFlags struct {
+	Output     string
+	Only, Skip []string
+	FailOn     string
+	Timeout    time.Duration
+	Wait       time.Duration
+	Interval   time.Duration
+	JUnitFile  string
+	JSONFile   string
+	ConfigFile string
+	Color      string
+	Verbose    bool
+}
+
+// NewCheckFlags returns the defaults.
+func NewCheckFlags() *CheckFlags {
+	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, Interval: 5 * time.Second, Color: "auto"}
+}
+
+// AddFlags registers the shared flags.
+func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json or junit")
+	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
+	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes")
+	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
+	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake, one exec)")
+	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
+	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")
+	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
+	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
+	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (terminal and NO_COLOR unset), always or never")
+	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "show info findings and the evidence of passing checks")
+}
+
+// Validate checks the values that flags alone cannot.
+func (f *CheckFlags) Validate() error {
+	switch f.Output {
+	case "text", "json", "junit":
+	default:
+		return usageErr("invalid --output %q: use text, json or junit", f.Output)
+	}
+	switch f.FailOn {
+	case "fail", "warn":
+	default:
+		return usageErr("invalid --fail-on %q: use fail or warn", f.FailOn)
+	}
+	switch f.Color {
+	case "auto", "always", "never":
+	default:
+		return usageErr("invalid --color %q: use auto, always or never", f.Color)
+	}
+	if f.Timeout <= 0 {
+		return usageErr("--timeout must be positive, got %s", f.Timeout)
+	}
+	if f.Wait < 0 || f.Interval <= 0 {
+		return usageErr("--wait must be >= 0 and --wait-interval > 0")
+	}
+	return nil
+}
+
+// useColor decides colour for the text report: never for a pipe or a file, never with NO_COLOR.
+func (f *CheckFlags) useColor(out any) bool {
+	switch f.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return isTerminal(out)
+}
+
+func isTerminal(out any) bool {
+	file, ok := out.(*os.File)
+	return ok && (isatty.IsTerminal(file.Fd()) || isatty.IsCygwinTerminal(file.Fd()))
+}
+
+// applyConfigFile sets every flag named in the YAML file that was not given on the command line.
+// Keys are long flag names (kubectl's too, e.g. context); lists may be YAML lists.
+func applyConfigFile(cmd *cobra.Command, path string) error {
+	if path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr("--config: %v", err)
+	}
+	var settings map[string]any
+	if err := yaml.Unmarshal(raw, &settings); err != nil {
+		return usageErr("--config %s: not valid YAML: %v", path, err)
+	}
+	for key, value := range settings {
+		flag := cmd.Flags().Lookup(key)
+		if flag == nil {
+			flag = cmd.InheritedFlags().Lookup(key)
+		}
+		if flag == nil {
+			return usageErr("--config %s: unknown setting %q (settings are the long flag names of %q, e.g. only, timeout, context)", path, key, cmd.CommandPath())
+		}
+		if flag.Changed || key == "config" {
+			continue
+		}
+		var text string
+		switch v := value.(type) {
+		case []any:
+			parts := make([]string, len(v))
+			for i, p := range v {
+				parts[i] = fmt.Sprint(p)
+			}
+			text = strings.Join(parts, ",")
+		case nil:
+			continue
+		default:
+			text = fmt.Sprint(v)
+		}
+		if err := flag.Value.Set(text); err != nil {
+			return usageErr("--config %s: setting %s: %v", path, key, err)
+		}
+	}
+	return nil
+}

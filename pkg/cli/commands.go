@@ -1,0 +1,14 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// subcommands lists every command in the order help shows them.
+func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) []*cobra.Command {
+	return []*cobra.Command{
+		newVersionCommand(streams),
+	}
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
+)
+
+// attemptFunc prepares one attempt: it reads the cluster and returns the catalogue to run and
+// the report header. A *kube.UsageError means exit 2; any other error means exit 3.
+type attemptFunc func(ctx context.Context, progress *report.Progress) (checks []engine.Check, header report.Report, cleanup func(), err error)
+
+// runChecks runs a catalogue once, or again and again with --wait until it passes or the
+// deadline comes, then writes the reports and returns the exit code as an error.
+func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare attemptFunc) error {
+	deadline := time.Now().Add(f.Wait)
+	textOut := f.Output == "text"
+	progress := report.NewProgress(streams.ErrOut, textOut && isTerminal(streams.ErrOut))
+	for attempt := 1; ; attempt++ {
+		rep, code, err := runOnce(ctx, f, command, prepare, progress)
+		progress.Clear()
+		retry := f.Wait > 0 && ctx.Err() == nil && time.Now().Add(f.Interval).Before(deadline) && (err != nil || code != ExitOK)
+		if retry {
+			if err != nil {
+				fmt.Fprintf(streams.ErrOut, "attempt %d: %v; retrying in %s\n", attempt, err, f.Interval)
+			} else {
+				report.Attempt(streams.ErrOut, attempt, rep.Results, f.Interval.String())
+			}
+			select {
+			case <-time.After(f.Interval):
+				continue
+			case <-ctx.Done():
+			}
+			if err == nil {
+				// Interrupted while waiting: report the last attempt.
+				return finish(streams, f, rep, code)
+			}
+		}
+		if err != nil {
+			if kube.IsUsage(err) {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			return &ExitError{Code: ExitUnevaluated, Err: err}
+		}
+		return finish(streams, f, rep, code)
+	}
+}
+
+func runOnce(ctx context.Context, f *CheckFlags, command string, prepare attemptFunc, progress *report.Progress) (report.Report, int, error) {
+	progress.Message("reading the cluster…")
+	checks, rep, cleanup, err := prepare(ctx, progress)
+	if cleanup != nil {
+		defer cleanup()
+	}
+	if err != nil {
+		return rep, 0, err
+	}
+	runner := &engine.Runner{Checks: checks, Only: f.Only, Skip: f.Skip, Observe: progress.Observe, Parallel: 4}
+	if err := runner.Validate(); err != nil {
+		return rep, 0, &kube.UsageError{Message: err.Error(), Fix: "use --only/--skip with the IDs above"}
+	}
+	rep.Command = command
+	rep.FailOnWarn = f.FailOn == "warn"
+	rep.Results = runner.Run(ctx)
+	return rep, exitCodeFor(rep.Results, rep.FailOnWarn), nil
+}
+
+// exitCodeFor: 1 when something failed (or warned with --fail-on=warn); 3 when nothing failed
+// but something could not be evaluated; else 0.
+func exitCodeFor(results []engine.Result, failOnWarn bool) int {
+	s := engine.Summarize(results)
+	switch {
+	case s.Fail > 0, failOnWarn && s.Warn > 0:
+		return ExitFailed
+	case s.Error > 0:
+		return ExitUnevaluated
+	}
+	return ExitOK
+}
+
+func finish(streams genericiooptions.IOStreams, f *CheckFlags, rep report.Report, code int) error {
+	var err error
+	switch f.Output {
+	case "json":
+		err = report.WriteJSON(streams.Out, rep)
+	case "junit":
+		err = report.WriteJUnit(streams.Out, rep)
+	default:
+		err = report.WriteText(streams.Out, rep, report.TextOptions{Color: f.useColor(streams.Out), Verbose: f.Verbose})
+	}
+	err = errors.Join(err,
+		writeFile(f.JUnitFile, func(w io.Writer) error { return report.WriteJUnit(w, rep) }),
+		writeFile(f.JSONFile, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
+	if err != nil {
+		return &ExitError{Code: ExitUnevaluated, Err: fmt.Errorf("writing the report: %w", err)}
+	}
+	if code != ExitOK {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(file); err != nil {
+		file.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return file.Close()
+}

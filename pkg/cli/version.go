@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
+)
+
+func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the plugin's version, commit and build date",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := version.Get()
+			switch output {
+			case "json":
+				enc := json.NewEncoder(streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			case "", "text":
+				_, err := fmt.Fprintf(streams.Out, "kubectl-lanaccess %s (commit %s, built %s)\n", v.Version, v.Commit, v.Date)
+				return err
+			}
+			return usageErr("invalid --output %q for version: use text or json", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func check(id string, deps []string, o Outcome) Check {
+	return Check{ID: id, Title: "title " + id, DependsOn: deps, Run: func(context.Context) Outcome { return o }}
+}
+
+func statuses(rs []Result) map[string]Status {
+	m := map[string]Status{}
+	for _, r := range rs {
+		m[r.ID] = r.Status
+	}
+	return m
+}
+
+func TestStatusComesFromTheWorstFinding(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Outcome
+		want Status
+	}{
+		{"no finding passes", Outcome{}, StatusPass},
+		{"info only passes", Outcome{Findings: []Finding{{Severity: SeverityInfo}}}, StatusPass},
+		{"a warning warns", Outcome{Findings: []Finding{{Severity: SeverityInfo}, {Severity: SeverityWarn}}}, StatusWarn},
+		{"a failure fails over warnings", Outcome{Findings: []Finding{{Severity: SeverityWarn}, {Severity: SeverityFail}}}, StatusFail},
+		{"an error is never pass or fail", Outcome{Err: errors.New("boom"), Findings: []Finding{{Severity: SeverityFail}}}, StatusError},
+		{"a skip carries its reason", Outcome{Skip: "not permitted"}, StatusSkip},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _ := StatusOf(c.o)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
+func TestFailedDependencySkipsDependentsWithTheReason(t *testing.T) {
+	r := Runner{Checks: []Check{
+		check("LA001", nil, Outcome{Findings: []Finding{{Severity: SeverityFail}}}),
+		check("LA101", []string{"LA001"}, Outcome{}),
+		check("LA102", nil, Outcome{}),
+	}}
+	res := r.Run(context.Background())
+	require.Len(t, res, 3)
+	assert.Equal(t, map[string]Status{"LA001": StatusFail, "LA101": StatusSkip, "LA102": StatusPass}, statuses(res))
+	assert.Equal(t, "upstream check LA001 fail", res[1].Reason)
+}
+
+func TestWarningDependencyDoesNotSkip(t *testing.T) {
+	r := Runner{Checks: []Check{
+		check("A", nil, Outcome{Findings: []Finding{{Severity: SeverityWarn}}}),
+		check("B", []string{"A"}, Outcome{}),
+	}}
+	assert.Equal(t, StatusPass, statuses(r.Run(context.Background()))["B"])
+}
+
+func TestOnlyAndSkipSelectByIDPrefix(t *testing.T) {
+	mk := func() []Check {
+		return []Check{check("LA001", nil, Outcome{}), check("LA301", nil, Outcome{}), check("LA302", nil, Outcome{}), check("LA401", nil, Outcome{})}
+	}
+	only := Runner{Checks: mk(), Only: []string{"la3"}}
+	assert.Equal(t, map[string]Status{"LA301": StatusPass, "LA302": StatusPass}, statuses(only.Run(context.Background())))
+
+	skip := Runner{Checks: mk(), Skip: []string{"LA302", "LA4"}}
+	assert.Equal(t, map[string]Status{"LA001": StatusPass, "LA301": StatusPass}, statuses(skip.Run(context.Background())))
+}
+
+func TestUnknownSelectionIsAUsageError(t *testing.T) {
+	r := Runner{Checks: []Check{check("LA001", nil, Outcome{})}, Only: []string{"LA999"}}
+	err := r.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LA999")
+	assert.Contains(t, err.Error(), "known: LA001")
+}
+
+func TestCheckThatOverrunsItsDeadlineIsAnError(t *testing.T) {
+	hang := Check{ID: "SLOW", Timeout: 50 * time.Millisecond, Run: func(ctx context.Context) Outcome {
+		time.Sleep(2 * time.Second) // ignores ctx on purpose
+		return Outcome{}
+	}}
+	start := time.Now()
+	res := (&Runner{Checks: []Check{hang}}).Run(context.Background())
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Equal(t, StatusError, res[0].Status)
+	assert.Contains(t, res[0].Reason, "deadline of 50ms exceeded")
+}
+
+func TestPanickingCheckIsAnErrorNotACrash(t *testing.T) {
+	bad := Check{ID: "BAD", Run: func(context.Context) Outcome { panic("nil map") }}
+	res := (&Runner{Checks: []Check{bad}}).Run(context.Background())
+	assert.Equal(t, StatusError, res[0].Status)
+	assert.Contains(t, res[0].Reason, "nil map")
+}
+
+func TestIndependentChecksRunConcurrently(t *testing.T) {
+	var active, peak int32
+	slow := func(id string) Check {
+		return Check{ID: id, Run: func(context.Context) Outcome {
+			n := atomic.AddInt32(&active, 1)
+			for {
+				p := atomic.LoadInt32(&peak)
+				if n <= p || atomic.CompareAndSwapInt32(&peak, p, n) {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+			atomic.AddInt32(&active, -1)
+			return Outcome{}
+		}}
+	}
+	r := Runner{Checks: []Check{slow("A"), slow("B"), slow("C")}, Parallel: 3}
+	start := time.Now()
+	res := r.Run(context.Background())
+	assert.Len(t, res, 3)
+	assert.EqualValues(t, 3, atomic.LoadInt32(&peak))
+	assert.Less(t, time.Since(start), 250*time.Millisecond)
+	assert.Equal(t, []string{"A", "B", "C"}, []string{res[0].ID, res[1].ID, res[2].ID}, "results keep catalogue order")
+}
+
+func TestCancelledRunReportsInterruptedChecks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block := Check{ID: "BLOCK", Run: func(ctx context.Context) Outcome { <-ctx.Done(); return Outcome{Err: ctx.Err()} }}
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	res := (&Runner{Checks: []Check{block}}).Run(ctx)
+	assert.Equal(t, StatusError, res[0].Status)
+	assert.Contains(t, res[0].Reason, "interrupted")
+}
+
+func TestObserverSeesStartAndFinish(t *testing.T) {
+	var events []Event
+	r := Runner{Checks: []Check{check("A", nil, Outcome{})}, Observe: func(e Event) { events = append(events, e) }}
+	r.Run(context.Background())
+	require.Len(t, events, 2)
+	assert.True(t, events[0].Started)
+	assert.Equal(t, StatusPass, events[1].Result.Status)
+	assert.Equal(t, 1, events[1].Total)
+}

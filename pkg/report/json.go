@@ -1,0 +1,56 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+type jsonReport struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	Command       string            `json:"command"`
+	Cluster       Cluster           `json:"cluster"`
+	Subject       map[string]string `json:"subject,omitempty"`
+	Summary       engine.Summary    `json:"summary"`
+	Checks        []jsonCheck       `json:"checks"`
+}
+
+type jsonCheck struct {
+	ID         string           `json:"id"`
+	Title      string           `json:"title"`
+	Status     engine.Status    `json:"status"`
+	DurationMs int64            `json:"durationMs"`
+	Reason     string           `json:"reason,omitempty"`
+	Findings   []engine.Finding `json:"findings"`
+}
+
+// WriteJSON writes the stable JSON contract (schemaVersion 1).
+func WriteJSON(w io.Writer, r Report) error {
+	out := jsonReport{
+		SchemaVersion: SchemaVersion,
+		Command:       r.Command,
+		Cluster:       r.Cluster,
+		Summary:       engine.Summarize(r.Results),
+		Checks:        make([]jsonCheck, 0, len(r.Results)),
+	}
+	if len(r.Subject) > 0 {
+		out.Subject = map[string]string{}
+		for _, kv := range r.Subject {
+			out.Subject[kv.Key] = kv.Value
+		}
+	}
+	for _, res := range r.Results {
+		f := res.Findings
+		if f == nil {
+			f = []engine.Finding{}
+		}
+		out.Checks = append(out.Checks, jsonCheck{
+			ID: res.ID, Title: res.Title, Status: res.Status,
+			DurationMs: res.Duration.Milliseconds(), Reason: res.Reason, Findings: f,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+// Progress shows, on a terminal, one status line rewritten in place while checks run:
+// which checks are running and how many are done. It writes nothing when disabled (pipes, CI
+// logs, JSON output), so machine output stays clean.
+type Progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	enabled bool
+	running map[string]bool
+	done    int
+	total   int
+	width   int
+}
+
+// NewProgress returns a progress line on w; enabled should be true only for a terminal.
+func NewProgress(w io.Writer, enabled bool) *Progress {
+	return &Progress{w: w, enabled: enabled, running: map[string]bool{}}
+}
+
+// Observe is an engine.Runner observer.
+func (p *Progress) Observe(e engine.Event) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = e.Total
+	if e.Started {
+		p.running[e.Check.ID] = true
+	} else {
+		delete(p.running, e.Check.ID)
+		p.done++
+	}
+	ids := make([]string, 0, len(p.running))
+	for id := range p.running {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	line := fmt.Sprintf("checking… %d/%d done", p.done, p.total)
+	if len(ids) > 0 {
+		line += "  running " + strings.Join(ids, " ")
+	}
+	p.write(line)
+}
+
+// Message shows a transient line (e.g. "discovering the setup…").
+func (p *Progress) Message(s string) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.write(s)
+}
+
+func (p *Progress) write(line string) {
+	pad := ""
+	if n := p.width - len(line); n > 0 {
+		pad = strings.Repeat(" ", n)
+	}
+	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+	p.width = len(line)
+}
+
+// Clear erases the status line before the report is printed.
+func (p *Progress) Clear() {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+		p.width = 0
+	}
+}
+
+// Attempt reports one --wait attempt that did not pass yet, with what still fails.
+func Attempt(w io.Writer, n int, results []engine.Result, next string) {
+	var failing []string
+	for _, r := range results {
+		switch r.Status {
+		case engine.StatusFail, engine.StatusError, engine.StatusWarn:
+			failing = append(failing, r.ID+"="+string(r.Status))
+		}
+	}
+	fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, strings.Join(failing, " "), next)
+}
+
+// Error prints a final error line for the user.
+func Error(w io.Writer, err error) {
+	fmt.Fprintf(w, "error: %v\n", err)
+}
