@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
 // Env is everything a check may use. It is built once per run by the cli package; checks never
@@ -20,6 +21,14 @@ type Env struct {
 	Setup   *kube.Setup
 	Options Options
 	Facts   *Facts
+	// Probes asks the network (DNS, pinned HTTPS, system resolver) for LA301-LA403; one Set per
+	// run, so that a dead address costs one timeout across all checks.
+	Probes *probe.Set
+	// Exec runs commands in pods (VPN001-VPN006); Helpers gives a shell in a node's network
+	// namespace (LA201): an existing hostNetwork pod or a labelled helper pod. The cli closes
+	// Helpers at the end of the run, which deletes any helper still present.
+	Exec    kube.Executor
+	Helpers *kube.NodeShells
 }
 
 // Options are the user's settings that checks read (flags or --config).
@@ -36,6 +45,18 @@ type Options struct {
 	CAFile         string
 	NoHelpers      bool
 	Image          string
+	// HelperNamespace receives helper pods (--helper-namespace); it must admit hostNetwork.
+	HelperNamespace string
+	// vpn-trace: Selector (-l/--selector) picks the VPN pods, else pods running an OpenVPN
+	// image or container; Namespace limits the search ("" = all namespaces, set only when -n
+	// was given); Public is a public address (IP or host:port) for the last hop (--public);
+	// FromClient also walks the ladder from this machine through the tunnel (--from-client);
+	// HopTimeout bounds each hop (default 2 s).
+	Selector   string
+	Namespace  string
+	Public     string
+	FromClient bool
+	HopTimeout time.Duration
 }
 
 // Facts are values found by earlier checks and read by later ones (guarded: checks may run

@@ -1,12 +1,15 @@
 package kube
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 )
 
 // Setup is one read of the cluster: the objects of the LAN-access setup and the context the
@@ -43,4 +46,54 @@ type Setup struct {
 	// Partial lists what could not be read and why (e.g. forbidden), so checks can SKIP with
 	// the reason rather than guess.
 	Partial map[string]error
+
+	// ProxyWorkload is the Deployment whose pods back the proxy Service (nil if none found).
+	ProxyWorkload *appsv1.Deployment
+	// CorefileMounts are the mounts of ConfigMap in the DNS pod template's containers (a
+	// subPath mount is never refreshed, which defeats `reload`).
+	CorefileMounts []ConfigMapMount
+	// CorefileConf is the file CoreDNS is told to read (-conf), "" when not given.
+	CorefileConf string
+	// Corefile is ConfigMap.Data[CorefileKey] parsed; CorefileErr is its syntax error (a
+	// *corefile.ParseError naming the line). Both nil when there is no Corefile to read.
+	Corefile    *corefile.Corefile
+	CorefileErr error
+	// IngressClasses tell which Ingresses the proxy serves.
+	IngressClasses []networkingv1.IngressClass
+	// Admission objects that may restrict externalIPs (CVE-2020-8554).
+	ValidatingWebhooks      []admissionregistrationv1.ValidatingWebhookConfiguration
+	AdmissionPolicies       []admissionregistrationv1.ValidatingAdmissionPolicy
+	AdmissionPolicyBindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// KyvernoPolicies are ClusterPolicies and Policies; GatekeeperTemplates are
+	// ConstraintTemplates and GatekeeperConstraints the constraints of those templates that
+	// mention externalIPs (all unstructured).
+	KyvernoPolicies       []unstructured.Unstructured
+	GatekeeperTemplates   []unstructured.Unstructured
+	GatekeeperConstraints []unstructured.Unstructured
+	// Installed records, per ReadKey of an optional resource (a CRD or a newer API), whether
+	// the API server serves it: a CRD that is not installed is normal, not an error.
+	Installed map[string]bool
+	// KubeProxyConfig is the kube-proxy configuration (ConfigMap kube-system/kube-proxy, as
+	// kubeadm writes it) when readable, "" otherwise.
+	KubeProxyConfig string
+	// ServerVersion is the API server's gitVersion ("" when unknown).
+	ServerVersion string
+}
+
+// ConfigMapMount is one container's mount of the Corefile ConfigMap.
+type ConfigMapMount struct {
+	Container string
+	Volume    string
+	MountPath string
+	SubPath   string
+	// Items maps ConfigMap keys to file paths when the volume lists items.
+	Items map[string]string
+}
+
+// Unread returns why the resource named by key (see ReadKey) could not be read, or nil.
+func (s *Setup) Unread(key string) error {
+	if s == nil || s.Partial == nil {
+		return nil
+	}
+	return s.Partial[key]
 }

@@ -1,0 +1,73 @@
+# kubectl-lanaccess. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := bin/kubectl-lanaccess
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w \
+  -X github.com/lanaccess/kubectl-lanaccess/pkg/version.version=$(VERSION) \
+  -X github.com/lanaccess/kubectl-lanaccess/pkg/version.commit=$(COMMIT) \
+  -X github.com/lanaccess/kubectl-lanaccess/pkg/version.date=$(DATE)
+GOLANGCI_LINT_VERSION := v2.15.0
+LAB := $(GO) run ./lab/cmd/lab
+PREFIX ?= /usr/local
+
+.PHONY: help build install test test-unit test-lab lint fuzz lab-up lab-down lab-status demo bench release-check tidy-check clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/kubectl-lanaccess
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-lanaccess
+
+install: build ## install the plugin as $(PREFIX)/bin/kubectl-lanaccess (kubectl finds it on PATH)
+	install -m 0755 $(BIN) $(PREFIX)/bin/kubectl-lanaccess
+
+test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root)
+
+test-unit: ## unit tests (no root, no lab)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
+	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
+	bash lab/install-deps.sh
+	$(LAB) up
+	$(GO) test -count=1 -tags lab -timeout 40m -p 1 ./lab/... 
+
+lint: ## golangci-lint, pinned
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+fuzz: ## a short run of every fuzz target
+	$(GO) test ./pkg/corefile -run '^$$' -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./pkg/procnet -run '^$$' -fuzz FuzzParse -fuzztime 20s
+
+lab-up: ## start the lab (idempotent); prints the kubeconfig and how to run the plugin
+	bash lab/install-deps.sh
+	$(LAB) up
+
+lab-down: ## remove every namespace, process, rule and file the lab made
+	$(LAB) down
+
+lab-status: ## show what the lab runs
+	$(LAB) status
+
+demo: build lab-up ## the main job on the lab: doctor and vpn-trace against the live cluster
+	@echo; echo "$$ kubectl lanaccess doctor"
+	KUBECONFIG=$$($(LAB) kubeconfig) $(BIN) doctor --ca-file $$($(LAB) ca-file) || true
+	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
+	KUBECONFIG=$$($(LAB) kubeconfig) $(BIN) vpn-trace -n vpn || true
+
+bench: build lab-up ## benchmarks against the lab (see issue 8)
+	bash lab/bench.sh
+
+release-check: ## goreleaser check and a snapshot build
+	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check
+	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --skip=publish
+
+tidy-check: ## fail when go mod tidy would change go.mod or go.sum
+	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+
+clean: ## remove build outputs
+	rm -rf bin dist

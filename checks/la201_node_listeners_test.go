@@ -1,0 +1,347 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
+)
+
+// The recordings in testdata/la201 are real: a network namespace with 10.0.10.12 on an
+// interface, python listeners bound as described, and the node commands (procnet's
+// TablesCommand and OwnersCommand) run in it.
+//   tables-clean.txt: 127.0.0.53:53 tcp+udp (as systemd-resolved), 0.0.0.0:22/tcp
+//   tables-conflict.txt: 0.0.0.0:80/tcp, 10.0.10.12:53/udp, [::]:443/tcp, and the stub again
+//   owners-conflict.txt: the owners scan for the conflict's inodes (pid 15500, python3.11)
+func la201Recording(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "la201", name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func la201Node(name, ip string) corev1.Node {
+	return corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{
+			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64"},
+		},
+	}
+}
+
+func la201ReaderPod(node string, hostPID bool) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy-" + node},
+		Spec:       corev1.PodSpec{NodeName: node, HostNetwork: true, HostPID: hostPID, Containers: []corev1.Container{{Name: "kube-proxy"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "kube-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}
+}
+
+type la201Fixture struct {
+	env    *Env
+	client *fake.Clientset
+	exec   *kubetest.FakeExecutor
+}
+
+// newLA201Fixture: node-1 (10.0.10.11) and node-2 (10.0.10.12) carry the addresses of both
+// Services, node-3 (10.0.10.13) carries none; each node runs a hostNetwork kube-proxy.
+func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
+	t.Helper()
+	nodes := []corev1.Node{la201Node("node-1", "10.0.10.11"), la201Node("node-2", "10.0.10.12"), la201Node("node-3", "10.0.10.13")}
+	proxy := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "traefik", Name: "traefik"}, Spec: corev1.ServiceSpec{
+		ExternalIPs: []string{"10.0.10.11", "10.0.10.12"},
+		Ports:       []corev1.ServicePort{{Name: "web", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "websecure", Port: 443, Protocol: corev1.ProtocolTCP}},
+	}}
+	dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "lan-dns", Name: "lan-dns"}, Spec: corev1.ServiceSpec{
+		ExternalIPs: []string{"10.0.10.11", "10.0.10.12"},
+		Ports:       []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}},
+	}}
+	objs = append(objs, la201ReaderPod("node-1", true), la201ReaderPod("node-2", true), la201ReaderPod("node-3", true))
+	cs := fake.NewClientset(objs...)
+	ex := &kubetest.FakeExecutor{}
+	env := &Env{
+		Client:  cs,
+		Setup:   &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},
+		Facts:   &Facts{},
+		Exec:    ex,
+		Helpers: kube.NewNodeShells(cs, ex, kube.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
+	}
+	return &la201Fixture{env: env, client: cs, exec: ex}
+}
+
+// node answers for one node's reader pod.
+func (f *la201Fixture) node(node, tables, owners string) *la201Fixture {
+	pod := "kube-system/kube-proxy-" + node
+	f.exec.On(pod, "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"}).
+		On(pod, "@@lanaccess-table", kubetest.Reply{Stdout: tables}).
+		On(pod, "ls -l /proc/[0-9]*/fd", kubetest.Reply{Stdout: owners})
+	return f
+}
+
+func (f *la201Fixture) run(t *testing.T) (engine.Status, string, []engine.Finding) {
+	t.Helper()
+	c := NodeListeners(f.env)
+	assert.Equal(t, "LA201", c.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := c.Run(ctx)
+	st, reason := engine.StatusOf(o)
+	return st, reason, o.Findings
+}
+
+func findingsWithSeverity(fs []engine.Finding, sev engine.Severity) []engine.Finding {
+	var out []engine.Finding
+	for _, f := range fs {
+		if f.Severity == sev {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestCleanNodesPassAndTheResolvedStubIsSaidNotToBeAConflict(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", la201Recording(t, "tables-clean.txt"), "")
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusPass, st, "%+v", fs)
+	var stub, nothing int
+	for _, x := range fs {
+		if strings.Contains(x.Message, "127.0.0.53:53 is systemd-resolved's stub listener") && strings.Contains(x.Message, "not a conflict") {
+			stub++
+		}
+		if strings.Contains(x.Message, "nothing else listens on 53/tcp, 53/udp, 80/tcp, 443/tcp") {
+			nothing++
+		}
+	}
+	assert.Equal(t, 4, stub, "tcp and udp stub on each of two nodes")
+	assert.Equal(t, 2, nothing)
+	for _, c := range f.exec.Calls() {
+		assert.NotEqual(t, "kube-system/kube-proxy-node-3", c.Pod.String(), "node-3 carries no address and is not read")
+	}
+}
+
+func TestAListenerOnNode2FailsNamingTheNodeThePortAndTheProcess(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").
+		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st)
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 3, "%+v", fails)
+	byPort := map[int]engine.Finding{}
+	for _, x := range fails {
+		assert.Equal(t, "node-2 (10.0.10.12)", x.Object)
+		byPort[x.Evidence["port"].(int)] = x
+	}
+	web := byPort[80]
+	assert.Contains(t, web.Message, "0.0.0.0:80/tcp on node-2")
+	assert.Contains(t, web.Message, "pid 15500")
+	assert.Contains(t, web.Message, "traefik/traefik")
+	assert.Equal(t, "python3.11", web.Evidence["command"])
+	assert.Equal(t, 15500, web.Evidence["pid"])
+	assert.Contains(t, web.Remediation, "systemctl status 15500")
+	assert.Contains(t, web.Remediation, "ss -tlpn 'sport = :80'")
+	assert.Contains(t, byPort[53].Message, "10.0.10.12:53/udp")
+	assert.Contains(t, byPort[53].Message, "lan-dns/lan-dns")
+	assert.Contains(t, byPort[443].Message, "[::]:443/tcp")
+	assert.Contains(t, byPort[443].Message, "IPV6_V6ONLY")
+}
+
+func TestThePortsComeFromTheServicesNotAFixedList(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.Setup.ProxyService.Spec.Ports = []corev1.ServicePort{{Port: 8080, Protocol: corev1.ProtocolTCP}, {Port: 8443, Protocol: corev1.ProtocolTCP}}
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").
+		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st)
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1, "only 53/udp is a Service port now")
+	assert.Equal(t, 53, fails[0].Evidence["port"])
+}
+
+func TestWithNoHelpersNothingIsExecutedOrCreatedAndTheCheckSkipsSayingWhy(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.Options.NoHelpers = true
+	st, reason, _ := f.run(t)
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, reason, "--no-helpers")
+	assert.Empty(t, f.exec.Calls())
+	for _, a := range f.client.Actions() {
+		assert.Contains(t, []string{"list", "get", "watch"}, a.GetVerb(), "a write happened: %v", a)
+	}
+}
+
+func TestAHostPortPodOnTheServicePortFailsFromTheAPIEvenWithoutHelpers(t *testing.T) {
+	intruder := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "svclb-traefik-x"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "lb-tcp-80",
+			Ports: []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80, Protocol: corev1.ProtocolTCP}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	f := newLA201Fixture(t, intruder)
+	f.env.Options.NoHelpers = true
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st)
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1)
+	assert.Equal(t, "node-1 (10.0.10.11)", fails[0].Object)
+	assert.Contains(t, fails[0].Message, "pod kube-system/svclb-traefik-x (container lb-tcp-80) claims 80/tcp by hostPort")
+	assert.Contains(t, fails[0].Remediation, "kubectl -n kube-system get pod svclb-traefik-x")
+	warns := findingsWithSeverity(fs, engine.SeverityWarn)
+	assert.NotEmpty(t, warns, "the unread sockets are said next to the failure")
+}
+
+func TestTheServicesOwnHostNetworkEndpointIsNotAConflict(t *testing.T) {
+	traefik := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "traefik", Name: "traefik-abc"},
+		Spec: corev1.PodSpec{NodeName: "node-2", HostNetwork: true, Containers: []corev1.Container{{Name: "traefik",
+			Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 443}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	f := newLA201Fixture(t, traefik)
+	f.env.Setup.ProxyPods = []corev1.Pod{*traefik}
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").
+		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st, "53/udp is still someone else's")
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1)
+	assert.Equal(t, 53, fails[0].Evidence["port"])
+	var endpointInfo int
+	for _, x := range findingsWithSeverity(fs, engine.SeverityInfo) {
+		if strings.Contains(x.Message, "traefik/traefik-abc") {
+			endpointInfo++
+		}
+	}
+	assert.Equal(t, 4, endpointInfo, "two claims by spec and two sockets attributed to the endpoint")
+}
+
+func TestAReaderWithoutHostPIDSaysWhyTheProcessIsUnnamed(t *testing.T) {
+	f := newLA201Fixture(t)
+	for _, n := range []string{"node-1", "node-2"} {
+		p, err := f.client.CoreV1().Pods("kube-system").Get(context.Background(), "kube-proxy-"+n, metav1.GetOptions{})
+		require.NoError(t, err)
+		p.Spec.HostPID = false
+		_, err = f.client.CoreV1().Pods("kube-system").Update(context.Background(), p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", la201Recording(t, "tables-conflict.txt"), "")
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st)
+	for _, x := range findingsWithSeverity(fs, engine.SeverityFail) {
+		assert.Contains(t, x.Message, "does not share the node's PID namespace")
+		assert.NotContains(t, x.Evidence, "pid")
+	}
+	for _, c := range f.exec.Calls() {
+		assert.NotContains(t, strings.Join(c.Command, " "), "ls -l /proc", "no owner scan without host PIDs")
+	}
+}
+
+// helperFixture has no usable existing pod: exec into kube-proxy is denied, so helpers are made.
+func helperFixture(t *testing.T, kubelet func(*corev1.Pod), createErr error) *la201Fixture {
+	f := newLA201Fixture(t)
+	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Err: fmt.Errorf("exec: %w", apierrors.NewForbidden(corev1.Resource("pods/exec"), "kube-proxy", errors.New("denied")))})
+	f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if createErr != nil {
+			return true, nil, createErr
+		}
+		kubelet(a.(k8stesting.CreateAction).GetObject().(*corev1.Pod))
+		return false, nil, nil
+	})
+	return f
+}
+
+func TestHelperPodsReadTheNodesAndAreAllDeletedAfterwards(t *testing.T) {
+	f := helperFixture(t, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	}, nil)
+	// Helper pods are the only pods in namespace lanaccess.
+	f.exec.On("", "@@lanaccess-table", kubetest.Reply{Stdout: la201Recording(t, "tables-clean.txt")})
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusPass, st, "%+v", fs)
+	created := 0
+	for _, a := range f.client.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "pods" {
+			created++
+		}
+	}
+	assert.Equal(t, 2, created, "one helper per node that carries an address")
+	left, err := f.client.CoreV1().Pods("lanaccess").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, left.Items)
+	for _, x := range fs {
+		if ev, ok := x.Evidence["readVia"]; ok {
+			assert.Contains(t, ev, "helper pod lanaccess/lanaccess-t1-")
+		}
+	}
+}
+
+func TestAPodSecurityRejectionSkipsNamingTheFlagThatHelps(t *testing.T) {
+	f := helperFixture(t, nil, apierrors.NewForbidden(corev1.Resource("pods"), "x",
+		errors.New(`violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true, hostPID=true)`)))
+	st, reason, _ := f.run(t)
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, reason, "Pod Security")
+	assert.Contains(t, reason, "--helper-namespace")
+	assert.Contains(t, reason, "--no-helpers")
+}
+
+func TestAnImageThatNeverPullsIsAnErrorNamingImage(t *testing.T) {
+	f := helperFixture(t, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodPending
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "dial tcp: lookup registry-1.docker.io: no such host"}}}}
+	}, nil)
+	st, reason, _ := f.run(t)
+	assert.Equal(t, engine.StatusError, st)
+	assert.Contains(t, reason, "--image")
+	left, err := f.client.CoreV1().Pods("lanaccess").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, left.Items)
+}
+
+func TestAnUnreadableRowIsAnErrorNotAPass(t *testing.T) {
+	f := newLA201Fixture(t)
+	broken := strings.Replace(la201Recording(t, "tables-clean.txt"), "00000000:0016", "0000:0016", 1)
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", broken, "")
+	st, reason, _ := f.run(t)
+	assert.Equal(t, engine.StatusError, st)
+	assert.Contains(t, reason, "node node-2")
+	assert.Contains(t, reason, "/proc/net/tcp")
+}
+
+func TestAnAddressNoNodeCarriesIsSaidAndNotRead(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.Setup.DNSService.Spec.ExternalIPs = append(f.env.Setup.DNSService.Spec.ExternalIPs, "10.0.10.99")
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", la201Recording(t, "tables-clean.txt"), "")
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusPass, st)
+	var found bool
+	for _, x := range fs {
+		if x.Object == "10.0.10.99" && strings.Contains(x.Message, "no node") {
+			found = true
+		}
+	}
+	assert.True(t, found)
+}

@@ -1,0 +1,150 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// DNSAnswers is LA301: every DNS address answers A for the probe host, the zone apex and a
+// random label with exactly the DNS Service's externalIPs, over UDP and over TCP, with the AA
+// flag; and every address answers the same, since a workstation sticks to one server.
+func DNSAnswers(env *Env) engine.Check {
+	return engine.Check{
+		ID:    "LA301",
+		Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
+		Run:   func(ctx context.Context) engine.Outcome { return dnsAnswers(ctx, env) },
+	}
+}
+
+type aQuery struct {
+	name, network string
+}
+
+func (q aQuery) String() string { return "A " + q.name + " over " + q.network }
+
+type aResult struct {
+	aQuery
+	reply *probe.DNSReply
+	err   error
+}
+
+func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
+	p, out, ok := newDNSPath(env)
+	if !ok {
+		return out
+	}
+	if p.zone == "" {
+		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
+	}
+	names := netUniqueNames(p.host.Name, p.zone, randomLabel(p.zone))
+	var queries []aQuery
+	for _, n := range names {
+		for _, network := range []string{"udp", "tcp"} {
+			queries = append(queries, aQuery{name: n, network: network})
+		}
+	}
+	// The first question (probe host over UDP, what a workstation asks first) goes alone, so
+	// that it is the address's first contact; the others then go out at once: the Set bounds
+	// them, and a server that hangs on TCP only costs one timeout, not one per name.
+	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) []aResult {
+		rs := make([]aResult, len(queries))
+		ask := func(i int) {
+			q := queries[i]
+			r, err := env.Probes.Query(ctx, t.Addr, q.name, dns.TypeA, q.network)
+			rs[i] = aResult{aQuery: q, reply: r, err: err}
+		}
+		ask(0)
+		var wg sync.WaitGroup
+		for i := 1; i < len(queries); i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ask(i)
+			}()
+		}
+		wg.Wait()
+		return rs
+	})
+	if err := netInterrupted(ctx); err != nil {
+		return engine.Outcome{Err: err}
+	}
+
+	want := probe.SortAddrs(externalAddrs(env.Setup.DNSService))
+	base := func() map[string]any {
+		return p.host.evidence(map[string]any{
+			"expected":         probe.AddrStrings(want),
+			"expectedFrom":     p.service + " externalIPs",
+			"zoneTemplate":     probe.AddrStrings(zoneTemplateAddrs(env)),
+			"proxyExternalIPs": probe.AddrStrings(probe.SortAddrs(externalAddrs(env.Setup.ProxyService))),
+			"names":            names,
+		})
+	}
+	var findings []engine.Finding
+	answered := 0
+	perAddr := map[string]any{}
+	// byName[name] = address -> answer set over UDP, for the "every address agrees" test.
+	byName := map[string]map[string]string{}
+	for i, t := range p.targets {
+		rs := results[i]
+		if allNoAnswer(rs) {
+			findings = append(findings, netUnreachable(t, rs[0].String(), rs[0].err, base()))
+			continue
+		}
+		answered++
+		fs, summary := judgeAAnswers(t, rs, want, base, env)
+		findings = append(findings, fs...)
+		perAddr[t.Addr.Addr().String()] = summary
+		for _, r := range rs {
+			if r.err == nil && r.network == "udp" {
+				if byName[r.name] == nil {
+					byName[r.name] = map[string]string{}
+				}
+				byName[r.name][t.Addr.Addr().String()] = probe.JoinAddrs(r.reply.Addrs())
+			}
+		}
+	}
+	findings = append(findings, disagreements(env, names, byName, p, base)...)
+	if answered == 0 {
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+	}
+	ev := base()
+	ev["answers"] = perAddr
+	findings = append(findings, engine.Finding{
+		Severity: engine.SeverityInfo,
+		Object:   p.service,
+		Message: fmt.Sprintf("%d of %d addresses answered A for %s over UDP and TCP; expected %s",
+			answered, len(p.targets), strings.Join(names, ", "), probe.JoinAddrs(want)),
+		Evidence: ev,
+	})
+	return engine.Outcome{Findings: findings}
+}
+
+func netUniqueNames(names ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// allNoAnswer is a dead address: said once. A live address where only some questions time
+// out (TCP filtered, say) gets one finding per question instead.
+func allNoAnswer(rs []aResult) bool {
+	for _, r := range rs {
+		if !probe.IsNoAnswer(r.err) {
+			return false
+		}
+	}
+	return len(rs) > 0
+}

@@ -1,0 +1,137 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// longTTLSeconds: beyond an hour, workstations keep a removed address in their caches for too
+// long for taking a broken node out of the list to be a quick fix.
+const longTTLSeconds = 3600
+
+// judgeAAnswers returns the findings for one address and a summary of its answers.
+func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map[string]any, env *Env) ([]engine.Finding, map[string]any) {
+	var findings []engine.Finding
+	answers := map[string]any{}
+	var wrong, notAA []string
+	var missing, extra []netip.Addr
+	minTTL, maxTTL := uint32(0), uint32(0)
+	for _, r := range rs {
+		key := r.String()
+		if r.err != nil {
+			ev := base()
+			findings = append(findings, netUnreachable(t, key, r.err, ev))
+			answers[key] = "error: " + r.err.Error()
+			continue
+		}
+		got := r.reply.Addrs()
+		desc := r.reply.RcodeName() + " " + probe.JoinAddrs(got)
+		if r.reply.Truncated {
+			desc += " (truncated over UDP, answered over TCP)"
+		}
+		answers[key] = desc
+		if r.reply.Rcode() != dns.RcodeSuccess || !probe.SameAddrs(got, want) {
+			wrong = append(wrong, key+": "+desc)
+			m, e := probe.DiffAddrs(want, got)
+			missing, extra = append(missing, m...), append(extra, e...)
+		}
+		if !r.reply.Authoritative() {
+			notAA = append(notAA, key)
+		}
+		if ttl, ok := r.reply.MinTTL(); ok {
+			if minTTL == 0 || ttl < minTTL {
+				minTTL = ttl
+			}
+			maxTTL = max(maxTTL, ttl)
+		}
+	}
+	if len(wrong) > 0 {
+		ev := base()
+		ev["address"] = t.Addr.String()
+		ev["answers"] = answers
+		ev["missing"] = probe.AddrStrings(probe.SortAddrs(missing))
+		ev["extra"] = probe.AddrStrings(probe.SortAddrs(extra))
+		findings = append(findings, engine.Finding{
+			Severity: engine.SeverityFail,
+			Object:   t.Object,
+			Message: fmt.Sprintf("%s does not answer the DNS Service's externalIPs (%s): %s",
+				t.Addr.Addr(), probe.JoinAddrs(want), strings.Join(wrong, "; ")),
+			Evidence:    ev,
+			Remediation: templateRemediation(env, want),
+		})
+	}
+	if len(notAA) > 0 {
+		ev := base()
+		ev["address"] = t.Addr.String()
+		ev["notAuthoritative"] = notAA
+		findings = append(findings, engine.Finding{
+			Severity: engine.SeverityWarn,
+			Object:   t.Object,
+			Message: fmt.Sprintf("%s answers without the AA flag (%s): the answer comes from a cache or a forwarder, not from the zone's template",
+				t.Addr.Addr(), strings.Join(notAA, ", ")),
+			Evidence:    ev,
+			Remediation: "# the zone's server block must serve the name with `template IN A`; check the block's zone and port:\n" + editCorefileCommand(env),
+		})
+	}
+	if maxTTL > longTTLSeconds {
+		ev := base()
+		ev["address"] = t.Addr.String()
+		ev["ttlSeconds"] = maxTTL
+		findings = append(findings, engine.Finding{
+			Severity: engine.SeverityWarn,
+			Object:   t.Object,
+			Message: fmt.Sprintf("%s answers with a TTL of %ds: after an address change, workstations keep the old list for up to %s",
+				t.Addr.Addr(), maxTTL, time.Duration(maxTTL)*time.Second),
+			Evidence:    ev,
+			Remediation: "# lower the TTL in the template answers, e.g. 60:\n" + editCorefileCommand(env),
+		})
+	}
+	return findings, map[string]any{"answers": answers, "ttlMin": minTTL, "ttlMax": maxTTL}
+}
+
+// disagreements finds names for which the addresses that answered gave different sets: a
+// workstation sticks to one server, so different servers mean different workstations see
+// different things.
+func disagreements(env *Env, names []string, byName map[string]map[string]string, p *dnsPath, base func() map[string]any) []engine.Finding {
+	var out []engine.Finding
+	for _, n := range names {
+		sets := byName[n]
+		distinct := map[string]bool{}
+		for _, s := range sets {
+			distinct[s] = true
+		}
+		if len(distinct) < 2 {
+			continue
+		}
+		addrs := make([]string, 0, len(sets))
+		for a := range sets {
+			addrs = append(addrs, a)
+		}
+		sort.Strings(addrs)
+		parts := make([]string, 0, len(addrs))
+		byAddr := map[string]any{}
+		for _, a := range addrs {
+			parts = append(parts, a+" says "+sets[a])
+			byAddr[a] = sets[a]
+		}
+		ev := base()
+		ev["name"] = n
+		ev["answersByAddress"] = byAddr
+		out = append(out, engine.Finding{
+			Severity:    engine.SeverityFail,
+			Object:      p.service,
+			Message:     fmt.Sprintf("the addresses disagree on A %s (%s): a workstation sticks to one server, so workstations see different things", n, strings.Join(parts, "; ")),
+			Evidence:    ev,
+			Remediation: "# every DNS pod must serve the same Corefile; a pod that did not reload keeps the old one:\n" + restartDNS(env),
+		})
+	}
+	return out
+}

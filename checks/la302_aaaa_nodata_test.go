@@ -1,0 +1,76 @@
+package checks
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
+)
+
+func TestAAAANoData(t *testing.T) {
+	tests := []struct {
+		name      string
+		zone      func(z *probetest.Zone)
+		dead      bool
+		want      engine.Status
+		message   string
+		fixesWith string
+	}{
+		{name: "NODATA on every address passes", want: engine.StatusPass},
+		{
+			name: "NXDOMAIN fails and explains the RFC 8020 cut",
+			zone: func(z *probetest.Zone) { z.OtherTypesRcode = dns.RcodeNameError },
+			want: engine.StatusFail, message: "NXDOMAIN", fixesWith: "template ANY ANY",
+		},
+		{
+			name: "SERVFAIL fails: the question falls through the templates",
+			zone: func(z *probetest.Zone) { z.OtherTypesRcode = dns.RcodeServerFailure },
+			want: engine.StatusFail, message: "SERVFAIL", fixesWith: "rcode NOERROR",
+		},
+		{
+			name: "a public AAAA fails and names the address",
+			zone: func(z *probetest.Zone) { z.AAAA = []netip.Addr{netip.MustParseAddr("2001:db8::443")} },
+			want: engine.StatusFail, message: "2001:db8::443",
+		},
+		{name: "a dead address fails once", dead: true, want: engine.StatusFail, message: "gave no answer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newNetFixture(t)
+			f.cfg.Timeout = 400 * time.Millisecond
+			z := healthyLANZone()
+			if tc.zone != nil {
+				tc.zone(z)
+			}
+			f.serveDNS(0, healthyLANZone())
+			f.serveDNS(1, healthyLANZone())
+			if tc.dead {
+				f.blackhole(2)
+			} else {
+				f.serveDNS(2, z)
+			}
+			st, o := runNetCheck(t, AAAANoData(f.env()))
+			assert.Equal(t, tc.want, st, "findings: %+v", o.Findings)
+			for _, fd := range o.Findings {
+				assert.Equal(t, "grafana.apps.example.com", fd.Evidence["probeHost"])
+			}
+			if tc.want != engine.StatusFail {
+				return
+			}
+			assert.Empty(t, netFindings(o, engine.SeverityFail, lanNode(0)), "healthy addresses are not blamed")
+			fails := netFindings(o, engine.SeverityFail, lanNode(2))
+			require.NotEmpty(t, fails)
+			if tc.dead {
+				assert.Len(t, fails, 1, "a dead address is said once")
+			}
+			assert.Contains(t, fails[0].Message, tc.message)
+			assert.Contains(t, fails[0].Remediation, tc.fixesWith)
+		})
+	}
+}

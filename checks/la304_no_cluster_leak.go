@@ -1,0 +1,107 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// clusterNames exist in every cluster: if the LAN DNS resolves them, it forwards to the
+// cluster DNS (dnsPolicy ClusterFirst) and the whole LAN can enumerate Services.
+var clusterNames = []string{"kubernetes.default.svc.cluster.local", "kube-dns.kube-system.svc.cluster.local"}
+
+// NoClusterLeak is LA304: cluster-internal names do not resolve through the LAN DNS.
+func NoClusterLeak(env *Env) engine.Check {
+	return engine.Check{
+		ID:    "LA304",
+		Title: "DNS does not resolve cluster-internal names for the LAN",
+		Run:   func(ctx context.Context) engine.Outcome { return noClusterLeak(ctx, env) },
+	}
+}
+
+func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
+	p, out, ok := newDNSPath(env)
+	if !ok {
+		return out
+	}
+	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) []nameResult {
+		rs := make([]nameResult, 0, len(clusterNames))
+		for _, n := range clusterNames {
+			r, err := env.Probes.Query(ctx, t.Addr, n, dns.TypeA, "udp")
+			rs = append(rs, nameResult{name: n, reply: r, err: err})
+			if probe.IsNoAnswer(err) {
+				break
+			}
+		}
+		return rs
+	})
+	if err := netInterrupted(ctx); err != nil {
+		return engine.Outcome{Err: err}
+	}
+	policy := ""
+	if w := env.Setup.DNSWorkload; w != nil {
+		policy = string(w.Spec.Template.Spec.DNSPolicy)
+	}
+	var findings []engine.Finding
+	answered := 0
+	perAddr := map[string]any{}
+	for i, t := range p.targets {
+		seen := map[string]any{}
+		alive := true
+		for _, r := range results[i] {
+			ev := p.host.evidence(map[string]any{"address": t.Addr.String(), "name": r.name})
+			if r.err != nil {
+				findings = append(findings, netUnreachable(t, "A "+r.name+" over udp", r.err, ev))
+				alive = alive && !probe.IsNoAnswer(r.err)
+				continue
+			}
+			seen[r.name] = describeDNSReply(r.reply)
+			if addrs := r.reply.Addrs(); r.reply.Rcode() == dns.RcodeSuccess && len(addrs) > 0 {
+				ev["answers"] = probe.AddrStrings(addrs)
+				ev["dnsPolicy"] = policy
+				findings = append(findings, leakFinding(env, t, r.name, addrs, policy, ev))
+			}
+		}
+		if alive {
+			answered++
+			perAddr[t.Addr.Addr().String()] = seen
+		}
+	}
+	if answered == 0 {
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+	}
+	findings = append(findings, engine.Finding{
+		Severity: engine.SeverityInfo,
+		Object:   p.service,
+		Message:  fmt.Sprintf("%d of %d addresses were asked %s", answered, len(p.targets), strings.Join(clusterNames, ", ")),
+		Evidence: p.host.evidence(map[string]any{"answers": perAddr}),
+	})
+	return engine.Outcome{Findings: findings}
+}
+
+func leakFinding(env *Env, t netTarget, name string, addrs []netip.Addr, policy string, ev map[string]any) engine.Finding {
+	why := "the DNS pods forward to the cluster DNS"
+	if policy != "" {
+		why += fmt.Sprintf(" (their dnsPolicy is %s)", policy)
+	}
+	fix := "# the LAN DNS pods must inherit the node's resolvers, not the cluster DNS:\n"
+	if w := env.Setup.DNSWorkload; w != nil {
+		fix += fmt.Sprintf(`kubectl -n %s patch deployment %s --type merge -p '{"spec":{"template":{"spec":{"dnsPolicy":"Default"}}}}'`, w.Namespace, w.Name)
+	} else {
+		fix += `kubectl -n <namespace> patch deployment <dns deployment> --type merge -p '{"spec":{"template":{"spec":{"dnsPolicy":"Default"}}}}'`
+	}
+	return engine.Finding{
+		Severity: engine.SeverityFail,
+		Object:   t.Object,
+		Message: fmt.Sprintf("%s resolves the cluster-internal name %s to %s: %s, so any machine on the LAN can enumerate Services",
+			t.Addr.Addr(), name, probe.JoinAddrs(addrs), why),
+		Evidence:    ev,
+		Remediation: fix,
+	}
+}

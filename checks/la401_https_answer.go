@@ -1,0 +1,221 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// expirySoonDays is when a certificate's renewal should have happened already (cert-manager
+// renews 30 days ahead by default, Let's Encrypt sends its last warning at 10 days).
+const expirySoonDays = 14
+
+// HTTPSAnswer is LA401: `curl --resolve HOST:443:ADDR https://HOST/` on every proxy address:
+// the expected status (302) and Location (the identity provider), a certificate valid for the
+// host and not about to expire, the same certificate on every address, and Traefik's default
+// certificate recognised for what it means.
+func HTTPSAnswer(env *Env) engine.Check {
+	return engine.Check{
+		ID:    "LA401",
+		Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
+		Run:   func(ctx context.Context) engine.Outcome { return httpsAnswer(ctx, env) },
+	}
+}
+
+type httpsResult struct {
+	reply *probe.HTTPSReply
+	err   error
+}
+
+func httpsAnswer(ctx context.Context, env *Env) engine.Outcome {
+	p, out, ok := newHTTPSPath(env)
+	if !ok {
+		return out
+	}
+	rule, err := parseLocationRule(env.Options.ExpectLocation)
+	if err != nil {
+		return engine.Outcome{Err: err}
+	}
+	status := env.Options.ExpectStatus
+	if status == 0 {
+		status = DefaultExpectStatus
+	}
+	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) httpsResult {
+		r, err := env.Probes.Get(ctx, p.request(t))
+		return httpsResult{reply: r, err: err}
+	})
+	if err := netInterrupted(ctx); err != nil {
+		return engine.Outcome{Err: err}
+	}
+	var findings []engine.Finding
+	answered := 0
+	perAddr := map[string]any{}
+	fingerprints := map[string]string{} // address -> leaf SHA-256
+	for i, t := range p.targets {
+		r := results[i]
+		if r.err != nil {
+			findings = append(findings, netUnreachable(t, "HTTPS "+p.host.Name, r.err, p.host.evidence(map[string]any{})))
+			if !probe.IsNoAnswer(r.err) {
+				answered++
+			}
+			continue
+		}
+		answered++
+		ev := p.host.evidence(httpsEvidence(r.reply))
+		ev["address"] = t.Addr.String()
+		perAddr[t.Addr.Addr().String()] = httpsEvidence(r.reply)
+		fingerprints[t.Addr.Addr().String()] = r.reply.TLS.SHA256
+		findings = append(findings, judgeCertificate(env, t, p, r.reply, ev)...)
+		findings = append(findings, judgeAnswer(t, p, r.reply, status, rule, ev)...)
+	}
+	if answered == 0 {
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+	}
+	if f, differ := fingerprintsDiffer(p, fingerprints); differ {
+		findings = append(findings, f)
+	}
+	findings = append(findings, engine.Finding{
+		Severity: engine.SeverityInfo,
+		Object:   p.service,
+		Message: fmt.Sprintf("%d of %d addresses answered https://%s/ (expected status %d%s)",
+			len(perAddr), len(p.targets), p.host.Name, status, locationNote(rule)),
+		Evidence: p.host.evidence(map[string]any{"answers": perAddr, "expectStatus": status, "expectLocation": rule.raw}),
+	})
+	return engine.Outcome{Findings: findings}
+}
+
+func locationNote(rule locationRule) string {
+	if !rule.set() {
+		return ""
+	}
+	return ", Location matching " + rule.raw
+}
+
+func judgeCertificate(env *Env, t netTarget, p *httpsPath, r *probe.HTTPSReply, ev map[string]any) []engine.Finding {
+	c := r.TLS
+	fail := func(sev engine.Severity, msg, fix string) engine.Finding {
+		return engine.Finding{Severity: sev, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix}
+	}
+	findRoute := fmt.Sprintf("kubectl get ingressroute,ingress -A -o wide | grep -F %s", p.host.Name)
+	switch {
+	case c.TraefikDefault:
+		return []engine.Finding{fail(engine.SeverityFail,
+			fmt.Sprintf("%s served Traefik's default certificate (CN %q) for %s: no router with TLS matched this host, so Traefik fell back to its own self-signed certificate",
+				t.Addr.Addr(), probe.TraefikDefaultCN, p.host.Name),
+			"# a route must match Host(`"+p.host.Name+"`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n"+findRoute)}
+	case !c.HostMatches:
+		return []engine.Finding{fail(engine.SeverityFail,
+			fmt.Sprintf("%s served a certificate for %s that does not cover %s: browsers refuse it", t.Addr.Addr(), certNames(c), p.host.Name),
+			"# the route's TLS secret (or whatever serves port 443 on this address) must hold a certificate for "+p.host.Name+":\n"+findRoute+
+				fmt.Sprintf("\nopenssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -subject -ext subjectAltName", t.Addr, p.host.Name))}
+	case c.Expired:
+		return []engine.Finding{fail(engine.SeverityFail,
+			fmt.Sprintf("%s served a certificate for %s that is not valid now (valid until %s)", t.Addr.Addr(), p.host.Name, c.NotAfter.UTC().Format(time.DateOnly)),
+			"# renew the certificate (cert-manager: check the Certificate and its CertificateRequest):\nkubectl get certificate -A")}
+	}
+	var out []engine.Finding
+	if c.Untrusted() {
+		if env.Options.Insecure {
+			out = append(out, fail(engine.SeverityInfo,
+				fmt.Sprintf("%s served a certificate this machine does not trust (%s); accepted because of --insecure", t.Addr.Addr(), c.VerifyError), ""))
+		} else {
+			out = append(out, fail(engine.SeverityFail,
+				fmt.Sprintf("%s served a certificate this machine does not trust: %s", t.Addr.Addr(), c.VerifyError),
+				"# for a private CA, give its certificate (workstations need it installed too):\nkubectl lanaccess doctor --ca-file ca.pem\n# or accept it for this run only: --insecure"))
+		}
+	}
+	if c.DaysLeft < expirySoonDays {
+		out = append(out, fail(engine.SeverityWarn,
+			fmt.Sprintf("%s served a certificate for %s that expires in %d days (%s)", t.Addr.Addr(), p.host.Name, c.DaysLeft, c.NotAfter.UTC().Format(time.DateOnly)),
+			"# renewal should have happened by now; check the issuer:\nkubectl get certificate,certificaterequest -A"))
+	}
+	return out
+}
+
+func certNames(c probe.TLSInfo) string {
+	if len(c.DNSNames) > 0 {
+		return strings.Join(c.DNSNames, ", ")
+	}
+	return c.Subject
+}
+
+func judgeAnswer(t netTarget, p *httpsPath, r *probe.HTTPSReply, status int, rule locationRule, ev map[string]any) []engine.Finding {
+	var out []engine.Finding
+	fail := func(msg, fix string) {
+		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix})
+	}
+	reqURL := p.request(t).URL()
+	if sameHTTPURL(r.LocationURL, reqURL) {
+		fail(fmt.Sprintf("%s redirects https://%s/ to itself (%s): a browser following it loops", t.Addr.Addr(), p.host.Name, r.Location),
+			"# a redirect middleware or the identity provider's callback points back at the protected URL; check the route's middlewares:\n"+
+				fmt.Sprintf("kubectl get ingressroute -A -o yaml | grep -B2 -A8 -F %s", p.host.Name))
+		return out
+	}
+	if r.Status != status {
+		fail(statusMessage(t, p.host.Name, r.Status, status, r.Location), statusFix(r.Status, status, p.host.Name))
+	}
+	if rule.set() && isHTTPRedirect(r.Status) && !rule.matches(r.LocationURL, r.Location) {
+		fail(fmt.Sprintf("%s redirects to %q, which does not match --expect-location %s", t.Addr.Addr(), r.Location, rule.raw),
+			"# the forward-auth middleware decides where anonymous visitors go; check its address:\nkubectl get middleware -A -o yaml")
+	}
+	return out
+}
+
+func isHTTPRedirect(status int) bool { return status >= 300 && status < 400 }
+
+func statusMessage(t netTarget, host string, got, want int, location string) string {
+	base := fmt.Sprintf("%s answered %d %s for https://%s/ where %d was expected", t.Addr.Addr(), got, http.StatusText(got), host, want)
+	switch {
+	case got == http.StatusNotFound:
+		return base + ": no router matched this host"
+	case got >= 200 && got < 300 && isHTTPRedirect(want):
+		return base + ": the page is served without a redirect to the identity provider, so the route has no authentication middleware"
+	case isHTTPRedirect(got):
+		return base + " (Location " + location + ")"
+	case got >= 500:
+		return base + ": the proxy reached no healthy backend"
+	}
+	return base
+}
+
+func statusFix(got, want int, host string) string {
+	switch {
+	case got >= 200 && got < 300 && isHTTPRedirect(want):
+		return "# add the forward-auth middleware to the route, or, if " + host + " is public on purpose:\nkubectl lanaccess doctor --expect-status " + fmt.Sprint(got)
+	case got == http.StatusNotFound:
+		return "kubectl get ingressroute,ingress -A -o wide | grep -F " + host
+	}
+	return "# if this status is expected for " + host + ": --expect-status " + fmt.Sprint(got)
+}
+
+// fingerprintsDiffer says when addresses serve different certificates: a workstation's view then
+// depends on the address it picked.
+func fingerprintsDiffer(p *httpsPath, fps map[string]string) (engine.Finding, bool) {
+	distinct := map[string][]string{}
+	for addr, fp := range fps {
+		distinct[fp] = append(distinct[fp], addr)
+	}
+	if len(distinct) < 2 {
+		return engine.Finding{}, false
+	}
+	var parts []string
+	for fp, addrs := range distinct {
+		sort.Strings(addrs)
+		parts = append(parts, strings.Join(addrs, ", ")+" serve "+fp)
+	}
+	sort.Strings(parts)
+	return engine.Finding{
+		Severity: engine.SeverityWarn,
+		Object:   p.service,
+		Message:  fmt.Sprintf("the addresses serve different certificates for %s: %s", p.host.Name, strings.Join(parts, "; ")),
+		Evidence: p.host.evidence(map[string]any{"fingerprints": fps}),
+		Remediation: "# every proxy replica must serve the same certificate; a replica that did not pick up a renewal keeps the old one:\n" +
+			"kubectl get pods -A -o wide | grep -i traefik",
+	}, true
+}

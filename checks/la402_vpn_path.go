@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// SamePathAnswer is LA402: the LAN path (a node address) and the path this machine's own
+// resolver gives (the VPN or public address) serve the same certificate and the same answer,
+// so a workstation moving between the two sees one site. When the system resolver gives no
+// other address there is nothing to compare: that is said (info), never a failure.
+func SamePathAnswer(env *Env) engine.Check {
+	return engine.Check{
+		ID:    "LA402",
+		Title: "HTTPS: the LAN path and the system resolver's path serve the same certificate and answer",
+		Run:   func(ctx context.Context) engine.Outcome { return samePathAnswer(ctx, env) },
+	}
+}
+
+func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
+	p, out, ok := newHTTPSPath(env)
+	if !ok {
+		return out
+	}
+	info := func(msg string, ev map[string]any) engine.Outcome {
+		return engine.Outcome{Findings: []engine.Finding{{
+			Severity: engine.SeverityInfo, Object: p.service, Message: msg, Evidence: p.host.evidence(ev),
+		}}}
+	}
+	resolved, err := env.Probes.LookupHost(ctx, p.host.Name)
+	if ctx.Err() != nil {
+		return engine.Outcome{Err: netInterrupted(ctx)}
+	}
+	if err != nil || len(resolved) == 0 {
+		why := "no address"
+		if err != nil {
+			why = err.Error()
+		}
+		return info(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.host.Name, why),
+			map[string]any{"resolverError": why})
+	}
+	lan := netTargetAddrs(p.targets)
+	var other []netip.Addr
+	for _, a := range resolved {
+		if !slices.Contains(lan, a) {
+			other = append(other, a)
+		}
+	}
+	if len(other) == 0 {
+		return info(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
+			p.host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
+	}
+
+	lanReply, lanTarget := firstLANAnswer(ctx, env, p)
+	if lanReply == nil {
+		if ctx.Err() != nil {
+			return engine.Outcome{Err: netInterrupted(ctx)}
+		}
+		return info("no LAN address answered HTTPS (LA401 says why): nothing to compare the system resolver's path with",
+			map[string]any{"resolved": probe.AddrStrings(resolved)})
+	}
+	vpnAddr := netip.AddrPortFrom(other[0], p.targets[0].Addr.Port())
+	vpnReply, err := env.Probes.Get(ctx, probe.HTTPSRequest{Addr: vpnAddr, Host: p.host.Name})
+	if ctx.Err() != nil {
+		return engine.Outcome{Err: netInterrupted(ctx)}
+	}
+	ev := map[string]any{
+		"lanAddress":    lanTarget.Addr.String(),
+		"resolvedBy":    "system resolver",
+		"resolved":      probe.AddrStrings(resolved),
+		"systemAddress": vpnAddr.String(),
+	}
+	if err != nil {
+		ev["error"] = err.Error()
+		return info(fmt.Sprintf("the system resolver's address %s for %s did not answer HTTPS from this machine (%v): not connected to the VPN? Nothing to compare",
+			vpnAddr.Addr(), p.host.Name, err), ev)
+	}
+	ev["lan"] = httpsEvidence(lanReply)
+	ev["system"] = httpsEvidence(vpnReply)
+	var findings []engine.Finding
+	warn := func(msg, fix string) {
+		findings = append(findings, engine.Finding{Severity: engine.SeverityWarn, Object: p.service, Message: msg, Evidence: p.host.evidence(ev), Remediation: fix})
+	}
+	if lanReply.TLS.SHA256 != vpnReply.TLS.SHA256 {
+		warn(fmt.Sprintf("the LAN path (%s) serves a certificate for %s other than the system resolver's path (%s): %s (%s) versus %s (%s)",
+			lanTarget.Addr.Addr(), p.host.Name, vpnAddr.Addr(), lanReply.TLS.Subject, lanReply.TLS.SHA256, vpnReply.TLS.Subject, vpnReply.TLS.SHA256),
+			"# both paths should end at the same proxy with the same TLS secret; compare them:\n"+
+				fmt.Sprintf("openssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -fingerprint -sha256\n", lanTarget.Addr, p.host.Name)+
+				fmt.Sprintf("openssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -fingerprint -sha256", vpnAddr, p.host.Name))
+	}
+	if lanReply.Status != vpnReply.Status || lanReply.Location != vpnReply.Location {
+		warn(fmt.Sprintf("the LAN path (%s) answers %d %s, the system resolver's path (%s) answers %d %s: users see a different site depending on the path",
+			lanTarget.Addr.Addr(), lanReply.Status, lanReply.Location, vpnAddr.Addr(), vpnReply.Status, vpnReply.Location),
+			"# both paths should reach the same proxy and routes; compare:\n"+
+				fmt.Sprintf("curl -sk -o /dev/null -w '%%{http_code} %%{redirect_url}\\n' --resolve %s:%d:%s https://%s/\n", p.host.Name, lanTarget.Addr.Port(), lanTarget.Addr.Addr(), p.host.Name)+
+				fmt.Sprintf("curl -sk -o /dev/null -w '%%{http_code} %%{redirect_url}\\n' https://%s/", p.host.Name))
+	}
+	if len(findings) == 0 {
+		findings = append(findings, engine.Finding{
+			Severity: engine.SeverityInfo, Object: p.service, Evidence: p.host.evidence(ev),
+			Message: fmt.Sprintf("the LAN path (%s) and the system resolver's path (%s) serve the same certificate (%s) and answer (%d)",
+				lanTarget.Addr.Addr(), vpnAddr.Addr(), lanReply.TLS.SHA256, lanReply.Status),
+		})
+	}
+	return engine.Outcome{Findings: findings}
+}
+
+// firstLANAnswer asks the LAN addresses in order until one answers; dead ones cost nothing more
+// once LA401 (or any probe) met them.
+func firstLANAnswer(ctx context.Context, env *Env, p *httpsPath) (*probe.HTTPSReply, netTarget) {
+	for _, t := range p.targets {
+		if r, err := env.Probes.Get(ctx, p.request(t)); err == nil {
+			return r, t
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, netTarget{}
+}

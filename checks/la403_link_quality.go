@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// The slow-node rule, stated in every finding: with linkSamples fresh connections per address,
+// an address is slow when its median exceeds slowFactor times the median of the other addresses'
+// medians and is also slowMargin above it (so that 2 ms against 0.8 ms on a quiet LAN is not
+// "slow").
+const (
+	linkSamples = 3
+	slowFactor  = 2
+	slowMargin  = 50 * time.Millisecond
+)
+
+// LinkQuality is LA403: a node whose TLS handshake or first byte is far slower than the others'
+// slows one connection in N (the seed's 100 Mb/s network card): a workstation picks one
+// address at random.
+func LinkQuality(env *Env) engine.Check {
+	return engine.Check{
+		ID:    "LA403",
+		Title: "HTTPS: no node address is much slower than the others (handshake, first byte)",
+		Run:   func(ctx context.Context) engine.Outcome { return linkQuality(ctx, env) },
+	}
+}
+
+type linkSample struct {
+	connect, handshake, firstByte []time.Duration
+	err                           error
+}
+
+func (s linkSample) medians() (connect, handshake, firstByte time.Duration) {
+	return probe.Median(s.connect), probe.Median(s.handshake), probe.Median(s.firstByte)
+}
+
+func linkQuality(ctx context.Context, env *Env) engine.Outcome {
+	p, out, ok := newHTTPSPath(env)
+	if !ok {
+		return out
+	}
+	samples := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) linkSample {
+		var s linkSample
+		for range linkSamples {
+			r, err := env.Probes.Get(ctx, p.request(t))
+			if err != nil {
+				s.err = err
+				return s // a sample that fails is LA401's business; timings are then meaningless
+			}
+			s.connect = append(s.connect, r.Timings.Connect)
+			s.handshake = append(s.handshake, r.Timings.Handshake)
+			s.firstByte = append(s.firstByte, r.Timings.FirstByte)
+		}
+		return s
+	})
+	if err := netInterrupted(ctx); err != nil {
+		return engine.Outcome{Err: err}
+	}
+	rule := fmt.Sprintf("median of %d connections per address; slow = more than %dx the median of the other addresses and more than %s above it",
+		linkSamples, slowFactor, slowMargin)
+	var findings []engine.Finding
+	perAddr := map[string]any{}
+	var measured []int
+	for i, t := range p.targets {
+		s := samples[i]
+		if s.err != nil {
+			perAddr[t.Addr.Addr().String()] = map[string]any{"notSampled": s.err.Error()}
+			continue
+		}
+		c, h, fb := s.medians()
+		perAddr[t.Addr.Addr().String()] = map[string]any{"connectMs": netMillis(c), "handshakeMs": netMillis(h), "firstByteMs": netMillis(fb)}
+		measured = append(measured, i)
+	}
+	base := func() map[string]any {
+		return p.host.evidence(map[string]any{"rule": rule, "medians": perAddr})
+	}
+	if len(measured) < 2 {
+		return engine.Outcome{Findings: []engine.Finding{{
+			Severity: engine.SeverityInfo, Object: p.service, Evidence: base(),
+			Message: fmt.Sprintf("%d of %d addresses could be sampled: nothing to compare", len(measured), len(p.targets)),
+		}}}
+	}
+	for _, i := range measured {
+		t := p.targets[i]
+		_, h, fb := samples[i].medians()
+		var otherH, otherFB []time.Duration
+		for _, j := range measured {
+			if j != i {
+				_, oh, ofb := samples[j].medians()
+				otherH, otherFB = append(otherH, oh), append(otherFB, ofb)
+			}
+		}
+		for _, m := range []struct {
+			what        string
+			mine, other time.Duration
+		}{
+			{"TLS handshake", h, probe.Median(otherH)},
+			{"first byte", fb, probe.Median(otherFB)},
+		} {
+			if m.mine > slowFactor*m.other && m.mine-m.other > slowMargin {
+				ev := base()
+				ev["address"] = t.Addr.String()
+				findings = append(findings, engine.Finding{
+					Severity: engine.SeverityWarn,
+					Object:   t.Object,
+					Message: fmt.Sprintf("%s is slow: median %s %s against %s on the other addresses (%s); a workstation that picks it waits longer",
+						t.Addr.Addr(), m.what, m.mine.Round(time.Millisecond), m.other.Round(time.Millisecond), rule),
+					Evidence: ev,
+					Remediation: fmt.Sprintf("# check the node's link (speed, duplex, errors) on the interface that carries %s:\nip -s link; ethtool <interface>\n", t.Addr.Addr()) +
+						"# or take the address out of the proxy and DNS Services' externalIPs (the zone's template follows when it is rendered from the same list)",
+				})
+			}
+		}
+	}
+	findings = append(findings, engine.Finding{
+		Severity: engine.SeverityInfo, Object: p.service, Evidence: base(),
+		Message: fmt.Sprintf("%d addresses sampled %d times each (%s)", len(measured), linkSamples, rule),
+	})
+	return engine.Outcome{Findings: findings}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
+)
+
+func newRootCommand() *cobra.Command {
+	var stateDir string
+	root := &cobra.Command{
+		Use:           "lab",
+		Short:         "A real Kubernetes lab on this machine: control plane, namespace nodes, CoreDNS, nginx, OpenVPN",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&stateDir, "state-dir", "", "lab state directory (default $LAB_STATE_DIR or "+layout.DefaultStateDir+")")
+	lay := func() layout.Layout {
+		l := layout.Default()
+		if stateDir != "" {
+			l.StateDir = stateDir
+		}
+		return l
+	}
+	var timeout time.Duration
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Bring the lab up (idempotent: a healthy lab is left as it is)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			labDir, err := binaries.LabDir()
+			if err != nil {
+				return err
+			}
+			l := lay()
+			start := time.Now()
+			if err := labctl.Up(cmd.Context(), l, labctl.Options{LabDir: labDir, Out: cmd.ErrOrStderr(), Timeout: timeout}); err != nil {
+				return err
+			}
+			st, _ := labctl.LoadState(l)
+			fmt.Fprintf(cmd.OutOrStdout(), `lab ready (this command: %s)
+kubeconfig: %[2]s
+CA file:    %[3]s
+kubectl:    %[4]s
+
+  export KUBECONFIG=%[2]s
+  go run ./cmd/kubectl-lanaccess doctor --ca-file %[3]s
+  go run ./cmd/kubectl-lanaccess vpn-trace -n vpn
+
+nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab down`"+` removes it all
+`, time.Since(start).Round(100*time.Millisecond), l.AdminKubeconfig(), l.CAFile(), st.Binaries.KubectlBin(), nodeList(l), l.Bridge)
+			return nil
+		},
+	}
+	up.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "bound on the whole bring-up (binaries already built)")
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Remove every namespace, process, rule, bridge and file the lab made",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return labctl.Down(cmd.Context(), lay(), cmd.OutOrStdout())
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the lab's processes, namespaces, nodes and pods; exit 1 if not healthy",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return labctl.Status(cmd.Context(), lay(), cmd.OutOrStdout())
+		},
+	}
+	daemon := &cobra.Command{
+		Use:    "daemon",
+		Short:  "Run the lab's sync loops (started by up)",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+			return labctl.RunDaemon(cmd.Context(), lay(), logger)
+		},
+	}
+	root.AddCommand(up, down, status, daemon, newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay))
+	return root
+}
+
+func nodeList(l layout.Layout) string {
+	s := ""
+	for i, n := range l.Nodes {
+		if i > 0 {
+			s += ", "
+		}
+		s += n.NS + " " + n.LANIP
+	}
+	return s
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newServeHTTPCommand is the HTTP responder of the lab's web pod and of the internet (what
+// hashicorp/http-echo does: answer every request with a fixed text).
+func newServeHTTPCommand() *cobra.Command {
+	var listen, text string
+	cmd := &cobra.Command{
+		Use:    "serve-http",
+		Short:  "Answer every HTTP request with a fixed text",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv := &http.Server{
+				Addr:              listen,
+				ReadHeaderTimeout: 5 * time.Second,
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+					fmt.Fprintln(w, text)
+				}),
+			}
+			go func() {
+				<-cmd.Context().Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				_ = srv.Shutdown(ctx)
+			}()
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", ":5678", "address to listen on")
+	cmd.Flags().StringVar(&text, "text", "hello", "response body")
+	return cmd
+}

@@ -1,0 +1,62 @@
+package kubeproxy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func lanDNS() (*corev1.Service, *discoveryv1.EndpointSlice) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lan-dns", Namespace: "traefik"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.12.34", ExternalIPs: []string{"10.0.10.11", "10.0.10.12"},
+			Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}}}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "lan-dns-x", Namespace: "traefik", Labels: map[string]string{discoveryv1.LabelServiceName: "lan-dns"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr("dns"), Port: ptr(int32(1053)), Protocol: ptr(corev1.ProtocolUDP)}},
+		Endpoints: []discoveryv1.Endpoint{
+			{Addresses: []string{"10.244.2.5"}, NodeName: ptr("node-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}},
+			{Addresses: []string{"10.244.3.5"}, NodeName: ptr("node-3"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}},
+			{Addresses: []string{"10.244.1.9"}, NodeName: ptr("node-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(false)}},
+		},
+	}
+	return svc, slice
+}
+
+func TestRulesSendEveryFrontendToAReadyEndpointPreferringTheLocalOne(t *testing.T) {
+	svc, slice := lanDNS()
+	rules := Rules("node-3", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice})
+	require.Len(t, rules, 3, "ClusterIP and two externalIPs")
+	for _, r := range rules {
+		assert.Equal(t, "10.244.3.5", r.Endpoint.IP)
+		assert.Equal(t, int32(1053), r.Endpoint.Port)
+		assert.Equal(t, corev1.ProtocolUDP, r.Protocol)
+	}
+	rules = Rules("node-1", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice})
+	require.NotEmpty(t, rules)
+	assert.NotEqual(t, "10.244.1.9", rules[0].Endpoint.IP, "a not-ready endpoint never receives traffic")
+}
+
+func TestRulesSkipServicesWithoutReadyEndpoints(t *testing.T) {
+	svc, slice := lanDNS()
+	for i := range slice.Endpoints {
+		slice.Endpoints[i].Conditions.Ready = ptr(false)
+	}
+	assert.Empty(t, Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}))
+}
+
+func TestRestoreInputDeclaresOnlyTheLabChains(t *testing.T) {
+	svc, slice := lanDNS()
+	in := RestoreInput(Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}))
+	assert.True(t, strings.HasPrefix(in, "*nat\n:LAB-SERVICES - [0:0]\n:LAB-POSTROUTING - [0:0]\n"))
+	assert.Contains(t, in, "-A LAB-SERVICES -d 10.0.10.12/32 -p udp -m udp --dport 53 -m comment --comment \"traefik/lan-dns\" -j DNAT --to-destination 10.244.2.5:1053\n")
+	assert.NotContains(t, in, ":PREROUTING")
+	assert.True(t, strings.HasSuffix(in, "COMMIT\n"))
+}

@@ -1,0 +1,8 @@
+// Package podruntime is the lab's stand-in for the kubelet's container runtime. kwok marks pods
+// Running and gives them IPs; this package makes that true: it adds each pod IP inside its
+// node's namespace, materialises ConfigMap/Secret volumes into files, and runs a real process
+// for the images it knows (CoreDNS for coredns images, nginx for Traefik, OpenVPN, an HTTP
+// responder for http-echo), bound on the pod IP, restarted if it dies, reloaded when its config
+// changes the way the real container would reload it. On a dedicated node (a pod with its own
+// network namespace) it also applies the pod's sysctls, so ip_forward follows the pod spec.
+package podruntime

@@ -1,0 +1,58 @@
+package podruntime
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestRunnerForRecognisesTheImagesTheLabRuns(t *testing.T) {
+	assert.IsType(t, corednsRunner{}, runnerFor("registry.k8s.io/coredns/coredns:v1.11.1"))
+	assert.IsType(t, traefikRunner{}, runnerFor("docker.io/traefik:v3.1.2"))
+	assert.IsType(t, openvpnRunner{}, runnerFor("docker.io/kylemanna/openvpn:2.4"))
+	assert.IsType(t, httpEchoRunner{}, runnerFor("hashicorp/http-echo:1.0"))
+	assert.Nil(t, runnerFor("docker.io/grafana/grafana:11.1.0"))
+}
+
+func TestFlagValueReadsBothSpellings(t *testing.T) {
+	v, ok := flagValue([]string{"-conf", "/etc/coredns/Corefile"}, "conf")
+	require.True(t, ok)
+	assert.Equal(t, "/etc/coredns/Corefile", v)
+	v, ok = flagValue([]string{"-listen=:5678"}, "listen")
+	require.True(t, ok)
+	assert.Equal(t, ":5678", v)
+	_, ok = flagValue([]string{"conf"}, "conf")
+	assert.False(t, ok)
+}
+
+func TestOpenVPNPoolReadsTheServerDirective(t *testing.T) {
+	pool, err := openvpnPool("proto udp\nserver 10.8.0.0 255.255.255.0\n")
+	require.NoError(t, err)
+	assert.Equal(t, "10.8.0.0/24", pool)
+	_, err = openvpnPool("client\n")
+	assert.Error(t, err)
+}
+
+func TestCoreDNSPlanBindsThePodIPAndMapsTheMountedFiles(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Status.PodIP = "10.244.2.7"
+	pc := &podContext{
+		Pod:       pod,
+		Container: corev1.Container{Name: "coredns", Args: []string{"-conf", "/etc/coredns/Corefile"}},
+		Paths:     PathMap{{"/etc/coredns", "/s/vol/config"}, {"/etc/resolv.conf", "/s/resolv.conf"}},
+		Files:     map[string][]byte{"/s/vol/config/Corefile": []byte(seedCorefile)},
+	}
+	p, err := corednsRunner{}.plan(pc)
+	require.NoError(t, err)
+	text := string(p.Files["/s/vol/config/Corefile"])
+	assert.Contains(t, text, "bind 10.244.2.7")
+	assert.Contains(t, text, "forward . /s/resolv.conf")
+	assert.Equal(t, Signal, p.OnChange, "the seed's Corefile has reload")
+
+	pc.Applied = "apps.example.com:1053 {\n  errors\n}\n"
+	p, err = corednsRunner{}.plan(pc)
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, p.OnChange, "a running config without reload never picks up a change")
+}

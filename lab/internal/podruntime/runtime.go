@@ -1,0 +1,383 @@
+package podruntime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
+)
+
+// PodsDevice is the dummy interface in each node namespace that carries pod IPs.
+const PodsDevice = "pods0"
+
+// Runtime reconciles the pods bound to lab nodes with processes and addresses.
+type Runtime struct {
+	Layout  layout.Layout
+	Bins    binaries.Set
+	Pods    func() ([]*corev1.Pod, error)
+	Cluster Cluster
+	Log     *log.Logger
+
+	// lastErr avoids logging the same failure every resync.
+	lastErr map[string]string
+}
+
+// podMeta is written into each pod directory so that teardown works from disk alone (after a
+// daemon restart the pod may be gone from the API).
+type podMeta struct {
+	UID       string `json:"uid"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	IP        string `json:"ip"`
+}
+
+// Reconcile brings processes and addresses in line with the API once.
+func (r *Runtime) Reconcile(ctx context.Context) error {
+	if r.lastErr == nil {
+		r.lastErr = map[string]string{}
+	}
+	pods, err := r.Pods()
+	if err != nil {
+		return err
+	}
+	nodes := map[string]layout.Node{}
+	for _, n := range r.Layout.Nodes {
+		nodes[n.NS] = n
+	}
+	desired := map[string]*corev1.Pod{}
+	ipsByNode := map[string][]string{}
+	for _, p := range pods {
+		if _, ok := nodes[p.Spec.NodeName]; !ok || !Scheduled(p) {
+			continue
+		}
+		desired[podDirName(p)] = p
+		ipsByNode[p.Spec.NodeName] = append(ipsByNode[p.Spec.NodeName], p.Status.PodIP)
+	}
+	var errs []error
+	// Old pods first: a Recreate rollout must free its ports and rules before the new pod
+	// starts in the same namespace.
+	entries, err := os.ReadDir(r.Layout.PodsDir())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if _, ok := desired[e.Name()]; !ok && e.IsDir() {
+			if err := r.teardown(ctx, filepath.Join(r.Layout.PodsDir(), e.Name())); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, n := range r.Layout.Nodes {
+		if err := syncAddresses(ctx, n, ipsByNode[n.NS]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	names := make([]string, 0, len(desired))
+	for name := range desired {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := desired[name]
+		r.report(name, r.ensurePod(ctx, p, nodes[p.Spec.NodeName]))
+	}
+	return errors.Join(errs...)
+}
+
+// Scheduled reports whether a pod is one the runtime should run: bound, Running with an IP, not
+// being deleted, with its own pod IP.
+func Scheduled(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" && p.Status.PodIP != "" && p.DeletionTimestamp == nil &&
+		!p.Spec.HostNetwork && p.Status.Phase == corev1.PodRunning
+}
+
+func (r *Runtime) report(key string, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if r.lastErr[key] != msg {
+		if err != nil {
+			r.Log.Printf("pod %s: %v", key, err)
+		} else if r.lastErr[key] != "" {
+			r.Log.Printf("pod %s: recovered", key)
+		}
+		r.lastErr[key] = msg
+	}
+}
+
+func podDirName(p *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID)
+}
+
+func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node) error {
+	dir := filepath.Join(r.Layout.PodsDir(), podDirName(p))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	metaPath := filepath.Join(dir, "pod.json")
+	if _, err := os.Stat(metaPath); err != nil {
+		b, _ := json.Marshal(podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP})
+		if err := os.WriteFile(metaPath, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if node.Dedicated {
+		if err := applySysctlsOnce(ctx, dir, node, p); err != nil {
+			return err
+		}
+	}
+	nodeResolv, err := os.ReadFile(filepath.Join(layout.ResolvConfDir(node.NS), "resolv.conf"))
+	if err != nil {
+		return fmt.Errorf("node %s resolv.conf: %w", node.NS, err)
+	}
+	resolvPath := filepath.Join(dir, "resolv.conf")
+	if _, err := writeIfChanged(resolvPath, []byte(ResolvConf(p, string(nodeResolv), r.Layout.ClusterDNSIP)), false); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range p.Spec.Containers {
+		run := runnerFor(c.Image)
+		if run == nil {
+			continue
+		}
+		if err := r.ensureContainer(ctx, p, node, dir, c, run, resolvPath); err != nil {
+			errs = append(errs, fmt.Errorf("container %s: %w", c.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layout.Node, dir string, c corev1.Container, run runner, resolvPath string) error {
+	vf, pm, err := materialize(r.Cluster, p, c, dir)
+	if err != nil {
+		return err
+	}
+	pm = append(pm, PathMapping{Container: "/etc/resolv.conf", Host: resolvPath})
+	mgr := procs.Manager{PidDir: dir, LogDir: dir}
+	appliedPath := filepath.Join(dir, c.Name+".applied")
+	matchPath := filepath.Join(dir, c.Name+".match")
+	prevMatch, _ := os.ReadFile(matchPath)
+	alive := false
+	if len(prevMatch) > 0 {
+		_, alive = mgr.Pid(c.Name, string(prevMatch))
+	}
+	applied := ""
+	if alive {
+		b, _ := os.ReadFile(appliedPath)
+		applied = string(b)
+	}
+	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
+		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
+		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, node.NS, argv...) }}
+	pl, err := run.plan(pc)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	for k, v := range vf.files {
+		files[k] = v
+	}
+	for k, v := range pl.Files {
+		files[k] = v
+	}
+	paths := make([]string, 0, len(files))
+	for path := range files {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	fmt.Fprintln(h, strings.Join(pl.Argv, "\x00"))
+	for _, path := range paths {
+		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
+			return err
+		}
+		onDisk, _ := os.ReadFile(path)
+		fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	digestPath := filepath.Join(dir, c.Name+".digest")
+	prevDigest, _ := os.ReadFile(digestPath)
+
+	if !alive || string(prevMatch) != pl.Match {
+		if alive {
+			_ = mgr.Stop(ctx, c.Name, string(prevMatch))
+		}
+		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
+			return err
+		}
+		r.Log.Printf("pod %s/%s: started %s on %s (%s)", p.Namespace, p.Name, c.Name, node.NS, pl.Argv[0])
+		if pl.OnStart != nil {
+			if err := pl.OnStart(ctx); err != nil {
+				return fmt.Errorf("after start: %w", err)
+			}
+		}
+		return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
+	}
+	if string(prevDigest) == digest {
+		return nil
+	}
+	switch pl.OnChange {
+	case Restart:
+		if err := mgr.Stop(ctx, c.Name, pl.Match); err != nil {
+			return err
+		}
+		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
+			return err
+		}
+		if pl.OnStart != nil {
+			if err := pl.OnStart(ctx); err != nil {
+				return fmt.Errorf("after restart: %w", err)
+			}
+		}
+		r.Log.Printf("pod %s/%s: restarted %s after a config change", p.Namespace, p.Name, c.Name)
+	case Signal:
+		if err := mgr.Signal(c.Name, pl.Match, pl.Sig); err != nil {
+			return err
+		}
+		r.Log.Printf("pod %s/%s: %s reloaded its config (%s)", p.Namespace, p.Name, c.Name, pl.Sig)
+	case Ignore:
+		// The files changed but the running process does not look: keep what it loaded.
+		r.Log.Printf("pod %s/%s: %s config changed on disk; the running process does not reload it", p.Namespace, p.Name, c.Name)
+		return os.WriteFile(digestPath, []byte(digest), 0o644)
+	}
+	return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
+}
+
+func saveState(matchPath, match, appliedPath, applied, digestPath, digest string) error {
+	for path, v := range map[string]string{matchPath: match, appliedPath: applied, digestPath: digest} {
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeIfChanged writes b to path when its content differs (so file watchers see real
+// changes only); a write-once path (subPath mount) is never updated after it exists.
+func writeIfChanged(path string, b []byte, writeOnce bool) (bool, error) {
+	old, err := os.ReadFile(path)
+	if err == nil && (writeOnce || string(old) == string(b)) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp, path)
+}
+
+func applySysctlsOnce(ctx context.Context, dir string, node layout.Node, p *corev1.Pod) error {
+	marker := filepath.Join(dir, "sysctls-applied")
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	var applied []string
+	for _, kv := range SysctlPlan(p) {
+		if err := netns.Sysctl(ctx, node.NS, kv[0], kv[1]); err != nil {
+			return err
+		}
+		applied = append(applied, kv[0]+"="+kv[1])
+	}
+	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o644)
+}
+
+// teardown stops a pod's processes, removes the iptables rules its containers added and its
+// directory.
+func (r *Runtime) teardown(ctx context.Context, dir string) error {
+	var meta podMeta
+	if b, err := os.ReadFile(filepath.Join(dir, "pod.json")); err == nil {
+		_ = json.Unmarshal(b, &meta)
+	}
+	mgr := procs.Manager{PidDir: dir, LogDir: dir}
+	matchFiles, _ := filepath.Glob(filepath.Join(dir, "*.match"))
+	var errs []error
+	for _, mf := range matchFiles {
+		name := strings.TrimSuffix(filepath.Base(mf), ".match")
+		match, _ := os.ReadFile(mf)
+		if len(match) == 0 {
+			continue
+		}
+		if err := mgr.Stop(ctx, name, string(match)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if meta.Node != "" && meta.UID != "" {
+		if err := DeleteRulesWithComment(ctx, meta.Node, "lab-pod:"+meta.UID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		}
+		r.Log.Printf("pod %s/%s: gone, stopped its processes", meta.Namespace, meta.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteRulesWithComment removes every nat rule in ns tagged with comment.
+func DeleteRulesWithComment(ctx context.Context, ns, comment string) error {
+	out, err := netns.Run(ctx, ns, "iptables", "-t", "nat", "-S")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, "--comment "+comment) {
+			continue
+		}
+		args := append([]string{"iptables", "-t", "nat", "-D"}, strings.Fields(line)[1:]...)
+		if _, err := netns.Run(ctx, ns, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncAddresses makes the pods0 addresses of a node exactly the IPs of its pods.
+func syncAddresses(ctx context.Context, n layout.Node, ips []string) error {
+	have, err := netns.Addrs(ctx, n.NS, PodsDevice)
+	if err != nil {
+		return err
+	}
+	want := map[netip.Addr]bool{}
+	for _, s := range ips {
+		if ip, err := netip.ParseAddr(s); err == nil {
+			want[ip] = true
+		}
+	}
+	var errs []error
+	for _, ip := range have {
+		if !want[ip] {
+			if err := netns.DelAddr(ctx, n.NS, PodsDevice, ip.String()+"/32"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		delete(want, ip)
+	}
+	for ip := range want {
+		if err := netns.AddAddr(ctx, n.NS, PodsDevice, ip.String()+"/32"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,178 @@
+// Package labkit gives tests a running lab: Main brings it up once per test binary (reusing
+// a healthy lab, so a second `go test` starts in seconds), and the Lab handle carries the
+// kubeconfig, a clientset, the CA file and the topology, plus fault injectors that are real
+// (kernel state, processes, API objects) and undo themselves through t.Cleanup.
+//
+// Tests that use it carry the build tag `lab` and need root:
+//
+//	var lab *labkit.Lab
+//	func TestMain(m *testing.M) { os.Exit(labkit.Main(m, &lab)) }
+package labkit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/faults"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
+)
+
+// Node is a lab node: a network namespace running a kwok kubelet.
+type Node struct {
+	Name    string
+	IP      string
+	PodCIDR string
+	// Dedicated is true for node-vpn, whose namespace is the VPN pod's own.
+	Dedicated bool
+}
+
+// Lab is a handle on the running lab.
+type Lab struct {
+	Kubeconfig string
+	CAFile     string
+	// Kubectl is the cached kubectl binary built from the same Kubernetes version.
+	KubectlBin string
+	Config     *rest.Config
+	Client     kubernetes.Interface
+	// Nodes are node-1..3 (the seed's addresses) and node-vpn.
+	Nodes []Node
+	// Workstation is the root namespace's LAN address, where tests run.
+	Workstation string
+	// LabDir is the repository's lab/ directory (manifests).
+	LabDir string
+
+	layout layout.Layout
+	faults faults.Lab
+}
+
+// OpTimeout bounds each fault operation.
+const OpTimeout = 2 * time.Minute
+
+// Main brings the lab up (or reuses a healthy one), stores the handle in *lab, and runs the
+// tests. The lab stays up afterwards for the next run; `make lab-down` removes it.
+func Main(m *testing.M, lab **Lab) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	l, err := Up(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "labkit:", err)
+		return 1
+	}
+	*lab = l
+	return m.Run()
+}
+
+// Up returns a handle on a healthy lab, bringing it up with the lab CLI when needed (the CLI,
+// not this process, must start the lab daemon: it copies itself into the state directory).
+func Up(ctx context.Context) (*Lab, error) {
+	l := layout.Default()
+	labDir, err := binaries.LabDir()
+	if err != nil {
+		return nil, err
+	}
+	if labctl.Healthy(ctx, l) != nil {
+		bin := filepath.Join(os.TempDir(), fmt.Sprintf("lanaccess-lab-%d", os.Getpid()))
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./lab/cmd/lab")
+		build.Dir = filepath.Dir(labDir)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build the lab CLI: %w", err)
+		}
+		defer os.Remove(bin)
+		up := exec.CommandContext(ctx, bin, "up")
+		up.Dir = filepath.Dir(labDir)
+		up.Stdout, up.Stderr = os.Stderr, os.Stderr
+		if err := up.Run(); err != nil {
+			return nil, fmt.Errorf("lab up: %w", err)
+		}
+	}
+	return Attach(ctx)
+}
+
+// Attach returns a handle on the running lab, or an error if it is not healthy.
+func Attach(ctx context.Context) (*Lab, error) {
+	l := layout.Default()
+	if err := labctl.Healthy(ctx, l); err != nil {
+		return nil, fmt.Errorf("lab is not up: %w", err)
+	}
+	st, err := labctl.LoadState(l)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	labDir, err := binaries.LabDir()
+	if err != nil {
+		return nil, err
+	}
+	lab := &Lab{
+		Kubeconfig: l.AdminKubeconfig(), CAFile: l.CAFile(), KubectlBin: st.Binaries.KubectlBin(),
+		Config: cfg, Client: client, Workstation: l.Workstation, LabDir: labDir,
+		layout: l, faults: faults.Lab{Layout: l, Client: client},
+	}
+	for _, n := range l.Nodes {
+		lab.Nodes = append(lab.Nodes, Node{Name: n.NS, IP: n.LANIP, PodCIDR: n.PodCIDR, Dedicated: n.Dedicated})
+	}
+	return lab, nil
+}
+
+// NodeIPs are the three addresses of the seed (node-1..3).
+func (l *Lab) NodeIPs() []string {
+	var ips []string
+	for _, n := range l.Nodes {
+		if !n.Dedicated {
+			ips = append(ips, n.IP)
+		}
+	}
+	return ips
+}
+
+// Node returns a node by name.
+func (l *Lab) Node(name string) (Node, error) {
+	for _, n := range l.Nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return Node{}, fmt.Errorf("no lab node named %q", name)
+}
+
+// VPNNode is the node whose namespace is the VPN pod's.
+func (l *Lab) VPNNode() Node {
+	for _, n := range l.Nodes {
+		if n.Dedicated {
+			return n
+		}
+	}
+	return Node{}
+}
+
+// Laptop, Internet and ControlPlane name the other namespaces.
+func (l *Lab) Laptop() string       { return l.layout.Laptop.NS }
+func (l *Lab) Internet() string     { return l.layout.Internet.NS }
+func (l *Lab) ControlPlane() string { return l.layout.ControlPlane.NS }
+
+// Addresses that tests aim at.
+func (l *Lab) VPNServerTunnelIP() string { return l.layout.VPNServerTun }
+func (l *Lab) VPNPool() string           { return l.layout.VPNPool }
+func (l *Lab) ClusterDNSIP() string      { return l.layout.ClusterDNSIP }
+func (l *Lab) InternetDNS() string       { return l.layout.InternetDNS }
+func (l *Lab) InternetWeb() string       { return l.layout.InternetWeb }
+func (l *Lab) APIServerURL() string      { return l.layout.APIServerURL() }

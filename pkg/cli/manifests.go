@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
+)
+
+func newManifestsCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "manifests [" + strings.Join(manifests.Names(), "|") + "]",
+		Short: "Print the least-privilege RBAC and the CI examples (Job, Helm test, Argo CD hook, GitHub Actions)",
+		Long: `manifests prints YAML that goes with this version of the plugin: the RBAC that lets doctor
+and vpn-trace run with the least privilege, and examples that run doctor after a deploy.
+Without a name, it lists them.`,
+		Example: `  kubectl lanaccess manifests rbac | kubectl apply -f -
+  kubectl lanaccess manifests job | kubectl apply -f -
+  kubectl lanaccess manifests github-actions > .github/workflows/lanaccess.yaml`,
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: manifests.Names(),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+				for _, m := range manifests.All() {
+					fmt.Fprintf(tw, "%s\t%s\n", m.Name, m.Description)
+				}
+				return tw.Flush()
+			}
+			body, err := manifests.Get(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			_, err = streams.Out.Write(body)
+			return err
+		},
+	}
+	return cmd
+}

@@ -1,0 +1,64 @@
+package corefile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary text to Parse: it must never panic, and every outcome is either a
+// model whose lines point into the text or a ParseError.
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corefiles", "*.Corefile"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("import x\n(x) {\n}\n"))
+	f.Add([]byte("a {\n template IN A {\n answer \"{{ range 100000000000 }}x{{ end }}\"\n }\n}\n"))
+	f.Add([]byte("\"a\\\"b\" {$X} {\n\"#\" \"\"\n}"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		c, err := Parse("fuzz", src)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is not a *ParseError: %T %v", err, err)
+			}
+			if c != nil {
+				t.Fatal("a model came back with an error")
+			}
+			return
+		}
+		lines := countLines(src)
+		for _, b := range c.Blocks {
+			for _, p := range b.Plugins {
+				if p.Line < 1 || p.Line > lines {
+					t.Fatalf("plugin %q at line %d outside 1..%d", p.Name, p.Line, lines)
+				}
+			}
+			for _, tm := range b.Templates {
+				_ = tm.Addrs()
+			}
+			_ = b.ForwardsDot()
+		}
+		_ = c.TemplateABlocks()
+		_ = c.ZoneBlockWithTemplateA("")
+	})
+}
+
+func countLines(src []byte) int {
+	n := 1
+	for _, b := range src {
+		if b == '\n' {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,325 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Discover reads the cluster once and finds the LAN-access setup (DESIGN 3): the proxy
+// Service (externalIPs, port 443), the DNS Service (externalIPs, port 53), the ConfigMap the
+// DNS pods mount and the zone of its `template IN A` block, with what the checks need around
+// them. It makes a fixed number of paginated LIST calls whatever the size of the cluster.
+//
+// Errors: a *UsageError (exit 2) when a named object does not exist or discovery finds none
+// or several candidates, naming the flag; any other error means the API could not be read
+// (exit 3). A forbidden read does not fail discovery: it is recorded in Setup.Partial so the
+// checks that need it SKIP with the reason. A custom resource whose CRD is not installed is
+// recorded as false in Setup.Installed. dyn may be nil: custom resources are then not read.
+//
+// API warnings are left to the caller: set rest.Config.WarningHandler to a WarningCollector
+// and copy its Warnings() into Setup.APIWarnings. Reads rarely carry warnings; the
+// externalIPs deprecation warning is only sent on writes (LA106 explains it either way).
+func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, sel Selection) (*Setup, error) {
+	d := &discoverer{
+		ctx: ctx, client: client, dyn: dyn, sel: sel,
+		deployments: map[string][]appsv1.Deployment{},
+		configMaps:  map[string][]corev1.ConfigMap{},
+		setup: &Setup{
+			Partial:        map[string]error{},
+			Installed:      map[string]bool{},
+			EndpointSlices: map[string][]discoveryv1.EndpointSlice{},
+		},
+	}
+	if err := d.run(); err != nil {
+		return nil, err
+	}
+	return d.setup, nil
+}
+
+type discoverer struct {
+	ctx    context.Context
+	client kubernetes.Interface
+	dyn    dynamic.Interface
+	sel    Selection
+	setup  *Setup
+	// Per-namespace lists, read once even when the proxy and the DNS share a namespace.
+	deployments map[string][]appsv1.Deployment
+	configMaps  map[string][]corev1.ConfigMap
+}
+
+func (d *discoverer) run() error {
+	s := d.setup
+	if err := d.readServices(); err != nil {
+		return err
+	}
+	var err error
+	if s.ProxyService, err = d.pickService(d.sel.ProxyService, 443, "proxy", "--proxy-service"); err != nil {
+		return err
+	}
+	if s.DNSService, err = d.pickService(d.sel.DNSService, 53, "DNS", "--dns-service"); err != nil {
+		return err
+	}
+	if s.ProxyWorkload, s.ProxyPods, err = d.readWorkload(s.ProxyService); err != nil {
+		return err
+	}
+	if s.DNSWorkload, s.DNSPods, err = d.readWorkload(s.DNSService); err != nil {
+		return err
+	}
+	if err := d.readCorefile(); err != nil {
+		return err
+	}
+	if err := d.pickZone(); err != nil {
+		return err
+	}
+	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	if v, err := d.client.Discovery().ServerVersion(); err == nil && v != nil {
+		s.ServerVersion = v.GitVersion
+	}
+	return nil
+}
+
+// core handles the error of a read the setup depends on: forbidden is recorded, anything
+// else (unreachable, timeout, unauthorized) ends discovery.
+func (d *discoverer) core(key string, err error) error {
+	if apierrors.IsForbidden(err) {
+		d.setup.Partial[key] = err
+		return nil
+	}
+	return fmt.Errorf("list %s: %w", key, err)
+}
+
+// optional handles the error of a read only some checks use: not installed is normal, other
+// failures are recorded; only a dead context ends discovery.
+func (d *discoverer) optional(key string, err error) error {
+	switch {
+	case isDead(d.ctx, err):
+		return fmt.Errorf("list %s: %w", key, err)
+	case IsNotInstalled(err):
+		d.setup.Installed[key] = false
+	default:
+		d.setup.Partial[key] = err
+	}
+	return nil
+}
+
+func (d *discoverer) readServices() error {
+	all, err := listServices(d.ctx, d.client, "")
+	if err == nil {
+		d.setup.Services = all
+		return nil
+	}
+	key := ReadKey("", "services", "")
+	if !apierrors.IsForbidden(err) {
+		return fmt.Errorf("list %s: %w", key, err)
+	}
+	d.setup.Partial[key] = err
+	namespaces := d.namedNamespaces()
+	if len(namespaces) == 0 {
+		return &UsageError{
+			Message: "cannot list Services in all namespaces (forbidden), so the setup cannot be discovered",
+			Fix:     "name the namespace with -n NAMESPACE, or the Services with --proxy-service and --dns-service NAMESPACE/NAME",
+		}
+	}
+	for _, ns := range namespaces {
+		svcs, err := listServices(d.ctx, d.client, ns)
+		if err != nil {
+			if err := d.core(ReadKey("", "services", ns), err); err != nil {
+				return err
+			}
+			continue
+		}
+		d.setup.Services = append(d.setup.Services, svcs...)
+	}
+	return nil
+}
+
+// namedNamespaces are the namespaces the user named, through -n or NAMESPACE/NAME flags.
+func (d *discoverer) namedNamespaces() []string {
+	var out []string
+	add := func(ns string) {
+		if ns != "" && !containsString(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	if !d.sel.AllNamespaces {
+		add(d.sel.Namespace)
+	}
+	for _, name := range []string{d.sel.ProxyService, d.sel.DNSService} {
+		ns, _ := splitName(name, "")
+		add(ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readWorkload reads the pods selected by svc and the Deployment whose template they come
+// from (nil if none).
+func (d *discoverer) readWorkload(svc *corev1.Service) (*appsv1.Deployment, []corev1.Pod, error) {
+	if len(svc.Spec.Selector) == 0 {
+		return nil, nil, nil // a Service without selector has hand-made endpoints
+	}
+	ns := svc.Namespace
+	selector := labels.SelectorFromSet(svc.Spec.Selector)
+	pods, err := listPods(d.ctx, d.client, ns, selector.String())
+	if err != nil {
+		if err := d.core(ReadKey("", "pods", ns), err); err != nil {
+			return nil, nil, err
+		}
+	}
+	deps, err := d.deploymentsIn(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pickDeployment(deps, selector, pods), pods, nil
+}
+
+func (d *discoverer) deploymentsIn(ns string) ([]appsv1.Deployment, error) {
+	if deps, ok := d.deployments[ns]; ok {
+		return deps, nil
+	}
+	deps, err := listDeployments(d.ctx, d.client, ns)
+	if err != nil {
+		if err := d.core(ReadKey("apps", "deployments", ns), err); err != nil {
+			return nil, err
+		}
+	}
+	d.deployments[ns] = deps
+	return deps, nil
+}
+
+func (d *discoverer) configMapsIn(ns string) ([]corev1.ConfigMap, error) {
+	if cms, ok := d.configMaps[ns]; ok {
+		return cms, nil
+	}
+	cms, err := listConfigMaps(d.ctx, d.client, ns, "")
+	if err != nil {
+		if err := d.core(ReadKey("", "configmaps", ns), err); err != nil {
+			return nil, err
+		}
+	}
+	d.configMaps[ns] = cms
+	return cms, nil
+}
+
+func (d *discoverer) readNodes() error {
+	nodes, err := listNodes(d.ctx, d.client)
+	if err != nil {
+		return d.core(ReadKey("", "nodes", ""), err)
+	}
+	d.setup.Nodes = nodes
+	return nil
+}
+
+func (d *discoverer) readEndpointSlices() error {
+	for _, svc := range []*corev1.Service{d.setup.ProxyService, d.setup.DNSService} {
+		key := svc.Namespace + "/" + svc.Name
+		if _, done := d.setup.EndpointSlices[key]; done {
+			continue
+		}
+		slices, err := listEndpointSlices(d.ctx, d.client, svc.Namespace, svc.Name)
+		if err != nil {
+			if err := d.core(ReadKey("discovery.k8s.io", "endpointslices", svc.Namespace), err); err != nil {
+				return err
+			}
+			continue
+		}
+		d.setup.EndpointSlices[key] = slices
+	}
+	return nil
+}
+
+func (d *discoverer) readPDBs() error {
+	namespaces := []string{d.setup.DNSService.Namespace}
+	if ns := d.setup.ProxyService.Namespace; ns != namespaces[0] {
+		namespaces = append(namespaces, ns)
+	}
+	for _, ns := range namespaces {
+		pdbs, err := listPDBs(d.ctx, d.client, ns)
+		if err != nil {
+			if err := d.core(ReadKey("policy", "poddisruptionbudgets", ns), err); err != nil {
+				return err
+			}
+			continue
+		}
+		d.setup.PDBs = append(d.setup.PDBs, pdbs...)
+	}
+	return nil
+}
+
+func (d *discoverer) readRoutes() error {
+	ing, err := listIngresses(d.ctx, d.client)
+	if err != nil {
+		if err := d.optional(ReadKey("networking.k8s.io", "ingresses", ""), err); err != nil {
+			return err
+		}
+	}
+	d.setup.Ingresses = ing
+	classes, err := listIngressClasses(d.ctx, d.client)
+	if err != nil {
+		if err := d.optional(ReadKey("networking.k8s.io", "ingressclasses", ""), err); err != nil {
+			return err
+		}
+	}
+	d.setup.IngressClasses = classes
+	return nil
+}
+
+func (d *discoverer) readAdmission() error {
+	const group = "admissionregistration.k8s.io"
+	var err error
+	if d.setup.ValidatingWebhooks, err = listWebhooks(d.ctx, d.client); err != nil {
+		if err := d.optional(ReadKey(group, "validatingwebhookconfigurations", ""), err); err != nil {
+			return err
+		}
+	}
+	key := ReadKey(group, "validatingadmissionpolicies", "")
+	if d.setup.AdmissionPolicies, err = listAdmissionPolicies(d.ctx, d.client); err != nil {
+		if err := d.optional(key, err); err != nil {
+			return err
+		}
+	} else {
+		d.setup.Installed[key] = true
+	}
+	if d.setup.AdmissionPolicyBindings, err = listAdmissionPolicyBindings(d.ctx, d.client); err != nil {
+		return d.optional(ReadKey(group, "validatingadmissionpolicybindings", ""), err)
+	}
+	return nil
+}
+
+// readKubeProxy reads kubeadm's kube-proxy configuration, where AllowServiceExternalIPs
+// may be turned off.
+func (d *discoverer) readKubeProxy() error {
+	const ns = "kube-system"
+	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name=kube-proxy")
+	if err != nil {
+		return d.optional(ReadKey("", "configmaps", ns), err)
+	}
+	for _, cm := range cms {
+		if cm.Name == "kube-proxy" {
+			d.setup.KubeProxyConfig = cm.Data["config.conf"]
+		}
+	}
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package kube
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// readCustomResources reads Traefik routes and middlewares, Kyverno policies and Gatekeeper
+// templates (and the constraints of templates about externalIPs) when dyn is set. A CRD that
+// is not installed is recorded in Setup.Installed, never as a failure.
+func (d *discoverer) readCustomResources() error {
+	if d.dyn == nil {
+		return nil
+	}
+	s := d.setup
+	for _, step := range []struct {
+		resources []DynamicResource
+		into      *[]unstructured.Unstructured
+	}{
+		{TraefikIngressRoutes(), &s.IngressRoutes},
+		{TraefikMiddlewares(), &s.Middlewares},
+		{KyvernoPolicyResources(), &s.KyvernoPolicies},
+		{[]DynamicResource{GatekeeperTemplates()}, &s.GatekeeperTemplates},
+	} {
+		for _, r := range step.resources {
+			items, err := listDynamic(d.ctx, d.dyn, r)
+			if err != nil {
+				if err := d.optional(r.Key(), err); err != nil {
+					return err
+				}
+				continue
+			}
+			s.Installed[r.Key()] = true
+			*step.into = append(*step.into, items...)
+		}
+	}
+	for _, t := range s.GatekeeperTemplates {
+		kind, _, _ := unstructured.NestedString(t.Object, "spec", "crd", "spec", "names", "kind")
+		if kind == "" || !MentionsExternalIPs(t.Object) {
+			continue
+		}
+		r := GatekeeperConstraint(kind)
+		items, err := listDynamic(d.ctx, d.dyn, r)
+		if err != nil {
+			if err := d.optional(r.Key(), err); err != nil {
+				return err
+			}
+			continue
+		}
+		s.Installed[r.Key()] = true
+		s.GatekeeperConstraints = append(s.GatekeeperConstraints, items...)
+	}
+	return nil
+}
+
+// MentionsExternalIPs reports whether any string inside obj (a policy's rules, a template's
+// rego or CEL) mentions externalIPs: how a policy about CVE-2020-8554 is recognised whatever
+// engine wrote it.
+func MentionsExternalIPs(obj any) bool {
+	switch v := obj.(type) {
+	case string:
+		return strings.Contains(strings.ToLower(v), "externalips")
+	case map[string]any:
+		for k, x := range v {
+			if strings.Contains(strings.ToLower(k), "externalips") || MentionsExternalIPs(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if MentionsExternalIPs(x) {
+				return true
+			}
+		}
+	}
+	return false
+}

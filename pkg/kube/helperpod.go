@@ -1,0 +1,514 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// Labels on everything the plugin creates, so that `cleanup` finds what a killed run left.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "kubectl-lanaccess"
+	RunIDLabel     = "kubectl-lanaccess/run-id"
+	// NodeAnnotation records the node a helper reads (node names may be too long for a label).
+	NodeAnnotation = "kubectl-lanaccess/node"
+)
+
+// DefaultHelperImage is pinned so that every run reads nodes with the same tools (sh, cat, ls,
+// timeout from busybox); --image replaces it for air-gapped registries.
+const DefaultHelperImage = "busybox:1.36.1"
+
+// HelperConfig describes the helper pods of one run.
+type HelperConfig struct {
+	// Namespace receives the helper pods; it must admit hostNetwork pods (Pod Security level
+	// privileged). Default "default".
+	Namespace string
+	// Image of the helper; default DefaultHelperImage.
+	Image string
+	// RunID labels this run's pods; default a random one.
+	RunID string
+	// ActiveDeadline is enforced by the kubelet, so a helper dies even if this process is
+	// killed before it can delete it. Default 5 minutes.
+	ActiveDeadline time.Duration
+	// StartTimeout bounds the wait for the helper to run. Default 90 seconds.
+	StartTimeout time.Duration
+	// PollInterval between status reads while waiting. Default 500 ms.
+	PollInterval time.Duration
+	// ExistingPodAttempts bounds how many existing hostNetwork pods are tried per node before
+	// a helper is created. Default 2.
+	ExistingPodAttempts int
+}
+
+func (c HelperConfig) withDefaults() HelperConfig {
+	if c.Namespace == "" {
+		c.Namespace = "default"
+	}
+	if c.Image == "" {
+		c.Image = DefaultHelperImage
+	}
+	if c.RunID == "" {
+		c.RunID = NewRunID()
+	}
+	if c.ActiveDeadline <= 0 {
+		c.ActiveDeadline = 5 * time.Minute
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = 90 * time.Second
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 500 * time.Millisecond
+	}
+	if c.ExistingPodAttempts <= 0 {
+		c.ExistingPodAttempts = 2
+	}
+	return c
+}
+
+// NewRunID returns a short random identifier for one run's objects.
+func NewRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// HelperCause says why no shell could be had on a node; checks map it to SKIP or ERROR.
+type HelperCause string
+
+const (
+	CauseNodeNotReady HelperCause = "node-not-ready"
+	CauseForbidden    HelperCause = "rbac"
+	CausePodSecurity  HelperCause = "pod-security"
+	CauseAdmission    HelperCause = "admission"
+	CauseImagePull    HelperCause = "image-pull"
+	CausePodFailed    HelperCause = "pod-failed"
+	CauseStartTimeout HelperCause = "start-timeout"
+	CauseAPI          HelperCause = "api"
+)
+
+// HelperError is a node that could not be read, with the cause and the flag or grant that helps.
+type HelperError struct {
+	Node    string
+	Cause   HelperCause
+	Message string
+	Fix     string
+	Err     error
+}
+
+func (e *HelperError) Error() string {
+	msg := fmt.Sprintf("node %s: %s", e.Node, e.Message)
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return msg
+}
+
+func (e *HelperError) Unwrap() error { return e.Err }
+
+// NotPermitted reports whether the cluster's rules (RBAC, admission) or the node's state
+// prevent the read: a SKIP with the reason, not a failure of the check.
+func (e *HelperError) NotPermitted() bool {
+	switch e.Cause {
+	case CauseForbidden, CausePodSecurity, CauseAdmission, CauseNodeNotReady:
+		return true
+	}
+	return false
+}
+
+// NodeShells gives a shell in the network namespace of a node: an existing hostNetwork pod
+// there when exec into it works, otherwise a short-lived helper pod.
+type NodeShells struct {
+	client kubernetes.Interface
+	exec   Executor
+	cfg    HelperConfig
+	seq    atomic.Int64
+}
+
+// NewNodeShells prepares helper pods for one run; nothing is created until Open.
+func NewNodeShells(client kubernetes.Interface, exec Executor, cfg HelperConfig) *NodeShells {
+	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults()}
+}
+
+// Config returns the effective configuration (defaults applied).
+func (s *NodeShells) Config() HelperConfig { return s.cfg }
+
+// NodeShell runs commands in one node's network namespace. Close it when done.
+type NodeShell struct {
+	Node      string
+	Pod       PodRef
+	Container string
+	// Helper is true when the pod was created for this read (and is deleted by Close).
+	Helper bool
+	// HostPID is true when the pod shares the host's PID namespace, so /proc/<pid> of the
+	// node's processes is visible (owning processes of sockets can be named).
+	HostPID bool
+	exec    Executor
+	owner   *NodeShells
+}
+
+// Via says in words which pod reads the node, for evidence.
+func (n *NodeShell) Via() string {
+	if n.Helper {
+		return "helper pod " + n.Pod.String()
+	}
+	return "existing hostNetwork pod " + n.Pod.String()
+}
+
+// Exec runs cmd in the node's network namespace.
+func (n *NodeShell) Exec(ctx context.Context, cmd []string) ([]byte, []byte, error) {
+	return n.exec.Exec(ctx, n.Pod, n.Container, cmd, nil)
+}
+
+// Close deletes the helper pod, if this shell created one. It uses its own short deadline so
+// it also works after the caller's context was cancelled (Ctrl-C).
+func (n *NodeShell) Close() error {
+	if !n.Helper {
+		return nil
+	}
+	return n.owner.deletePod(n.Pod.Name)
+}
+
+// Open finds or makes a shell on node. Errors are *HelperError when the cause is known.
+func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
+	if !nodeReady(node) {
+		return nil, &HelperError{Node: node.Name, Cause: CauseNodeNotReady,
+			Message: "node is not Ready: no pod can run there to read its sockets",
+			Fix:     "check `kubectl describe node " + node.Name + "`"}
+	}
+	if sh := s.existing(ctx, node.Name); sh != nil {
+		return sh, nil
+	}
+	return s.helper(ctx, node)
+}
+
+// existing tries hostNetwork pods already on the node, those sharing the host PID namespace
+// first (they can also name the owning processes). Any failure (exec denied, no shell in the
+// image) just moves on: a helper pod is the fallback.
+func (s *NodeShells) existing(ctx context.Context, node string) *NodeShell {
+	pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	})
+	if err != nil {
+		return nil
+	}
+	var cands []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != node || !p.Spec.HostNetwork || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Labels[ManagedByLabel] == ManagedByValue {
+			continue // another run's helper: it may vanish under us
+		}
+		if runningContainer(p) == "" {
+			continue
+		}
+		cands = append(cands, p)
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].Spec.HostPID != cands[j].Spec.HostPID {
+			return cands[i].Spec.HostPID
+		}
+		return cands[i].Namespace+"/"+cands[i].Name < cands[j].Namespace+"/"+cands[j].Name
+	})
+	for i, p := range cands {
+		if i >= s.cfg.ExistingPodAttempts {
+			break
+		}
+		sh := &NodeShell{Node: node, Pod: PodRef{p.Namespace, p.Name}, Container: runningContainer(p), HostPID: p.Spec.HostPID, exec: s.exec, owner: s}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, _, err := sh.Exec(pctx, []string{"cat", "/proc/net/tcp"})
+		cancel()
+		if err == nil {
+			return sh
+		}
+	}
+	return nil
+}
+
+func runningContainer(p corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			return cs.Name
+		}
+	}
+	return ""
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+const helperContainer = "reader"
+
+// HelperPod is the pod spec used to read a node: host network (to see the node's sockets) and
+// host PID (to name their processes), but no privilege, no added capability, no token, a
+// read-only root, a kubelet-enforced deadline, and tolerations for every taint (the nodes that
+// carry addresses are often tainted).
+func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
+	cfg = cfg.withDefaults()
+	secs := int64(cfg.ActiveDeadline.Seconds())
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   cfg.Namespace,
+			Labels:      map[string]string{ManagedByLabel: ManagedByValue, RunIDLabel: cfg.RunID},
+			Annotations: map[string]string{NodeAnnotation: node},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      node,
+			HostNetwork:                   true,
+			HostPID:                       true,
+			DNSPolicy:                     corev1.DNSDefault,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			ActiveDeadlineSeconds:         &secs,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:            helperContainer,
+				Image:           cfg.Image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				// Sleeps no longer than the pod may live; commands come by exec.
+				Command: []string{"sleep", fmt.Sprint(secs)},
+				SecurityContext: &corev1.SecurityContext{
+					Privileged:               ptr.To(false),
+					AllowPrivilegeEscalation: ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+				},
+			}},
+		},
+	}
+}
+
+// helperName is deterministic (not generateName) so that a create whose answer was lost to a
+// cancel can still be deleted by name.
+func (s *NodeShells) helperName(node string) string {
+	n := s.seq.Add(1)
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, node)
+	prefix := fmt.Sprintf("lanaccess-%s-%d-", s.cfg.RunID, n)
+	if room := 63 - len(prefix); len(clean) > room {
+		sum := sha256.Sum256([]byte(node))
+		clean = clean[:room-9] + "-" + hex.EncodeToString(sum[:4])
+	}
+	return strings.Trim(prefix+clean, "-")
+}
+
+func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
+	name := s.helperName(node.Name)
+	pod := HelperPod(s.cfg, name, node.Name)
+	_, err := s.client.CoreV1().Pods(s.cfg.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		// The create may have landed even though its answer did not (cancel, timeout).
+		_ = s.deletePod(name)
+		return nil, s.createError(node.Name, err)
+	}
+	shell := &NodeShell{Node: node.Name, Pod: PodRef{s.cfg.Namespace, name}, Container: helperContainer, Helper: true, HostPID: true, exec: s.exec, owner: s}
+	if err := s.waitRunning(ctx, node.Name, name); err != nil {
+		_ = s.deletePod(name)
+		return nil, err
+	}
+	return shell, nil
+}
+
+func (s *NodeShells) createError(node string, err error) error {
+	ns := s.cfg.Namespace
+	msg := err.Error()
+	switch {
+	case apierrors.IsForbidden(err) && strings.Contains(msg, "PodSecurity"):
+		return &HelperError{Node: node, Cause: CausePodSecurity, Err: err,
+			Message: fmt.Sprintf("Pod Security admission in namespace %s rejected the hostNetwork helper pod: %s", ns, msg),
+			Fix: fmt.Sprintf("use a namespace that admits it with --helper-namespace, label one with `kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged`, or --no-helpers to stay read-only", ns)}
+	case apierrors.IsForbidden(err) && (strings.Contains(msg, "admission webhook") || strings.Contains(msg, "denied the request")):
+		return &HelperError{Node: node, Cause: CauseAdmission, Err: err,
+			Message: "an admission policy rejected the helper pod: " + msg,
+			Fix:     "exempt pods labelled " + ManagedByLabel + "=" + ManagedByValue + " in namespace " + ns + ", use --helper-namespace, or --no-helpers"}
+	case apierrors.IsForbidden(err):
+		return &HelperError{Node: node, Cause: CauseForbidden, Err: err,
+			Message: "not permitted to create helper pods: " + msg,
+			Fix:     fmt.Sprintf("grant create, get, delete on pods and create on pods/exec in namespace %s (see the RBAC manifest for helpers), or --no-helpers", ns)}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("node %s: creating helper pod: %w", node, err)
+	}
+	return &HelperError{Node: node, Cause: CauseAPI, Err: err, Message: "creating helper pod in namespace " + ns + ": " + msg}
+}
+
+// waitRunning polls until the helper runs, failing fast on states that will not resolve by
+// themselves (image pulls, config errors, a failed pod) and after StartTimeout at the latest.
+func (s *NodeShells) waitRunning(ctx context.Context, node, name string) error {
+	deadline := time.NewTimer(s.cfg.StartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(s.cfg.PollInterval)
+	defer tick.Stop()
+	last := "not yet seen"
+	for {
+		pod, err := s.client.CoreV1().Pods(s.cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			return fmt.Errorf("node %s: waiting for helper pod %s/%s: %w", node, s.cfg.Namespace, name, err)
+		case apierrors.IsNotFound(err):
+			return &HelperError{Node: node, Cause: CausePodFailed, Err: err, Message: fmt.Sprintf("helper pod %s/%s disappeared while starting (deleted by someone else or evicted)", s.cfg.Namespace, name)}
+		case err != nil:
+			last = err.Error()
+		default:
+			if done, herr := s.judgeStart(node, pod); done {
+				return herr
+			}
+			last = describeStart(pod)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s: waiting for helper pod %s/%s: %w", node, s.cfg.Namespace, name, ctx.Err())
+		case <-deadline.C:
+			return &HelperError{Node: node, Cause: CauseStartTimeout,
+				Message: fmt.Sprintf("helper pod %s/%s did not start within %s (last state: %s)", s.cfg.Namespace, name, s.cfg.StartTimeout, last),
+				Fix:     "check `kubectl -n " + s.cfg.Namespace + " describe pod " + name + "`; if the image cannot be fetched, mirror it and pass --image, or use --no-helpers"}
+		case <-tick.C:
+		}
+	}
+}
+
+// judgeStart returns done=true with nil when the pod runs, or with the error that ends the wait.
+func (s *NodeShells) judgeStart(node string, pod *corev1.Pod) (bool, error) {
+	ref := s.cfg.Namespace + "/" + pod.Name
+	switch pod.Status.Phase {
+	case corev1.PodRunning:
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name == helperContainer && cs.State.Running != nil {
+				return true, nil
+			}
+		}
+	case corev1.PodFailed, corev1.PodSucceeded:
+		return true, &HelperError{Node: node, Cause: CausePodFailed,
+			Message: fmt.Sprintf("helper pod %s ended (%s): %s %s", ref, pod.Status.Phase, pod.Status.Reason, pod.Status.Message),
+			Fix:     "the kubelet refused or stopped it; check `kubectl -n " + s.cfg.Namespace + " describe pod " + pod.Name + "`"}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+			return true, &HelperError{Node: node, Cause: CauseImagePull,
+				Message: fmt.Sprintf("helper image %s cannot be pulled on this node (%s: %s)", s.cfg.Image, w.Reason, w.Message),
+				Fix:     "mirror the image to a registry the nodes can reach and pass --image REGISTRY/busybox:1.36.1, or use --no-helpers"}
+		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+			return true, &HelperError{Node: node, Cause: CausePodFailed,
+				Message: fmt.Sprintf("helper pod %s cannot start its container (%s: %s)", ref, w.Reason, w.Message)}
+		}
+	}
+	return false, nil
+}
+
+func describeStart(pod *corev1.Pod) string {
+	parts := []string{string(pod.Status.Phase)}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue && c.Message != "" {
+			parts = append(parts, c.Message)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+			parts = append(parts, cs.State.Waiting.Reason)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// deletePod removes one of our pods with a fresh deadline: it runs on the way out of a
+// cancelled run as well, when the caller's context is already done.
+func (s *NodeShells) deletePod(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err := s.client.CoreV1().Pods(s.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting helper pod %s/%s: %w", s.cfg.Namespace, name, err)
+	}
+	return nil
+}
+
+// Close deletes every helper pod of this run still present: the safety net for a shell that
+// was never closed (a panic, a create whose answer was lost). Safe to call more than once.
+func (s *NodeShells) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pods, err := s.client.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + RunIDLabel + "=" + s.cfg.RunID,
+	})
+	if err != nil {
+		return fmt.Errorf("listing helper pods of run %s in %s: %w", s.cfg.RunID, s.cfg.Namespace, err)
+	}
+	var errs []error
+	for _, p := range pods.Items {
+		if err := s.deletePod(p.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Cleanup deletes every pod labelled as ours (app.kubernetes.io/managed-by=kubectl-lanaccess)
+// in namespace, or in all namespaces, and returns "namespace/name" of each one deleted. It is
+// what `kubectl lanaccess cleanup` runs after a run was killed before it could tidy up.
+func Cleanup(ctx context.Context, client kubernetes.Interface, namespace string, allNamespaces bool) ([]string, error) {
+	ns := namespace
+	if allNamespaces {
+		ns = ""
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=" + ManagedByValue})
+	if err != nil {
+		where := "namespace " + namespace
+		if allNamespaces {
+			where = "all namespaces"
+		}
+		return nil, fmt.Errorf("listing pods labelled %s=%s in %s: %w", ManagedByLabel, ManagedByValue, where, err)
+	}
+	var deleted []string
+	var errs []error
+	for _, p := range pods.Items {
+		err := client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		switch {
+		case err == nil:
+			deleted = append(deleted, p.Namespace+"/"+p.Name)
+		case apierrors.IsNotFound(err):
+		default:
+			errs = append(errs, fmt.Errorf("deleting pod %s/%s: %w", p.Namespace, p.Name, err))
+		}
+	}
+	sort.Strings(deleted)
+	return deleted, errors.Join(errs...)
+}

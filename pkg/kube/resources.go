@@ -1,0 +1,81 @@
+package kube
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DynamicResource is a custom resource discovery reads through the dynamic client, when its
+// CRD is installed.
+type DynamicResource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// ListKind is the kind of a list of r, as the fake dynamic client needs it.
+func (r DynamicResource) ListKind() string { return r.Kind + "List" }
+
+func dyn(group, version, resource, kind string, namespaced bool) DynamicResource {
+	return DynamicResource{GVR: schema.GroupVersionResource{Group: group, Version: version, Resource: resource}, Kind: kind, Namespaced: namespaced}
+}
+
+// TraefikIngressRoutes are Traefik's IngressRoutes: Traefik moved from traefik.containo.us to
+// traefik.io in v2.10, so both groups are read and either generation is understood.
+func TraefikIngressRoutes() []DynamicResource {
+	return []DynamicResource{
+		dyn("traefik.io", "v1alpha1", "ingressroutes", "IngressRoute", true),
+		dyn("traefik.containo.us", "v1alpha1", "ingressroutes", "IngressRoute", true),
+	}
+}
+
+// TraefikMiddlewares are Traefik's Middlewares, in both groups.
+func TraefikMiddlewares() []DynamicResource {
+	return []DynamicResource{
+		dyn("traefik.io", "v1alpha1", "middlewares", "Middleware", true),
+		dyn("traefik.containo.us", "v1alpha1", "middlewares", "Middleware", true),
+	}
+}
+
+// KyvernoPolicyResources are Kyverno's ClusterPolicies and (namespaced) Policies.
+func KyvernoPolicyResources() []DynamicResource {
+	return []DynamicResource{
+		dyn("kyverno.io", "v1", "clusterpolicies", "ClusterPolicy", false),
+		dyn("kyverno.io", "v1", "policies", "Policy", true),
+	}
+}
+
+// GatekeeperTemplates are Gatekeeper's ConstraintTemplates.
+func GatekeeperTemplates() DynamicResource {
+	return dyn("templates.gatekeeper.sh", "v1", "constrainttemplates", "ConstraintTemplate", false)
+}
+
+// GatekeeperConstraint is the resource holding the constraints of a template's kind: group
+// constraints.gatekeeper.sh, resource the kind in lower case (K8sExternalIPs -> k8sexternalips).
+func GatekeeperConstraint(kind string) DynamicResource {
+	return dyn("constraints.gatekeeper.sh", "v1beta1", strings.ToLower(kind), kind, false)
+}
+
+// DynamicResources lists the custom resources discovery may read (constraints excepted).
+func DynamicResources() []DynamicResource {
+	out := append(TraefikIngressRoutes(), TraefikMiddlewares()...)
+	out = append(out, KyvernoPolicyResources()...)
+	return append(out, GatekeeperTemplates())
+}
+
+// ReadKey names one read of discovery, the key of Setup.Partial and Setup.Installed:
+// "services", "ingressroutes.traefik.io", "configmaps in kube-system".
+func ReadKey(group, resource, namespace string) string {
+	k := resource
+	if group != "" {
+		k += "." + group
+	}
+	if namespace != "" {
+		k += " in " + namespace
+	}
+	return k
+}
+
+// Key is the ReadKey of r across all namespaces.
+func (r DynamicResource) Key() string { return ReadKey(r.GVR.Group, r.GVR.Resource, "") }

@@ -1,0 +1,171 @@
+package linuxnet
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// NATRule is one rule of the nat table with the matches that decide whose packets it
+// rewrites. Prefixes are invalid (zero) when the rule does not restrict them.
+type NATRule struct {
+	Chain         string
+	Source        netip.Prefix
+	SourceNegated bool
+	Dest          netip.Prefix
+	DestNegated   bool
+	OutIface      string
+	Target        string // MASQUERADE, SNAT, DNAT, RETURN, ACCEPT or a user chain
+	ToSource      string // SNAT --to-source
+	Raw           string
+}
+
+// NATTable is the nat table as iptables-save printed it.
+type NATTable struct {
+	Chains []string
+	Rules  []NATRule
+}
+
+// ParseIPTablesSave reads the *nat section of iptables-save output (legacy or nft backend,
+// same format). Other tables and unreadable lines are ignored.
+func ParseIPTablesSave(out string) NATTable {
+	var t NATTable
+	inNat := false
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "*"):
+			inNat = line == "*nat"
+		case !inNat || line == "" || strings.HasPrefix(line, "#"):
+		case line == "COMMIT":
+			inNat = false
+		case strings.HasPrefix(line, ":"):
+			name, _, _ := strings.Cut(line[1:], " ")
+			t.Chains = append(t.Chains, name)
+		case strings.HasPrefix(line, "-A "):
+			if r, ok := parseNATRule(line); ok {
+				t.Rules = append(t.Rules, r)
+			}
+		}
+	}
+	return t
+}
+
+func parseNATRule(line string) (NATRule, bool) {
+	tok := splitArgs(line)
+	r := NATRule{Raw: line}
+	neg := false
+	for i := 0; i < len(tok); i++ {
+		arg := func() string {
+			if i+1 < len(tok) {
+				i++
+				return tok[i]
+			}
+			return ""
+		}
+		switch tok[i] {
+		case "!":
+			neg = true
+			continue
+		case "-A":
+			r.Chain = arg()
+		case "-s", "--source":
+			p, ok := parsePrefixOrAddr(arg())
+			if !ok {
+				return r, false
+			}
+			r.Source, r.SourceNegated = p, neg
+		case "-d", "--destination":
+			p, ok := parsePrefixOrAddr(arg())
+			if !ok {
+				return r, false
+			}
+			r.Dest, r.DestNegated = p, neg
+		case "-o", "--out-interface":
+			r.OutIface = arg()
+			if neg {
+				r.OutIface = "!" + r.OutIface
+			}
+		case "-j", "--jump", "-g", "--goto":
+			r.Target = arg()
+		case "--to-source":
+			r.ToSource = arg()
+		}
+		neg = false
+	}
+	return r, r.Chain != "" && r.Target != ""
+}
+
+// splitArgs splits a rule line on spaces, keeping "double quoted" words (comments) whole.
+func splitArgs(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, have := false, false
+	for _, c := range s {
+		switch {
+		case c == '"':
+			quoted, have = !quoted, true
+		case c == ' ' && !quoted:
+			if have {
+				out = append(out, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteRune(c)
+			have = true
+		}
+	}
+	if have {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// coversSource reports whether every packet from pool satisfies the rule's source match.
+func (r NATRule) coversSource(pool netip.Prefix) bool {
+	if !r.Source.IsValid() {
+		return true
+	}
+	if r.SourceNegated {
+		return !r.Source.Overlaps(pool)
+	}
+	return r.Source.Bits() <= pool.Bits() && r.Source.Contains(pool.Addr())
+}
+
+// SourceNATFor returns the MASQUERADE and SNAT rules that rewrite packets from pool, walking
+// from POSTROUTING into the user chains it jumps to. A rule restricted by destination or
+// out-interface is still returned: callers show those restrictions.
+func (t NATTable) SourceNATFor(pool netip.Prefix) []NATRule {
+	byChain := map[string][]NATRule{}
+	for _, r := range t.Rules {
+		byChain[r.Chain] = append(byChain[r.Chain], r)
+	}
+	var out []NATRule
+	seen := map[string]bool{}
+	var walk func(chain string, depth int)
+	walk = func(chain string, depth int) {
+		if seen[chain] || depth > 8 {
+			return
+		}
+		seen[chain] = true
+		for _, r := range byChain[chain] {
+			if !r.coversSource(pool) {
+				continue
+			}
+			switch r.Target {
+			case "MASQUERADE", "SNAT":
+				out = append(out, r)
+			case "ACCEPT", "RETURN":
+				if !r.Dest.IsValid() && r.OutIface == "" {
+					return // everything from the pool leaves this chain unrewritten
+				}
+			default:
+				if _, user := byChain[r.Target]; user {
+					walk(r.Target, depth+1)
+				}
+			}
+		}
+	}
+	walk("POSTROUTING", 0)
+	return out
+}

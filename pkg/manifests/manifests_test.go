@@ -1,0 +1,293 @@
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+)
+
+// kubernetesManifests are the names whose documents are Kubernetes objects.
+var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-vpn-exec", "rbac-helpers", "job", "helm-test", "argocd"}
+
+// decodeAll decodes every document of name strictly (an unknown or misspelt field is an error)
+// with client-go's scheme, into typed objects.
+func decodeAll(t *testing.T, name string) []runtime.Object {
+	t.Helper()
+	raw, err := Get(name)
+	require.NoError(t, err)
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var objs []runtime.Object
+	for i := 0; ; i++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		obj, gvk, err := decoder.Decode(doc, nil, nil)
+		require.NoError(t, err, "%s document %d does not decode strictly:\n%s", name, i, doc)
+		require.NotEmpty(t, gvk.Kind)
+		objs = append(objs, obj)
+	}
+	require.NotEmpty(t, objs, name)
+	return objs
+}
+
+func stripComments(doc []byte) []byte {
+	var out bytes.Buffer
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			out.WriteString(line + "\n")
+		}
+	}
+	return out.Bytes()
+}
+
+func TestEveryKubernetesManifestDecodesIntoTypedObjects(t *testing.T) {
+	for _, name := range kubernetesManifests {
+		t.Run(name, func(t *testing.T) {
+			for _, obj := range decodeAll(t, name) {
+				_, isUnstructured := obj.(runtime.Unstructured)
+				assert.False(t, isUnstructured, "%T is not a typed object", obj)
+			}
+		})
+	}
+}
+
+func TestEveryNameIsPrintableAndUnknownNamesAreRefused(t *testing.T) {
+	for _, n := range Names() {
+		b, err := Get(n)
+		require.NoError(t, err, n)
+		assert.NotEmpty(t, b, n)
+	}
+	_, err := Get("rbca")
+	require.ErrorContains(t, err, `no manifest "rbca" (choose from rbac, rbac-doctor`)
+	all, err := Get("rbac")
+	require.NoError(t, err)
+	for _, part := range []string{"rbac-doctor", "rbac-vpn-exec", "rbac-helpers"} {
+		b, err := Get(part)
+		require.NoError(t, err)
+		assert.Contains(t, string(all), string(b), "rbac holds %s", part)
+	}
+}
+
+// rbacObjects indexes the roles of the shipped RBAC by grant, with their bindings.
+type rbacObjects struct {
+	clusterRoles map[string]*rbacv1.ClusterRole
+	roles        map[string]*rbacv1.Role
+	// boundTo lists the subjects bound to "ClusterRole NAME" or "Role NAMESPACE/NAME".
+	boundTo map[string][]rbacv1.Subject
+}
+
+func shippedRBAC(t *testing.T) rbacObjects {
+	t.Helper()
+	o := rbacObjects{clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{}, boundTo: map[string][]rbacv1.Subject{}}
+	for _, obj := range decodeAll(t, "rbac") {
+		switch v := obj.(type) {
+		case *rbacv1.ClusterRole:
+			o.clusterRoles[v.Name] = v
+		case *rbacv1.Role:
+			o.roles[v.Namespace+"/"+v.Name] = v
+		case *rbacv1.ClusterRoleBinding:
+			o.boundTo["ClusterRole "+v.RoleRef.Name] = append(o.boundTo["ClusterRole "+v.RoleRef.Name], v.Subjects...)
+		case *rbacv1.RoleBinding:
+			o.boundTo[v.RoleRef.Kind+" "+v.Namespace+"/"+v.RoleRef.Name] = append(o.boundTo[v.RoleRef.Kind+" "+v.Namespace+"/"+v.RoleRef.Name], v.Subjects...)
+		}
+	}
+	return o
+}
+
+// grantRules maps each grant to the rules of the role that carries it, and the binding key.
+func (o rbacObjects) grantRules(t *testing.T) map[Grant]struct {
+	rules   []rbacv1.PolicyRule
+	binding string
+} {
+	t.Helper()
+	get := func(m map[string]*rbacv1.ClusterRole, name string) []rbacv1.PolicyRule {
+		r, ok := m[name]
+		require.True(t, ok, "ClusterRole %s is shipped", name)
+		return r.Rules
+	}
+	role := func(key string) []rbacv1.PolicyRule {
+		r, ok := o.roles[key]
+		require.True(t, ok, "Role %s is shipped", key)
+		return r.Rules
+	}
+	return map[Grant]struct {
+		rules   []rbacv1.PolicyRule
+		binding string
+	}{
+		GrantDoctor:      {get(o.clusterRoles, "kubectl-lanaccess-doctor"), "ClusterRole kubectl-lanaccess-doctor"},
+		GrantNodeConfigz: {get(o.clusterRoles, "kubectl-lanaccess-node-configz"), "ClusterRole kubectl-lanaccess-node-configz"},
+		GrantVPNExec:     {role("vpn/kubectl-lanaccess-vpn-exec"), "Role vpn/kubectl-lanaccess-vpn-exec"},
+		GrantHelpers:     {role("lanaccess/kubectl-lanaccess-helpers"), "Role lanaccess/kubectl-lanaccess-helpers"},
+	}
+}
+
+func permissionRule(p Permission) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{p.Group}, Resources: []string{p.Resource}, Verbs: []string{p.Verb}}
+}
+
+func TestTheShippedRBACCoversEveryPermissionThePluginUses(t *testing.T) {
+	o := shippedRBAC(t)
+	grants := o.grantRules(t)
+	byGrant := map[Grant][]rbacv1.PolicyRule{}
+	for _, p := range Permissions() {
+		byGrant[p.Grant] = append(byGrant[p.Grant], permissionRule(p))
+	}
+	require.Len(t, byGrant, len(grants), "every grant has permissions and a role")
+	for grant, needed := range byGrant {
+		g := grants[grant]
+		ok, missing := rbacvalidation.Covers(g.rules, needed)
+		assert.True(t, ok, "%s does not grant %v", g.binding, missing)
+		subjects := o.boundTo[g.binding]
+		assert.Contains(t, subjects, rbacv1.Subject{Kind: "ServiceAccount", Name: "kubectl-lanaccess", Namespace: "lanaccess"}, "%s is bound to the plugin's ServiceAccount", g.binding)
+	}
+}
+
+func TestTheShippedRBACGrantsNothingThePluginDoesNotUse(t *testing.T) {
+	// Deliberate extras, each with its reason in the YAML: Gatekeeper names a resource after
+	// every constraint kind; API servers before 1.35 authorized WebSocket exec as get.
+	allowed := []rbacv1.PolicyRule{
+		{APIGroups: []string{"constraints.gatekeeper.sh"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get"}},
+	}
+	o := shippedRBAC(t)
+	for grant, g := range o.grantRules(t) {
+		var used []rbacv1.PolicyRule
+		for _, p := range Permissions() {
+			if p.Grant == grant {
+				used = append(used, permissionRule(p))
+			}
+		}
+		ok, extra := rbacvalidation.Covers(append(used, allowed...), g.rules)
+		assert.True(t, ok, "%s grants more than the plugin uses: %v", g.binding, extra)
+	}
+}
+
+func TestTheReadOnlyRoleCannotWriteOrReadSecrets(t *testing.T) {
+	doctor := shippedRBAC(t).clusterRoles["kubectl-lanaccess-doctor"]
+	require.NotNil(t, doctor)
+	for _, r := range doctor.Rules {
+		for _, res := range r.Resources {
+			assert.NotEqual(t, "secrets", res)
+		}
+		for _, v := range r.Verbs {
+			if v == "create" {
+				assert.Equal(t, []string{"selfsubjectaccessreviews"}, r.Resources, "the only create is an access review")
+				continue
+			}
+			assert.Contains(t, []string{"get", "list"}, v, "rule %v", r)
+		}
+	}
+}
+
+func TestTheHelperNamespaceAllowsHostNetworkPods(t *testing.T) {
+	for _, obj := range decodeAll(t, "rbac-doctor") {
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			assert.Equal(t, "lanaccess", ns.Name)
+			assert.Equal(t, "privileged", ns.Labels["pod-security.kubernetes.io/enforce"], "helper pods are hostNetwork, which baseline forbids")
+			return
+		}
+	}
+	t.Fatal("rbac-doctor ships no Namespace")
+}
+
+// doctorPod returns the pod template of an example and its annotations.
+func doctorPod(t *testing.T, name string) (corev1.PodSpec, map[string]string) {
+	t.Helper()
+	objs := decodeAll(t, name)
+	require.Len(t, objs, 1, name)
+	switch v := objs[0].(type) {
+	case *batchv1.Job:
+		return v.Spec.Template.Spec, v.Annotations
+	case *corev1.Pod:
+		return v.Spec, v.Annotations
+	}
+	t.Fatalf("%s is a %T, not a Job or a Pod", name, objs[0])
+	return corev1.PodSpec{}, nil
+}
+
+func TestTheCIExamplesRunDoctorAsTheServiceAccount(t *testing.T) {
+	for name, wantAnnotations := range map[string]map[string]string{
+		"job":       nil,
+		"helm-test": {"helm.sh/hook": "test"},
+		"argocd":    {"argocd.argoproj.io/hook": "PostSync"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, annotations := doctorPod(t, name)
+			for k, v := range wantAnnotations {
+				assert.Equal(t, v, annotations[k], k)
+			}
+			assert.Equal(t, "kubectl-lanaccess", spec.ServiceAccountName)
+			assert.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy, "a failed doctor is a failed run, not a restart")
+			require.Len(t, spec.Containers, 1)
+			c := spec.Containers[0]
+			assert.Equal(t, []string{"kubectl-lanaccess"}, c.Command)
+			assert.Equal(t, "doctor", c.Args[0])
+			assert.Contains(t, c.Args, "--no-helpers", "the CI examples are bound to the read-only role only")
+			assert.Contains(t, strings.Join(c.Args, " "), "--wait 3m")
+			require.NotNil(t, c.SecurityContext)
+			assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
+			assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+			assert.True(t, *spec.SecurityContext.RunAsNonRoot)
+		})
+	}
+}
+
+func lintWorkflow(t *testing.T, content []byte) []*actionlint.Error {
+	t.Helper()
+	opts := &actionlint.LinterOptions{}
+	// shellcheck, when installed, also checks the run: scripts.
+	if path, err := exec.LookPath("shellcheck"); err == nil {
+		opts.Shellcheck = path
+	}
+	var out bytes.Buffer
+	linter, err := actionlint.NewLinter(&out, opts)
+	require.NoError(t, err)
+	errs, err := linter.Lint(".github/workflows/lanaccess.yaml", content, nil)
+	require.NoError(t, err)
+	return errs
+}
+
+func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
+	wf, err := Get("github-actions")
+	require.NoError(t, err)
+	errs := lintWorkflow(t, wf)
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
+	}
+	assert.Empty(t, msgs)
+	assert.Contains(t, string(wf), "--junit-file")
+	assert.Contains(t, string(wf), "--wait 3m")
+}
+
+func TestActionlintCatchesABrokenWorkflow(t *testing.T) {
+	// The same workflow with a typo in an expression and an unknown input: the lint above can fail.
+	wf, err := Get("github-actions")
+	require.NoError(t, err)
+	broken := strings.Replace(string(wf), "github.event.workflow_run.conclusion", "github.event.workflow_run.conclusoin(", 1)
+	broken = strings.Replace(broken, "path: |", "paths: |", 1)
+	assert.GreaterOrEqual(t, len(lintWorkflow(t, []byte(broken))), 2)
+}

@@ -1,0 +1,89 @@
+package probe
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// TraefikDefaultCN is the subject of the self-signed certificate Traefik serves when no router's
+// TLS configuration matches the SNI: seeing it means no route matched the host.
+const TraefikDefaultCN = "TRAEFIK DEFAULT CERT"
+
+// TLSInfo describes the served chain as a user would want it in a report.
+type TLSInfo struct {
+	Version  string
+	Subject  string
+	Issuer   string
+	DNSNames []string
+	NotAfter time.Time
+	// DaysLeft is whole days until NotAfter (negative once expired).
+	DaysLeft int
+	// SHA256 is the leaf's fingerprint as `openssl x509 -fingerprint -sha256` prints it.
+	SHA256 string
+	// ChainLength counts the certificates served, leaf included.
+	ChainLength int
+	// HostMatches says the leaf covers the probe host (SAN, wildcard included).
+	HostMatches bool
+	Expired     bool
+	// Verified is a full verification (roots, chain, host, dates); VerifyError says why not.
+	Verified    bool
+	VerifyError string
+	// TraefikDefault is Traefik's fallback certificate.
+	TraefikDefault bool
+}
+
+// Untrusted is a chain that fails for a reason other than the host or the dates: an unknown
+// authority, a missing intermediate. --insecure or --ca-file are for this case only.
+func (t TLSInfo) Untrusted() bool {
+	return !t.Verified && t.HostMatches && !t.Expired
+}
+
+func describeChain(state tls.ConnectionState, host string, roots *x509.CertPool, now time.Time) TLSInfo {
+	info := TLSInfo{Version: tls.VersionName(state.Version), ChainLength: len(state.PeerCertificates)}
+	if len(state.PeerCertificates) == 0 {
+		info.VerifyError = "the server sent no certificate"
+		return info
+	}
+	leaf := state.PeerCertificates[0]
+	info.Subject = leaf.Subject.String()
+	info.Issuer = leaf.Issuer.String()
+	info.DNSNames = append([]string{}, leaf.DNSNames...)
+	info.NotAfter = leaf.NotAfter
+	info.DaysLeft = int(math.Floor(leaf.NotAfter.Sub(now).Hours() / 24))
+	info.Expired = now.After(leaf.NotAfter) || now.Before(leaf.NotBefore)
+	info.SHA256 = Fingerprint(leaf)
+	info.HostMatches = leaf.VerifyHostname(host) == nil
+	info.TraefikDefault = leaf.Subject.CommonName == TraefikDefaultCN
+
+	inter := x509.NewCertPool()
+	for _, c := range state.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := leaf.Verify(x509.VerifyOptions{
+		DNSName:       host,
+		Roots:         roots,
+		Intermediates: inter,
+		CurrentTime:   now,
+		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+	info.Verified = err == nil
+	if err != nil {
+		info.VerifyError = err.Error()
+	}
+	return info
+}
+
+// Fingerprint is the SHA-256 of the certificate's DER, upper-case hex pairs joined by colons.
+func Fingerprint(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.Raw)
+	parts := make([]string, len(sum))
+	for i, b := range sum {
+		parts[i] = fmt.Sprintf("%02X", b)
+	}
+	return strings.Join(parts, ":")
+}

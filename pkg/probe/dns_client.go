@@ -1,0 +1,197 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// DefaultEDNSBufferSize is the EDNS0 UDP payload size advertised (the DNS flag day 2020 value,
+// which avoids IP fragmentation): larger answers come back truncated and are asked over TCP.
+const DefaultEDNSBufferSize = 1232
+
+// DNSClient is the real DNS prober. It builds its own exchange on miekg/dns messages rather than
+// dns.Client because it needs what dns.Client does not give: cancellation that closes the socket
+// at once (Ctrl-C), a UDP retransmission inside one deadline, and a count of replies with a wrong
+// message ID instead of silently dropping them.
+type DNSClient struct {
+	// Timeout bounds one query, retransmission and TCP retry included.
+	Timeout time.Duration
+	// BufferSize is the EDNS0 UDP payload size; zero means DefaultEDNSBufferSize.
+	BufferSize uint16
+}
+
+// Query asks qtype for name of server over network ("udp" or "tcp"). Over UDP the question is
+// sent again once if half the deadline passes without a matching reply, and a truncated reply
+// is asked again over TCP. A reply whose ID or question does not match is an error over TCP; over
+// UDP it is ignored (it may be a late answer to someone else), counted, and reported if no
+// matching reply follows.
+func (c *DNSClient) Query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*DNSReply, error) {
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), qtype)
+	q.RecursionDesired = true
+	size := c.BufferSize
+	if size == 0 {
+		size = DefaultEDNSBufferSize
+	}
+	q.SetEdns0(size, false)
+	what := TypeName(qtype) + " " + q.Question[0].Name
+
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+
+	switch network {
+	case "udp":
+		reply, err := c.exchangeUDP(ctx, q, server, deadline, size)
+		if err != nil {
+			return nil, classify(ctx, err, server, "udp", what, deadline.Sub(start))
+		}
+		if !reply.Msg.Truncated {
+			reply.RTT = time.Since(start)
+			return reply, nil
+		}
+		full, err := exchangeTCP(ctx, q, server, deadline)
+		if err != nil {
+			return nil, classify(ctx, fmt.Errorf("after a truncated UDP answer: %w", err), server, "tcp", what, deadline.Sub(start))
+		}
+		full.Truncated, full.Attempts, full.MismatchedIDs = true, reply.Attempts, reply.MismatchedIDs
+		full.RTT = time.Since(start)
+		return full, nil
+	case "tcp":
+		reply, err := exchangeTCP(ctx, q, server, deadline)
+		if err != nil {
+			return nil, classify(ctx, err, server, "tcp", what, deadline.Sub(start))
+		}
+		reply.RTT = time.Since(start)
+		return reply, nil
+	default:
+		return nil, fmt.Errorf("DNS query to %s: unknown network %q (want udp or tcp)", server, network)
+	}
+}
+
+// WrongIDError is a reply that did not belong to the query: another message ID or question.
+type WrongIDError struct {
+	Want, Got uint16
+	Question  string
+}
+
+func (e *WrongIDError) Error() string {
+	return fmt.Sprintf("reply does not match the query: message ID %d (sent %d), question %q", e.Got, e.Want, e.Question)
+}
+
+func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.AddrPort, deadline time.Time, size uint16) (*DNSReply, error) {
+	d := net.Dialer{Deadline: deadline}
+	conn, err := d.DialContext(ctx, "udp", server.String())
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+
+	co := &dns.Conn{Conn: conn, UDPSize: size}
+	if err := conn.SetWriteDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if err := co.WriteMsg(q); err != nil {
+		return nil, err
+	}
+	reply := &DNSReply{Server: server, Network: "udp", Attempts: 1}
+	retryAt := time.Now().Add(time.Until(deadline) / 2)
+	var mismatch *WrongIDError
+	for {
+		readBy := deadline
+		if reply.Attempts == 1 {
+			readBy = retryAt
+		}
+		if err := conn.SetReadDeadline(readBy); err != nil {
+			return nil, err
+		}
+		m, err := co.ReadMsg()
+		if err != nil {
+			if isTimeout(err) && reply.Attempts == 1 && ctx.Err() == nil {
+				reply.Attempts++
+				if werr := co.WriteMsg(q); werr != nil {
+					return nil, werr
+				}
+				continue
+			}
+			if isTimeout(err) && mismatch != nil {
+				return nil, mismatch
+			}
+			if m != nil {
+				return nil, fmt.Errorf("malformed reply: %w", err)
+			}
+			return nil, err
+		}
+		if bad := mismatched(q, m); bad != nil {
+			reply.MismatchedIDs++
+			mismatch = bad
+			continue
+		}
+		reply.Msg = m
+		return reply, nil
+	}
+}
+
+// exchangeTCP asks over TCP, retrying once on a connection that broke before the answer (reset
+// or closed by the server), never on a refusal or a timeout: those are the answer.
+func exchangeTCP(ctx context.Context, q *dns.Msg, server netip.AddrPort, deadline time.Time) (*DNSReply, error) {
+	reply, err := exchangeTCPOnce(ctx, q, server, deadline)
+	if err != nil && ctx.Err() == nil && brokenConn(err) && time.Now().Before(deadline) {
+		reply, err = exchangeTCPOnce(ctx, q, server, deadline)
+		if reply != nil {
+			reply.Attempts = 2
+		}
+	}
+	return reply, err
+}
+
+func exchangeTCPOnce(ctx context.Context, q *dns.Msg, server netip.AddrPort, deadline time.Time) (*DNSReply, error) {
+	conn, err := dialTCP(ctx, server, deadline)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	co := &dns.Conn{Conn: conn}
+	if err := co.WriteMsg(q); err != nil {
+		return nil, err
+	}
+	m, err := co.ReadMsg()
+	if err != nil {
+		return nil, err
+	}
+	if bad := mismatched(q, m); bad != nil {
+		return nil, bad
+	}
+	return &DNSReply{Server: server, Network: "tcp", Attempts: 1, Msg: m}, nil
+}
+
+func mismatched(q, m *dns.Msg) *WrongIDError {
+	question := ""
+	if len(m.Question) > 0 {
+		question = m.Question[0].Name + " " + TypeName(m.Question[0].Qtype)
+	}
+	if m.Id != q.Id || len(m.Question) != 1 ||
+		!strings.EqualFold(m.Question[0].Name, q.Question[0].Name) || m.Question[0].Qtype != q.Question[0].Qtype {
+		return &WrongIDError{Want: q.Id, Got: m.Id, Question: question}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package probe
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"time"
+)
+
+// HTTPS fetches one URL from a pinned address, like `curl --resolve HOST:PORT:ADDR https://HOST/`.
+type HTTPS interface {
+	Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error)
+}
+
+// HTTPSRequest names the address to dial and the host to present; the host is never resolved.
+type HTTPSRequest struct {
+	Addr netip.AddrPort
+	// Host is sent as SNI and as the Host header.
+	Host string
+	// Path defaults to "/".
+	Path string
+}
+
+// URL is the address the request stands for, as a browser would show it.
+func (r HTTPSRequest) URL() *url.URL {
+	p := r.Path
+	if p == "" {
+		p = "/"
+	}
+	host := r.Host
+	if r.Addr.Port() != 443 && r.Addr.Port() != 0 {
+		host = fmt.Sprintf("%s:%d", r.Host, r.Addr.Port())
+	}
+	return &url.URL{Scheme: "https", Host: host, Path: p}
+}
+
+// HTTPSReply is the first response, never a followed redirect.
+type HTTPSReply struct {
+	Addr   netip.AddrPort
+	Host   string
+	Status int
+	// Location is the raw header; LocationURL is it resolved against the request URL (nil when
+	// absent or unparsable).
+	Location    string
+	LocationURL *url.URL
+	// Server is the Server header, which often names the proxy (or nginx in front of it).
+	Server string
+	// Header is the whole response head.
+	Header  http.Header
+	TLS     TLSInfo
+	Timings Timings
+}
+
+// Timings are measured on one fresh connection.
+type Timings struct {
+	Connect   time.Duration // TCP handshake
+	Handshake time.Duration // TLS handshake, after Connect
+	FirstByte time.Duration // request written -> first response byte
+}
+
+// HTTPSClient is the real HTTPS prober. It speaks HTTP/1.1 by hand on the pinned connection so
+// that the three timings are exact and nothing (proxy settings, redirects, connection reuse,
+// name resolution) stands between the probe and the address.
+type HTTPSClient struct {
+	// Timeout bounds one probe: connect, handshake and response head together.
+	Timeout time.Duration
+	// Roots verify the chain; nil means the system roots. The handshake never fails on
+	// verification: validity is reported, and the checks decide (--insecure).
+	Roots *x509.CertPool
+	// Now is the clock for expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Get dials req.Addr, presents req.Host, sends GET and reads the response head.
+func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	fail := func(step string, err error) error {
+		return classify(ctx, fmt.Errorf("%s: %w", step, err), req.Addr, "tcp", "HTTPS "+req.Host, deadline.Sub(start))
+	}
+
+	conn, err := dialTCP(ctx, req.Addr, deadline)
+	if err != nil {
+		return nil, fail("connect", err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, fail("connect", err)
+	}
+	reply := &HTTPSReply{Addr: req.Addr, Host: req.Host}
+	reply.Timings.Connect = time.Since(start)
+
+	tconn := tls.Client(conn, &tls.Config{
+		ServerName: req.Host,
+		// Verification happens after the handshake, against Roots, so that an invalid
+		// certificate is described (subject, names, expiry) instead of ending the probe.
+		InsecureSkipVerify: true, //nolint:gosec // verified by hand in describeChain
+		NextProtos:         []string{"http/1.1"},
+		MinVersion:         tls.VersionTLS12,
+	})
+	hsStart := time.Now()
+	if err := tconn.HandshakeContext(ctx); err != nil {
+		return nil, fail("TLS handshake", err)
+	}
+	reply.Timings.Handshake = time.Since(hsStart)
+	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now())
+
+	u := req.URL()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("HTTPS request for %s: %w", req.Host, err)
+	}
+	hreq.Header.Set("User-Agent", "kubectl-lanaccess")
+	hreq.Header.Set("Accept", "*/*")
+	hreq.Close = true
+	if err := hreq.Write(tconn); err != nil {
+		return nil, fail("send request", err)
+	}
+	sent := time.Now()
+	br := bufio.NewReader(tconn)
+	if _, err := br.Peek(1); err != nil {
+		return nil, fail("read response", err)
+	}
+	reply.Timings.FirstByte = time.Since(sent)
+	resp, err := http.ReadResponse(br, hreq)
+	if err != nil {
+		return nil, fail("read response", err)
+	}
+	_ = resp.Body.Close() // the head is all we need; the connection closes with us
+	reply.Status = resp.StatusCode
+	reply.Header = resp.Header
+	reply.Server = resp.Header.Get("Server")
+	if loc := resp.Header.Get("Location"); loc != "" {
+		reply.Location = loc
+		if lu, err := u.Parse(loc); err == nil {
+			reply.LocationURL = lu
+		}
+	}
+	return reply, nil
+}
+
+func (c *HTTPSClient) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,98 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+)
+
+// Liveness remembers, per address, whether anything answered in this run. The first probe to
+// an address is its first contact; probes to the same address that arrive meanwhile wait for its
+// verdict instead of spending their own timeout. Once an address gave no answer, every later
+// probe to it returns a NotProbedError at once. This is what makes a dead node cost one timeout
+// per run rather than one per query, whichever checks ask and in whatever order.
+//
+// An address that answered once stays alive for the run: a later timeout to it is a real,
+// per-query failure (a hung DNS server behind a live node), reported as such.
+type Liveness struct {
+	mu    sync.Mutex
+	addrs map[netip.Addr]*addrState
+}
+
+type addrState struct {
+	alive bool
+	dead  *NotProbedError
+	// contact is non-nil while a first contact is in flight; it is closed when it ends.
+	contact chan struct{}
+}
+
+// NewLiveness returns an empty record.
+func NewLiveness() *Liveness {
+	return &Liveness{addrs: map[netip.Addr]*addrState{}}
+}
+
+// Do runs probe against addr unless addr is already known dead, waiting for an in-flight first
+// contact first. The probe's NoAnswerError marks addr dead; any other outcome (a reply, a
+// refusal, a malformed answer) marks it alive, except an interruption, which says nothing about
+// the address.
+func (l *Liveness) Do(ctx context.Context, addr netip.Addr, probe func(context.Context) error) error {
+	for {
+		l.mu.Lock()
+		st := l.addrs[addr]
+		if st == nil {
+			st = &addrState{}
+			l.addrs[addr] = st
+		}
+		switch {
+		case st.dead != nil:
+			dead := *st.dead
+			l.mu.Unlock()
+			return &dead
+		case st.alive:
+			l.mu.Unlock()
+			return probe(ctx)
+		case st.contact != nil:
+			wait := st.contact
+			l.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		st.contact = make(chan struct{})
+		l.mu.Unlock()
+		return l.firstContact(ctx, addr, st, probe)
+	}
+}
+
+func (l *Liveness) firstContact(ctx context.Context, addr netip.Addr, st *addrState, probe func(context.Context) error) error {
+	err := probe(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var na *NoAnswerError
+	switch {
+	case errors.As(err, &na):
+		st.dead = &NotProbedError{Addr: addr, Cause: na}
+	case ctx.Err() != nil:
+		// Interrupted: the verdict stays unknown and a waiter may make its own first contact.
+	default:
+		st.alive = true
+	}
+	close(st.contact)
+	st.contact = nil
+	return err
+}
+
+// Dead returns the recorded verdict for addr when it gave no answer, else nil.
+func (l *Liveness) Dead(addr netip.Addr) *NotProbedError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st := l.addrs[addr]; st != nil && st.dead != nil {
+		dead := *st.dead
+		return &dead
+	}
+	return nil
+}

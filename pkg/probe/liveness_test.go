@@ -1,0 +1,123 @@
+package probe_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+func netipAddrPort(t *testing.T, s string) netip.AddrPort {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(s)
+	require.NoError(t, err)
+	return ap
+}
+
+func TestADeadAddressCostsOneTimeoutHoweverManyProbesAsk(t *testing.T) {
+	server, asked := silentServer(t, "127.0.0.13")
+	set, err := probe.NewSet(probe.Config{Timeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+
+	const concurrent = 12
+	errs := make([]error, concurrent)
+	var wg sync.WaitGroup
+	for i := range concurrent {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			network := []string{"udp", "tcp"}[i%2]
+			_, errs[i] = set.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, network)
+		}()
+	}
+	wg.Wait()
+	// Later probes of any kind, to any port of the address, are refused at once.
+	_, lateDNS := set.Query(context.Background(), server, "apps.example.com", dns.TypeAAAA, "udp")
+	_, lateHTTPS := set.Get(context.Background(), probe.HTTPSRequest{Addr: netip.AddrPortFrom(server.Addr(), 443), Host: "x"})
+
+	firstContacts, notProbed := 0, 0
+	for _, err := range append(errs, lateDNS, lateHTTPS) {
+		require.Error(t, err)
+		assert.True(t, probe.IsNoAnswer(err), "every caller learns the address did not answer: %v", err)
+		if probe.IsNotProbed(err) {
+			notProbed++
+		} else {
+			firstContacts++
+		}
+	}
+	assert.Equal(t, 1, firstContacts, "only the first contact waited for its timeout")
+	assert.Equal(t, concurrent+1, notProbed)
+	assert.LessOrEqual(t, asked.Load(), int32(2), "the server saw the first contact only (query + one retransmission)")
+	dead := set.Dead(server.Addr())
+	require.NotNil(t, dead)
+	assert.Contains(t, dead.Error(), "not probed: 127.0.0.13 gave no answer within 300ms")
+}
+
+func TestLiveness(t *testing.T) {
+	addr := netip.MustParseAddr("10.0.10.12")
+	noAnswer := &probe.NoAnswerError{Target: netip.AddrPortFrom(addr, 53), Network: "udp", What: "A x.", Within: time.Second, Err: context.DeadlineExceeded}
+
+	t.Run("an address that answered stays alive after a later timeout", func(t *testing.T) {
+		l := probe.NewLiveness()
+		require.NoError(t, l.Do(context.Background(), addr, func(context.Context) error { return nil }))
+		err := l.Do(context.Background(), addr, func(context.Context) error { return noAnswer })
+		assert.ErrorIs(t, err, noAnswer)
+		var ran bool
+		require.NoError(t, l.Do(context.Background(), addr, func(context.Context) error { ran = true; return nil }))
+		assert.True(t, ran)
+		assert.Nil(t, l.Dead(addr))
+	})
+	t.Run("a refusal marks the address alive: the host answered", func(t *testing.T) {
+		l := probe.NewLiveness()
+		refused := errors.New("connection refused")
+		assert.ErrorIs(t, l.Do(context.Background(), addr, func(context.Context) error { return refused }), refused)
+		assert.Nil(t, l.Dead(addr))
+	})
+	t.Run("an interrupted first contact leaves the verdict to the next prober", func(t *testing.T) {
+		l := probe.NewLiveness()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := l.Do(ctx, addr, func(ctx context.Context) error { return ctx.Err() })
+		assert.ErrorIs(t, err, context.Canceled)
+		var ran bool
+		require.NoError(t, l.Do(context.Background(), addr, func(context.Context) error { ran = true; return nil }))
+		assert.True(t, ran)
+	})
+	t.Run("a waiter whose context ends stops waiting for the first contact", func(t *testing.T) {
+		l := probe.NewLiveness()
+		release := make(chan struct{})
+		started := make(chan struct{})
+		go func() {
+			_ = l.Do(context.Background(), addr, func(context.Context) error { close(started); <-release; return nil })
+		}()
+		<-started
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var ran atomic.Bool
+		err := l.Do(ctx, addr, func(context.Context) error { ran.Store(true); return nil })
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.False(t, ran.Load())
+		close(release)
+	})
+	t.Run("other addresses are not held back by a first contact in flight", func(t *testing.T) {
+		l := probe.NewLiveness()
+		release := make(chan struct{})
+		started := make(chan struct{})
+		go func() {
+			_ = l.Do(context.Background(), addr, func(context.Context) error { close(started); <-release; return nil })
+		}()
+		<-started
+		other := netip.MustParseAddr("10.0.10.11")
+		require.NoError(t, l.Do(context.Background(), other, func(context.Context) error { return nil }))
+		close(release)
+	})
+}

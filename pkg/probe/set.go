@@ -1,0 +1,183 @@
+// Package probe asks the network what a workstation would see: DNS questions to one server over
+// UDP and TCP (miekg/dns), HTTPS requests pinned to one address with the real host as SNI and
+// Host (curl --resolve), and the system resolver's view. The Set ties them together for one run:
+// a bound on probes in flight, and a per-address liveness record so that a dead address costs
+// one timeout, not one per question.
+package probe
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+)
+
+// DefaultParallel bounds the probes in flight across all checks of a run.
+const DefaultParallel = 8
+
+// Resolver is the system resolver's view (net.DefaultResolver satisfies it).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config builds a Set. Zero values are the defaults; nil probers are the real ones.
+type Config struct {
+	// Timeout bounds one probe (one DNS question with its retry, one HTTPS request).
+	Timeout time.Duration
+	// Parallel bounds the probes in flight; zero means DefaultParallel.
+	Parallel int
+	// CAFile holds PEM certificates that replace the system roots (--ca-file).
+	CAFile string
+
+	DNS      DNS
+	HTTPS    HTTPS
+	Resolver Resolver
+	// Redirect maps the address a check means (a Service's externalIP and port) to the one
+	// dialled. Nil dials the address itself; tests map port 53/443 to loopback servers on free
+	// ports. Liveness is always keyed on the address meant, so a node is one entry.
+	Redirect func(netip.AddrPort) netip.AddrPort
+}
+
+// Set is the network toolbox shared by the probe checks of one run.
+type Set struct {
+	timeout  time.Duration
+	dns      DNS
+	https    HTTPS
+	resolver Resolver
+	redirect func(netip.AddrPort) netip.AddrPort
+	live     *Liveness
+	slots    chan struct{}
+}
+
+// NewSet builds the probers of one run. An unreadable or empty CA file is an error that names it.
+func NewSet(cfg Config) (*Set, error) {
+	s := &Set{
+		timeout:  cfg.Timeout,
+		dns:      cfg.DNS,
+		https:    cfg.HTTPS,
+		resolver: cfg.Resolver,
+		redirect: cfg.Redirect,
+		live:     NewLiveness(),
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	par := cfg.Parallel
+	if par <= 0 {
+		par = DefaultParallel
+	}
+	s.slots = make(chan struct{}, par)
+	if s.dns == nil {
+		s.dns = &DNSClient{Timeout: s.timeout}
+	}
+	if s.https == nil {
+		roots, err := LoadRoots(cfg.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		s.https = &HTTPSClient{Timeout: s.timeout, Roots: roots}
+	}
+	if s.resolver == nil {
+		s.resolver = net.DefaultResolver
+	}
+	if s.redirect == nil {
+		s.redirect = func(a netip.AddrPort) netip.AddrPort { return a }
+	}
+	return s, nil
+}
+
+// LoadRoots reads a PEM bundle; an empty path means the system roots (nil).
+func LoadRoots(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file %s: no PEM certificate found", path)
+	}
+	return pool, nil
+}
+
+// Timeout is the bound of one probe, for messages ("no answer within 2s").
+func (s *Set) Timeout() time.Duration { return s.timeout }
+
+// Query asks one DNS question of server, unless server's address is already known dead.
+func (s *Set) Query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*DNSReply, error) {
+	var reply *DNSReply
+	err := s.live.Do(ctx, server.Addr(), func(ctx context.Context) error {
+		if err := s.acquire(ctx); err != nil {
+			return err
+		}
+		defer s.release()
+		var err error
+		reply, err = s.dns.Query(ctx, s.redirect(server), name, qtype, network)
+		if reply != nil {
+			reply.Server = server
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// Get makes one pinned HTTPS request, unless req.Addr's address is already known dead.
+func (s *Set) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
+	var reply *HTTPSReply
+	err := s.live.Do(ctx, req.Addr.Addr(), func(ctx context.Context) error {
+		if err := s.acquire(ctx); err != nil {
+			return err
+		}
+		defer s.release()
+		dialled := req
+		dialled.Addr = s.redirect(req.Addr)
+		var err error
+		reply, err = s.https.Get(ctx, dialled)
+		if reply != nil {
+			reply.Addr = req.Addr
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// LookupHost asks the system resolver for host's addresses (IPv4 and IPv6), bounded by the
+// probe timeout.
+func (s *Set) LookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	addrs, err := s.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("system resolver, %s: %w", host, err)
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, a.Unmap())
+	}
+	return SortAddrs(out), nil
+}
+
+// Dead returns why addr is not probed any more, or nil.
+func (s *Set) Dead(addr netip.Addr) *NotProbedError { return s.live.Dead(addr) }
+
+func (s *Set) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Set) release() { <-s.slots }

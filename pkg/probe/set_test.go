@@ -1,0 +1,125 @@
+package probe_test
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
+)
+
+func TestSetRedirectDialsTheStandInButRepliesNameTheServiceAddress(t *testing.T) {
+	standIn := probetest.StartDNS(t, "127.0.0.11", healthyZone())
+	meant := netip.MustParseAddrPort("127.0.0.11:53")
+	set, err := probe.NewSet(probe.Config{Redirect: probetest.Redirect(map[netip.AddrPort]netip.AddrPort{meant: standIn})})
+	require.NoError(t, err)
+	r, err := set.Query(context.Background(), meant, "grafana.apps.example.com", dns.TypeA, "udp")
+	require.NoError(t, err)
+	assert.Equal(t, meant, r.Server)
+	assert.Len(t, r.Addrs(), 3)
+}
+
+// gauge is a DNS prober that records how many queries are in flight at once.
+type gauge struct {
+	now, max atomic.Int32
+	hold     time.Duration
+}
+
+func (g *gauge) Query(_ context.Context, server netip.AddrPort, _ string, _ uint16, _ string) (*probe.DNSReply, error) {
+	n := g.now.Add(1)
+	for {
+		m := g.max.Load()
+		if n <= m || g.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(g.hold)
+	g.now.Add(-1)
+	return &probe.DNSReply{Server: server, Msg: new(dns.Msg)}, nil
+}
+
+func TestSetBoundsTheProbesInFlight(t *testing.T) {
+	g := &gauge{hold: 20 * time.Millisecond}
+	set, err := probe.NewSet(probe.Config{Parallel: 3, DNS: g})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			server := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 10, byte(i)}), 53)
+			_, err := set.Query(context.Background(), server, "a.", dns.TypeA, "udp")
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, g.max.Load(), int32(3))
+	assert.Positive(t, g.max.Load())
+}
+
+type fakeResolver map[string][]netip.Addr
+
+func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return f[host], nil
+}
+
+func TestSetLookupHostUnmapsAndSorts(t *testing.T) {
+	set, err := probe.NewSet(probe.Config{Resolver: fakeResolver{probeHost: {
+		netip.MustParseAddr("::ffff:100.64.0.9"), netip.MustParseAddr("100.64.0.2"),
+	}}})
+	require.NoError(t, err)
+	addrs, err := set.LookupHost(context.Background(), probeHost)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"100.64.0.2", "100.64.0.9"}, probe.AddrStrings(addrs))
+}
+
+func TestLoadRoots(t *testing.T) {
+	t.Run("no file means the system roots", func(t *testing.T) {
+		pool, err := probe.LoadRoots("")
+		require.NoError(t, err)
+		assert.Nil(t, pool)
+	})
+	t.Run("a missing file is named", func(t *testing.T) {
+		_, err := probe.LoadRoots("/nonexistent/ca.pem")
+		require.ErrorContains(t, err, "/nonexistent/ca.pem")
+	})
+	t.Run("a file without a PEM certificate is refused", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "ca.pem")
+		require.NoError(t, os.WriteFile(path, []byte("not a certificate"), 0o600))
+		_, err := probe.LoadRoots(path)
+		require.ErrorContains(t, err, "no PEM certificate")
+	})
+	t.Run("a CA file verifies its certificates", func(t *testing.T) {
+		ca := probetest.NewCA(t)
+		set, err := probe.NewSet(probe.Config{CAFile: ca.WritePEM(t)})
+		require.NoError(t, err)
+		addr := probetest.StartHTTPS(t, "127.0.0.1", probetest.HTTPSServer{
+			Cert: ca.Issue(t, time.Now().Add(time.Hour), probeHost), Handler: probetest.EchoHost(),
+		})
+		r, err := set.Get(context.Background(), probe.HTTPSRequest{Addr: addr, Host: probeHost})
+		require.NoError(t, err)
+		assert.True(t, r.TLS.Verified, r.TLS.VerifyError)
+	})
+}
+
+func TestAddrSets(t *testing.T) {
+	a := []netip.Addr{netip.MustParseAddr("10.0.10.12"), netip.MustParseAddr("10.0.10.11")}
+	b := []netip.Addr{netip.MustParseAddr("10.0.10.11"), netip.MustParseAddr("10.0.10.12"), netip.MustParseAddr("10.0.10.11")}
+	assert.True(t, probe.SameAddrs(a, b))
+	missing, extra := probe.DiffAddrs(a, []netip.Addr{netip.MustParseAddr("10.0.10.11"), netip.MustParseAddr("10.0.10.99")})
+	assert.Equal(t, []string{"10.0.10.12"}, probe.AddrStrings(missing))
+	assert.Equal(t, []string{"10.0.10.99"}, probe.AddrStrings(extra))
+	assert.Equal(t, "none", probe.JoinAddrs(nil))
+	assert.Equal(t, 2*time.Millisecond, probe.Median([]time.Duration{5 * time.Millisecond, time.Millisecond, 2 * time.Millisecond}))
+	assert.Equal(t, 3*time.Millisecond, probe.Median([]time.Duration{4 * time.Millisecond, 2 * time.Millisecond}))
+}

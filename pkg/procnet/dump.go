@@ -1,0 +1,150 @@
+package procnet
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The commands below run in a shell on a node (a hostNetwork pod): busybox or coreutils tools
+// only (cat, ls, grep, tr), nothing written to disk (helper pods have a read-only root).
+
+const tableMarker = "@@lanaccess-table "
+const missingMarker = "@@lanaccess-missing "
+
+// TablesCommand prints the four tables, each after a marker line; a table the kernel does not
+// have (IPv6 disabled) is marked missing rather than failing the whole read.
+func TablesCommand() []string {
+	return []string{"sh", "-c", `for t in tcp tcp6 udp udp6; do echo "` + tableMarker + `$t"; { cat /proc/net/$t 2>/dev/null && echo; } || echo "` + missingMarker + `$t"; done`}
+}
+
+// Dump is the output of TablesCommand split per table.
+type Dump struct {
+	Tables  map[Table][]byte
+	Missing []Table
+}
+
+// SplitDump splits TablesCommand's output. Output without any marker is an error: whatever
+// ran was not our command's output.
+func SplitDump(out []byte) (Dump, error) {
+	d := Dump{Tables: map[Table][]byte{}}
+	var cur Table
+	var buf bytes.Buffer
+	flush := func() {
+		if cur != "" {
+			d.Tables[cur] = append([]byte(nil), buf.Bytes()...)
+		}
+		buf.Reset()
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, tableMarker):
+			flush()
+			cur = Table(strings.TrimSpace(strings.TrimPrefix(line, tableMarker)))
+		case strings.HasPrefix(line, missingMarker):
+			d.Missing = append(d.Missing, Table(strings.TrimSpace(strings.TrimPrefix(line, missingMarker))))
+			cur = ""
+		case cur != "":
+			buf.WriteString(line)
+			buf.WriteByte('\n')
+		}
+	}
+	flush()
+	if err := sc.Err(); err != nil {
+		return d, fmt.Errorf("reading socket tables: %w", err)
+	}
+	if len(d.Tables) == 0 && len(d.Missing) == 0 {
+		return d, errors.New("no socket table in the output (the command did not run as expected)")
+	}
+	return d, nil
+}
+
+// Owner is a process holding a socket.
+type Owner struct {
+	PID     int
+	Command string // /proc/<pid>/comm
+	Cmdline string // /proc/<pid>/cmdline with NULs as spaces
+}
+
+// OwnersCommand finds the processes whose descriptors link to "socket:[inode]" for the given
+// inodes. It needs the host's PID namespace to see the node's processes, and root with enough
+// capabilities to read their fd directories; unreadable ones are reported, not guessed.
+func OwnersCommand(inodes []uint64) []string {
+	alts := make([]string, 0, len(inodes))
+	for _, i := range inodes {
+		alts = append(alts, strconv.FormatUint(i, 10))
+	}
+	re := `^/proc/[0-9]+/fd:$|socket:\[(` + strings.Join(alts, "|") + `)\]$|denied`
+	script := `ls -l /proc/[0-9]*/fd 2>&1 | grep -E '` + re + `' | while read -r line; do
+case "$line" in
+/proc/*/fd:) pid=${line#/proc/}; pid=${pid%/fd:} ;;
+*denied*) echo "@@denied" ;;
+*socket:*) ino=${line##*socket:[}; ino=${ino%]}; echo "@@owner $ino $pid $(cat /proc/$pid/comm 2>/dev/null) :: $(tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null)" ;;
+esac
+done; echo "@@done"`
+	return []string{"sh", "-c", script}
+}
+
+// Owners is what OwnersCommand found.
+type Owners struct {
+	ByInode map[uint64][]Owner
+	// Denied counts fd directories the reader was not allowed to open.
+	Denied int
+}
+
+// ParseOwners reads OwnersCommand's output. Without its closing marker the output was cut
+// (deadline) and is an error.
+func ParseOwners(out []byte) (Owners, error) {
+	o := Owners{ByInode: map[uint64][]Owner{}}
+	done := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case line == "@@done":
+			done = true
+		case line == "@@denied":
+			o.Denied++
+		case strings.HasPrefix(line, "@@owner "):
+			f := strings.SplitN(strings.TrimPrefix(line, "@@owner "), " ", 3)
+			if len(f) < 2 {
+				continue
+			}
+			ino, err1 := strconv.ParseUint(f[0], 10, 64)
+			pid, err2 := strconv.Atoi(f[1])
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			var comm, cmdline string
+			if len(f) == 3 {
+				comm, cmdline, _ = strings.Cut(f[2], " :: ")
+				comm = strings.TrimSpace(strings.TrimSuffix(comm, " ::"))
+			}
+			ow := Owner{PID: pid, Command: comm, Cmdline: strings.TrimSpace(cmdline)}
+			if !containsOwner(o.ByInode[ino], pid) {
+				o.ByInode[ino] = append(o.ByInode[ino], ow)
+			}
+		}
+	}
+	for ino := range o.ByInode {
+		sort.Slice(o.ByInode[ino], func(i, j int) bool { return o.ByInode[ino][i].PID < o.ByInode[ino][j].PID })
+	}
+	if !done {
+		return o, errors.New("the process scan did not finish (cut by its deadline?)")
+	}
+	return o, nil
+}
+
+func containsOwner(list []Owner, pid int) bool {
+	for _, o := range list {
+		if o.PID == pid {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,79 @@
+package procnet
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// run executes one of the node commands with this machine's shell, as a hostNetwork pod would.
+func run(t *testing.T, cmd []string) []byte {
+	t.Helper()
+	out, err := exec.Command(cmd[0], cmd[1:]...).Output()
+	require.NoError(t, err)
+	return out
+}
+
+func TestTheTablesCommandReadsALiveListenerAndTheOwnersCommandNamesThisProcess(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	want := netip.MustParseAddrPort(ln.Addr().String())
+
+	dump, err := SplitDump(run(t, TablesCommand()))
+	require.NoError(t, err)
+	require.Contains(t, dump.Tables, TCP)
+	socks, errs := Listeners(TCP, dump.Tables[TCP], Options{})
+	require.Empty(t, errs)
+	var inode uint64
+	for _, s := range socks {
+		if s.Local == want {
+			inode = s.Inode
+		}
+	}
+	require.NotZero(t, inode, "listener %s not in /proc/net/tcp", want)
+
+	owners, err := ParseOwners(run(t, OwnersCommand([]uint64{inode})))
+	require.NoError(t, err)
+	require.Len(t, owners.ByInode[inode], 1)
+	o := owners.ByInode[inode][0]
+	assert.Equal(t, os.Getpid(), o.PID)
+	self, err := os.ReadFile("/proc/self/comm")
+	require.NoError(t, err)
+	assert.Equal(t, string(self[:len(self)-1]), o.Command)
+	assert.Contains(t, o.Cmdline, "procnet.test")
+}
+
+func TestSplitDumpKeepsEachTableAndNotesMissingOnes(t *testing.T) {
+	out := "@@lanaccess-table tcp\n  sl  local_address\n   0: 00000000:0050 00000000:0000 0A 0:0 0:0 0 0 0 1 1\n" +
+		"@@lanaccess-table tcp6\n@@lanaccess-missing tcp6\n@@lanaccess-table udp\n   sl\n"
+	d, err := SplitDump([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, []Table{TCP6}, d.Missing)
+	assert.Equal(t, "  sl  local_address\n   0: 00000000:0050 00000000:0000 0A 0:0 0:0 0 0 0 1 1\n", string(d.Tables[TCP]))
+	assert.Contains(t, d.Tables, UDP)
+	assert.NotContains(t, d.Tables, TCP6)
+}
+
+func TestOutputThatIsNotOursIsAnError(t *testing.T) {
+	_, err := SplitDump([]byte("sh: cat: not found\n"))
+	require.Error(t, err)
+}
+
+func TestParseOwnersCountsDeniedDirectoriesAndNeedsTheEndMarker(t *testing.T) {
+	out := "@@denied\n@@denied\n@@owner 45810 812 nginx :: nginx: master process /usr/sbin/nginx \n@@owner 45810 813 nginx :: nginx: worker process \n@@owner 45810 812 nginx :: dup\n"
+	_, err := ParseOwners([]byte(out))
+	require.Error(t, err, "no @@done: the scan was cut")
+	o, err := ParseOwners([]byte(out + "@@done\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, o.Denied)
+	assert.Equal(t, []Owner{
+		{PID: 812, Command: "nginx", Cmdline: "nginx: master process /usr/sbin/nginx"},
+		{PID: 813, Command: "nginx", Cmdline: "nginx: worker process"},
+	}, o.ByInode[45810])
+}

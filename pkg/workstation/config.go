@@ -1,0 +1,101 @@
+package workstation
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OS is a workstation family; each configures per-domain DNS its own way.
+type OS string
+
+const (
+	Linux   OS = "linux"   // NetworkManager + systemd-resolved
+	Windows OS = "windows" // Name Resolution Policy Table (NRPT)
+	MacOS   OS = "macos"   // /etc/resolver/<zone>
+)
+
+// OSes lists the supported systems in the order help shows them.
+var OSes = []OS{Linux, Windows, MacOS}
+
+// ParseOS accepts the names users type, Go's GOOS values included ("darwin").
+func ParseOS(s string) (OS, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "linux":
+		return Linux, nil
+	case "windows", "win":
+		return Windows, nil
+	case "macos", "darwin", "mac", "osx":
+		return MacOS, nil
+	}
+	return "", fmt.Errorf("unknown OS %q: use linux, windows or macos", s)
+}
+
+// Step is one command to paste, with the reason it is there.
+type Step struct {
+	Comment string `json:"comment"`
+	Command string `json:"command"`
+}
+
+// Instructions are everything a user needs to set one workstation up and to undo it.
+type Instructions struct {
+	OS   OS     `json:"os"`
+	Zone string `json:"zone"`
+	// Servers are the resolvers the zone is sent to.
+	Servers []string `json:"servers"`
+	// Shell says where the commands run ("PowerShell as Administrator").
+	Shell  string `json:"shell"`
+	Apply  []Step `json:"apply"`
+	Verify []Step `json:"verify"`
+	Remove []Step `json:"remove"`
+	// Transient, when set, is a way to try the setting without saving it, and TransientRemove
+	// its undo.
+	Transient       []Step `json:"transient,omitempty"`
+	TransientRemove []Step `json:"transientRemove,omitempty"`
+	// Caveats are what the user must know before relying on it: where the setting applies and
+	// what happens elsewhere.
+	Caveats []string `json:"caveats"`
+}
+
+// ConfigOptions tune the generated commands.
+type ConfigOptions struct {
+	// Connection is the NetworkManager profile of the LAN connection (Linux); empty prints a
+	// placeholder and the command that lists the candidates.
+	Connection string
+	// Device is the network interface of that connection (Linux, transient setup only).
+	Device string
+	// ProbeName is a name in the zone used in the verification commands; empty = "<zone apex>".
+	ProbeName string
+}
+
+// Generate returns the commands that send only t.Zone to t.Servers on os, and their removal.
+func Generate(os OS, t Target, opt ConfigOptions) (Instructions, error) {
+	if _, err := NormalizeZone(t.Zone); err != nil {
+		return Instructions{}, err
+	}
+	if len(t.Servers) == 0 {
+		return Instructions{}, fmt.Errorf("no DNS server address for zone %s", t.Zone)
+	}
+	if opt.ProbeName == "" {
+		opt.ProbeName = t.Zone
+	}
+	for _, s := range []string{opt.Connection, opt.Device, opt.ProbeName} {
+		if strings.ContainsAny(s, "\"'`$\\\n\r") {
+			// These values are pasted inside quoted shell and PowerShell strings.
+			return Instructions{}, fmt.Errorf("%q contains a quote, backslash, dollar or newline, which the generated commands cannot carry safely", s)
+		}
+	}
+	ins := Instructions{OS: os, Zone: t.Zone, Servers: strings.Split(joinAddrs(t.Servers, ","), ",")}
+	switch os {
+	case Linux:
+		linuxInstructions(&ins, t, opt)
+	case Windows:
+		windowsInstructions(&ins, t, opt)
+	case MacOS:
+		macosInstructions(&ins, t, opt)
+	default:
+		return Instructions{}, fmt.Errorf("unknown OS %q: use linux, windows or macos", os)
+	}
+	ins.Caveats = append(ins.Caveats,
+		"Browsers with their own \"secure DNS\" (DNS over HTTPS) setting ask their provider directly and never see this rule; turn it off or add an exception for "+t.Zone+".")
+	return ins, nil
+}

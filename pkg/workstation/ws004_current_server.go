@@ -1,0 +1,288 @@
+package workstation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// resolvConfPaths are read, first found first, when systemd-resolved cannot be asked:
+// systemd-resolved's list of upstream servers, then the classic file.
+func resolvConfPaths() []string {
+	return []string{"/run/systemd/resolve/resolv.conf", "/etc/resolv.conf"}
+}
+
+// CurrentServer (WS004, Linux): systemd-resolved asks one server of a link at a time and moves
+// on only when it fails, so a link that lists the zone's servers may still be asking the
+// network's own DNS, which answers the zone with the public address, until the connection comes
+// up again. This check names each link's current server, and the link that wins the zone's
+// queries when another one claims them with a routing domain.
+func CurrentServer(s *session) engine.Check {
+	return engine.Check{
+		ID:    "WS004",
+		Title: "systemd-resolved asks the zone's servers (Linux)",
+		Run: func(ctx context.Context) engine.Outcome {
+			env := s.env
+			if env.OS != Linux {
+				return engine.Outcome{Skip: "only Linux's systemd-resolved keeps one current server per link; on " + string(env.OS) + " WS001 and WS003 tell it all"}
+			}
+			// Ask the zone first: systemd-resolved picks a link's current server at its first
+			// query, so its state is only meaningful once a name went through it.
+			zone := s.zoneLookup(ctx)
+			cctx, cancel := context.WithTimeout(ctx, env.timeout())
+			out, err := env.Commands.Run(cctx, "resolvectl", "status", "--no-pager")
+			cancel()
+			if ctx.Err() != nil {
+				return engine.Outcome{Err: fmt.Errorf("resolvectl status: %w", ctx.Err())}
+			}
+			if err != nil {
+				return fromResolvConf(env, zone, err)
+			}
+			links := ParseResolvectlStatus(out)
+			if len(links) == 0 {
+				return engine.Outcome{Err: fmt.Errorf("resolvectl status printed nothing this version of the plugin can read: %q", firstLine(out))}
+			}
+			return judgeLinks(ctx, env, zone, links)
+		},
+	}
+}
+
+func judgeLinks(ctx context.Context, env CheckEnv, zone lookupResult, links []ResolvedLink) engine.Outcome {
+	var ours, others []ResolvedLink
+	for _, l := range links {
+		switch {
+		case containsAny(env.Target.Servers, l.Servers...):
+			ours = append(ours, l)
+		case len(l.Servers) > 0:
+			others = append(others, l)
+		}
+	}
+	if len(ours) == 0 {
+		return notConfigured(env, zone, "no link of systemd-resolved lists the zone's servers "+joinAddrs(env.Target.Servers, ", "),
+			map[string]any{"links": linkSummaries(links)})
+	}
+	var findings []engine.Finding
+	for _, l := range ours {
+		findings = append(findings, judgeCurrent(ctx, env, l))
+		if f, ok := judgeRouting(env, l, others); ok {
+			findings = append(findings, f)
+		}
+	}
+	return engine.Outcome{Findings: findings}
+}
+
+// judgeCurrent: the link's current server must be one of the zone's servers.
+func judgeCurrent(ctx context.Context, env CheckEnv, l ResolvedLink) engine.Finding {
+	object, evidence := linkObject(l), linkEvidence(l)
+	fallbacks := filterOut(l.Servers, env.Target.Servers)
+	evidence["otherServers"] = probe.AddrStrings(fallbacks)
+	switch {
+	case !l.CurrentServer.IsValid():
+		return engine.Finding{
+			Severity: engine.SeverityWarn, Object: object, Evidence: evidence,
+			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone + "?)",
+			Remediation: "resolvectl query " + env.ProbeName + "\nresolvectl status " + linkArg(l),
+		}
+	case !containsAny(env.Target.Servers, l.CurrentServer):
+		return engine.Finding{
+			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
+			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after a zone server failed, and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
+				object, l.CurrentServer, joinAddrs(env.Target.Servers, ", "), env.Target.Zone),
+			Remediation: resetFor(ctx, env, l),
+		}
+	}
+	msg := fmt.Sprintf("%s asks %s, one of the zone's servers", object, l.CurrentServer)
+	if len(fallbacks) > 0 {
+		msg += fmt.Sprintf("; if it fails once, the link moves to %s and stays there until the connection comes up again (keep two DNS replicas and a PodDisruptionBudget)", probe.JoinAddrs(fallbacks))
+	}
+	return engine.Finding{Severity: engine.SeverityInfo, Object: object, Evidence: evidence, Message: msg}
+}
+
+// judgeRouting: systemd-resolved sends a name to the links whose domain matches it best (most
+// labels); "~." matches everything with zero labels, and a link without any domain gets names
+// only as a default route. Another link matching the zone better than ours takes its queries.
+func judgeRouting(env CheckEnv, ours ResolvedLink, others []ResolvedLink) (engine.Finding, bool) {
+	object := linkObject(ours)
+	has, n := ours.HasRoutingDomainFor(env.Target.Zone)
+	for _, o := range others {
+		ok, m := o.HasRoutingDomainFor(env.Target.Zone)
+		if !ok {
+			continue
+		}
+		ev := linkEvidence(ours)
+		ev["competingLink"] = o.Name
+		ev["competingDomains"] = o.Domains
+		switch {
+		case !has || m > n:
+			return engine.Finding{
+				Severity: engine.SeverityFail, Object: object, Evidence: ev,
+				Message: fmt.Sprintf("%s claims %s with the domain(s) %s, which matches better than %s does: systemd-resolved sends the zone's names there, not to the zone's servers",
+					linkObject(o), env.Target.Zone, strings.Join(o.Domains, " "), object),
+				Remediation: addRoutingDomain(env, ours),
+			}, true
+		case m == n:
+			return engine.Finding{
+				Severity: engine.SeverityWarn, Object: object, Evidence: ev,
+				Message: fmt.Sprintf("%s matches %s as well as %s does (%s): systemd-resolved asks both and takes the first positive answer, which may be the public address",
+					linkObject(o), env.Target.Zone, object, strings.Join(o.Domains, " ")),
+				Remediation: addRoutingDomain(env, ours),
+			}, true
+		}
+	}
+	if !has {
+		return engine.Finding{
+			Severity: engine.SeverityInfo, Object: object, Evidence: linkEvidence(ours),
+			Message:     object + " has no routing domain for " + env.Target.Zone + ": it gets the zone's names as a default route only, so a VPN that claims every name (~.) would take them",
+			Remediation: addRoutingDomain(env, ours),
+		}, true
+	}
+	return engine.Finding{}, false
+}
+
+// notConfigured: no resolver of this machine is a zone server. That is a failure only when the
+// zone does not resolve correctly anyway (something else, such as /etc/hosts, may answer it).
+func notConfigured(env CheckEnv, zone lookupResult, why string, evidence map[string]any) engine.Outcome {
+	if zone.resolvedCorrectly(env.Target.Answers) {
+		return engine.Outcome{Findings: []engine.Finding{{
+			Severity: engine.SeverityInfo, Object: "this machine", Evidence: evidence,
+			Message: why + ", yet " + zone.name + " resolves to the node addresses: something else answers the zone here (the network's DNS, /etc/hosts)",
+		}}}
+	}
+	return engine.Outcome{Findings: []engine.Finding{{
+		Severity: engine.SeverityFail, Object: "this machine", Evidence: evidence,
+		Message:     why + ": this machine is not set up to send " + env.Target.Zone + " to them",
+		Remediation: configureCommand(env),
+	}}}
+}
+
+// fromResolvConf judges the resolv.conf nameserver list when resolvectl cannot be used. Without
+// systemd-resolved, glibc asks the (first three) nameservers in order, the first one first.
+func fromResolvConf(env CheckEnv, zone lookupResult, resolvectlErr error) engine.Outcome {
+	var data []byte
+	var path string
+	var readErr error
+	for _, p := range resolvConfPaths() {
+		if data, readErr = env.ReadFile(p); readErr == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		return engine.Outcome{Err: fmt.Errorf("cannot read the resolver's state: %v; and %s: %w", resolvectlErr, strings.Join(resolvConfPaths(), ", "), readErr)}
+	}
+	servers := ParseResolvConf(data)
+	object := path
+	evidence := map[string]any{"file": path, "nameservers": probe.AddrStrings(servers), "resolvectl": resolvectlErr.Error()}
+	pos := -1
+	for i, a := range servers {
+		if containsAny(env.Target.Servers, a) {
+			pos = i
+			break
+		}
+	}
+	switch {
+	case pos < 0:
+		return notConfigured(env, zone, path+" lists none of the zone's servers "+joinAddrs(env.Target.Servers, ", "), evidence)
+	case pos == 0:
+		return engine.Outcome{Findings: []engine.Finding{{
+			Severity: engine.SeverityInfo, Object: object, Evidence: evidence,
+			Message: fmt.Sprintf("%s lists %s first (resolvectl unavailable: %v): every name is asked of it first, the zone's and the others", path, servers[0], resolvectlErr),
+		}}}
+	}
+	sev := engine.SeverityFail
+	if zone.resolvedCorrectly(env.Target.Answers) {
+		sev = engine.SeverityWarn
+	}
+	msg := fmt.Sprintf("%s lists %s before the zone's server %s: the first nameserver answers %s (with the public address) and the zone's servers are asked only when it fails", path, servers[0], servers[pos], env.Target.Zone)
+	if pos >= 3 {
+		msg += "; beyond the third nameserver, glibc never asks at all"
+	}
+	return engine.Outcome{Findings: []engine.Finding{{
+		Severity: sev, Object: object, Evidence: evidence, Message: msg,
+		Remediation: configureCommand(env),
+	}}}
+}
+
+// resetFor: forget the cache and re-activate the link's profile, named when nmcli knows it.
+func resetFor(ctx context.Context, env CheckEnv, l ResolvedLink) string {
+	if l.Name == "Global" {
+		return "resolvectl flush-caches\nsudo systemctl restart systemd-resolved   # the zone's servers are in resolved.conf (DNS=)"
+	}
+	return resetCommands(env, profileOf(ctx, env, l.Name))
+}
+
+func addRoutingDomain(env CheckEnv, l ResolvedLink) string {
+	if l.Name == "Global" {
+		return "# add Domains=~" + env.Target.Zone + " under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
+	}
+	profile := env.Connection
+	if profile == "" {
+		profile = "<profile of " + l.Name + ">"
+	}
+	return "sudo nmcli connection modify " + dq(profile) + " +ipv4.dns-search " + dq("~"+env.Target.Zone) + "\nsudo nmcli connection up " + dq(profile)
+}
+
+// profileOf asks NetworkManager which profile is active on device; "" when it cannot say.
+func profileOf(ctx context.Context, env CheckEnv, device string) string {
+	if env.Connection != "" {
+		return env.Connection
+	}
+	ctx, cancel := context.WithTimeout(ctx, env.timeout())
+	defer cancel()
+	out, err := env.Commands.Run(ctx, "nmcli", "-g", "GENERAL.CONNECTION", "device", "show", device)
+	if err != nil {
+		return ""
+	}
+	name := strings.TrimSpace(firstLine(out))
+	if strings.ContainsAny(name, "\"'`$\\") {
+		return "" // cannot be pasted safely inside quotes; the placeholder is better
+	}
+	return name
+}
+
+func linkObject(l ResolvedLink) string {
+	if l.Name == "Global" {
+		return "systemd-resolved global servers"
+	}
+	return "link " + l.Name
+}
+
+func linkArg(l ResolvedLink) string {
+	if l.Name == "Global" {
+		return ""
+	}
+	return l.Name
+}
+
+func linkEvidence(l ResolvedLink) map[string]any {
+	ev := map[string]any{"link": l.Name, "servers": probe.AddrStrings(l.Servers), "domains": append([]string{}, l.Domains...)}
+	if l.CurrentServer.IsValid() {
+		ev["currentServer"] = l.CurrentServer.String()
+	}
+	if l.DefaultRoute != nil {
+		ev["defaultRoute"] = *l.DefaultRoute
+	}
+	return ev
+}
+
+func linkSummaries(links []ResolvedLink) []string {
+	var out []string
+	for _, l := range links {
+		if len(l.Servers) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s", l.Name, joinAddrs(l.Servers, " ")))
+	}
+	return out
+}
+
+func firstLine(b []byte) string {
+	s := string(b)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
