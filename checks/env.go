@@ -57,6 +57,10 @@ type Options struct {
 	Public     string
 	FromClient bool
 	HopTimeout time.Duration
+	// ClusterDNS (--cluster-dns) and PodTarget (--pod-target, IP or IP:port) name the ladder's
+	// VIP and pod hops when discovery (Service kube-system/kube-dns and its endpoints) cannot.
+	ClusterDNS string
+	PodTarget  string
 }
 
 // Facts are values found by earlier checks and read by later ones (guarded: checks may run

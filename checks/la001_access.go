@@ -46,6 +46,10 @@ type Access struct {
 	Reason  string
 }
 
+// FactMissingPermissions is the Facts key under which LA001 records the permissions that
+// were denied ([]Permission, empty when all were granted).
+const FactMissingPermissions = "LA001.missingPermissions"
+
 // FactAccessPrefix prefixes the Facts keys under which Permitted caches each answer
 // ("access: list nodes in all namespaces").
 const FactAccessPrefix = "access: "
@@ -208,6 +212,7 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Err: fmt.Errorf("no Kubernetes client in the environment")}
 	}
 	var findings []engine.Finding
+	missing := []Permission{}
 	for _, n := range neededPermissions(env) {
 		a, err := env.review(ctx, n.Permission)
 		if err != nil {
@@ -224,6 +229,7 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 		if a.Allowed {
 			continue
 		}
+		missing = append(missing, n.Permission)
 		f := engine.Finding{
 			Severity: engine.SeverityWarn,
 			Object:   "RBAC: " + n.Permission.String(),
@@ -239,6 +245,9 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 			f.Message = fmt.Sprintf("not permitted: %s works with less (existing pods, or reports what it could not read)", strings.Join(n.Checks, ", "))
 		}
 		findings = append(findings, f)
+	}
+	if env.Facts != nil {
+		env.Facts.Set(FactMissingPermissions, missing)
 	}
 	findings = append(findings, unreadableReads(env)...)
 	return engine.Outcome{Findings: findings}

@@ -83,7 +83,7 @@ func readAddr(raw string) addrForm {
 	default:
 		if sloppy, ok := parseLeadingZeros(raw); ok {
 			f.Addr = sloppy
-			f.Problem = fmt.Sprintf("leading zeros: Kubernetes reads %s, but inet_aton-based tools read them as octal; write %s", sloppy, sloppy)
+			f.Problem = fmt.Sprintf("leading zeros: write %s", sloppy)
 		} else {
 			f.Problem = "not an IP address"
 		}

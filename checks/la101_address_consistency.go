@@ -29,6 +29,7 @@ func AddressConsistency(env *Env) engine.Check {
 // addrSource is one of the three lists of addresses.
 type addrSource struct {
 	Name   string // "proxy", "dns", "zone"
+	Title  string // "the proxy Service's externalIPs"
 	Object string
 	// Fields are where each address is written: "spec.externalIPs[1]", "line 6".
 	Fields []string
@@ -65,14 +66,20 @@ func addressConsistency(env *Env) engine.Outcome {
 		findings = append(findings, nodeFindings(env, sources)...)
 	}
 	if !sources[2].Known {
-		findings = append(findings, engine.Finding{Severity: engine.SeverityInfo, Object: sources[2].Object,
-			Message: "the zone's A answers could not be read, so only the two Services were compared (LA104 says why)"})
+		why := "the zone's A answers are not known (no readable template IN A; LA104 says why, LA301 asks them live), so only the two Services were compared"
+		if unread != "" {
+			why = unread + "; " + why
+		}
+		unread = why
 	}
 	return partialOutcome(findings, unread)
 }
 
 func serviceAddrs(name, ns, svc string, ips []string) addrSource {
-	src := addrSource{Name: name, Object: fmt.Sprintf("Service %s/%s", ns, svc), Known: true}
+	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: fmt.Sprintf("Service %s/%s", ns, svc), Known: true}
+	if name == "dns" {
+		src.Title = "the DNS Service's externalIPs"
+	}
 	for i, ip := range ips {
 		src.Fields = append(src.Fields, fmt.Sprintf("spec.externalIPs[%d]", i))
 		src.Forms = append(src.Forms, readAddr(ip))
@@ -82,9 +89,12 @@ func serviceAddrs(name, ns, svc string, ips []string) addrSource {
 
 // zoneAddrs reads the static A answers of the zone's template.
 func zoneAddrs(s *kube.Setup) addrSource {
-	src := addrSource{Name: "zone", Object: "zone " + s.Zone}
+	src := addrSource{Name: "zone", Title: "the zone's A answers", Object: "zone " + s.Zone}
 	if s.ConfigMap != nil {
-		src.Object = fmt.Sprintf("%s (zone %s)", configMapObject(s.ConfigMap), s.Zone)
+		src.Object = configMapObject(s.ConfigMap)
+		if s.Zone != "" {
+			src.Object += " (zone " + s.Zone + ")"
+		}
 	}
 	if s.Corefile == nil {
 		return src
@@ -107,7 +117,7 @@ func zoneAddrs(s *kube.Setup) addrSource {
 			if a.Type != "A" {
 				continue
 			}
-			src.Fields = append(src.Fields, fmt.Sprintf("line %d", a.Line))
+			src.Fields = append(src.Fields, fmt.Sprintf("Corefile line %d", a.Line))
 			src.Forms = append(src.Forms, answerForm(a))
 		}
 	}
@@ -134,14 +144,16 @@ func formFindings(src addrSource) []engine.Finding {
 			continue
 		}
 		sev := engine.SeverityWarn
-		msg := fmt.Sprintf("%s %q at %s: %s", src.Name, f.Raw, src.Fields[i], f.Problem)
+		msg := fmt.Sprintf("%s %q: %s", src.Fields[i], f.Raw, f.Problem)
 		switch {
+		case src.Name == "zone" && !f.Canonical:
+			// CoreDNS builds the record at query time: one bad answer fails them all.
+			sev = engine.SeverityFail
+			msg += "; CoreDNS cannot build this A record, so every A query of the zone gets SERVFAIL"
 		case !f.Addr.IsValid() || strings.HasPrefix(f.Problem, "not a unicast"):
 			sev = engine.SeverityFail
-		case src.Name == "zone":
-			// CoreDNS cannot build the record: the whole A answer fails (SERVFAIL).
-			sev = engine.SeverityFail
-			msg += "; CoreDNS cannot build this record, so A queries in the zone fail"
+		case strings.HasPrefix(f.Problem, "leading zeros"):
+			msg += fmt.Sprintf(" (Kubernetes reads %s, but inet_aton-based tools read the octets as octal)", f.Addr)
 		}
 		out = append(out, engine.Finding{
 			Severity: sev, Object: src.Object, Message: msg,
@@ -162,9 +174,9 @@ func canonicalOrEmpty(f addrForm) string {
 func formRemediation(src addrSource, i int, f addrForm) string {
 	if src.Name == "zone" {
 		if f.Addr.IsValid() {
-			return fmt.Sprintf("# in the Corefile, %s:\nanswer \"{{ .Name }} 60 IN A %s\"", src.Fields[i], f.Addr)
+			return fmt.Sprintf("# %s:\nanswer \"{{ .Name }} 60 IN A %s\"", src.Fields[i], f.Addr)
 		}
-		return fmt.Sprintf("# in the Corefile, %s: write a node's InternalIP (kubectl get nodes -o wide)", src.Fields[i])
+		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide)", src.Fields[i])
 	}
 	ns, name := splitObject(src.Object)
 	value := `"` + f.Addr.String() + `"`
@@ -220,7 +232,7 @@ func setFindings(env *Env, sources []addrSource) []engine.Finding {
 		out = append(out, engine.Finding{
 			Severity:    engine.SeverityFail,
 			Object:      s.Object,
-			Message:     fmt.Sprintf("the %s addresses differ from the others: %s; a workstation is sent to addresses where nothing answers, or never to some", s.Name, strings.Join(parts, " and ")),
+			Message:     fmt.Sprintf("%s differ from the others: %s; workstations are sent to addresses where nothing answers, or never to some", s.Title, strings.Join(parts, " and ")),
 			Evidence:    ev,
 			Remediation: setRemediation(env, s, ref),
 		})

@@ -56,12 +56,12 @@ func proxyService(env *Env) engine.Outcome {
 			})
 			continue
 		}
-		if t := resolveTargetPort(sp, spec); t.Problem != "" && t.Port == 0 {
+		if t := resolveTargetPort(sp, spec); spec != nil && t.Problem != "" && t.Port == 0 {
 			findings = append(findings, engine.Finding{
 				Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("port %d: %s, so kube-proxy has no backend port for it", want.port, t.Problem),
 				Evidence:    map[string]any{"port": want.port, "targetPort": sp.TargetPort.String()},
-				Remediation: targetPortPatch(svc, sp, spec),
+				Remediation: targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
 			})
 		}
 	}
@@ -111,23 +111,13 @@ func describePorts(svc *corev1.Service) []string {
 	return out
 }
 
-// targetPortPatch points the Service port at the container port the pods declare for its
-// protocol (the first one), as a JSON patch on the port's index.
-func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, spec *corev1.PodSpec) string {
+// targetPortPatch points the Service port at value (a JSON number or quoted name), as a JSON
+// patch on the port's index.
+func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, value string) string {
 	idx := 0
 	for i, p := range svc.Spec.Ports {
 		if p.Port == sp.Port && protocolOrTCP(p.Protocol) == protocolOrTCP(sp.Protocol) {
 			idx = i
-		}
-	}
-	value := "CONTAINER_PORT"
-	if spec != nil {
-		for _, c := range spec.Containers {
-			for _, cp := range c.Ports {
-				if protocolOrTCP(cp.Protocol) == protocolOrTCP(sp.Protocol) && value == "CONTAINER_PORT" {
-					value = fmt.Sprint(cp.ContainerPort)
-				}
-			}
 		}
 	}
 	return fmt.Sprintf("kubectl -n %s patch service %s --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/ports/%d/targetPort\",\"value\":%s}]'", svc.Namespace, svc.Name, idx, value)

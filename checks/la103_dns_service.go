@@ -52,14 +52,14 @@ func dnsService(env *Env) engine.Outcome {
 			continue
 		}
 		t := resolveTargetPort(sp, spec)
-		if t.Problem == "" {
-			continue
+		if t.Problem == "" || spec == nil {
+			continue // without pods, the endpoints say which port: nothing to compare
 		}
 		findings = append(findings, engine.Finding{
 			Severity: engine.SeverityFail, Object: obj,
 			Message:     fmt.Sprintf("port 53/%s: %s; queries reach a port where CoreDNS does not listen", proto, t.Problem),
 			Evidence:    map[string]any{"port": fmt.Sprintf("53/%s", proto), "targetPort": sp.TargetPort.String(), "endpointPorts": slicePorts(s.EndpointSlices[svc.Namespace+"/"+svc.Name])},
-			Remediation: targetPortPatch(svc, sp, spec),
+			Remediation: targetPortPatch(svc, sp, dnsContainerPort(spec, proto)),
 		})
 	}
 	findings = append(findings, endpointFindings(env, svc, s.DNSPods, "DNS")...)

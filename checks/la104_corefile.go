@@ -295,12 +295,14 @@ func dnsTargetPorts(s *kube.Setup) []int32 {
 	return out
 }
 
-// portFindings: CoreDNS listens on the port the Service sends queries to.
+// portFindings: CoreDNS listens on the port the Service sends queries to. When the
+// container declares the Corefile's port, the Service is the one to fix (LA103 says so).
 func portFindings(s *kube.Setup, zb *corefile.ServerBlock, obj, edit string) []engine.Finding {
 	targets := dnsTargetPorts(s)
 	if len(targets) == 0 {
 		return nil // LA103 reports the Service ports
 	}
+	declared := dnsDeclaredPorts(s)
 	var out []engine.Finding
 	for _, p := range zb.Ports() {
 		n, err := strconv.Atoi(p)
@@ -309,15 +311,44 @@ func portFindings(s *kube.Setup, zb *corefile.ServerBlock, obj, edit string) []e
 				Message: fmt.Sprintf("%s listens on %s, set in the pod's environment: not compared with the Service's target port", zb.Label(), p)})
 			continue
 		}
-		if slices.Contains(targets, int32(n)) {
+		if slices.Contains(targets, int32(n)) || slices.Contains(declared, int32(n)) {
 			continue
 		}
 		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj,
-			Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %v: nothing answers them", zb.Label(), n, svcRef(s.DNSService), targets),
+			Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %s: nothing answers them", zb.Label(), n, svcRef(s.DNSService), joinPorts(targets)),
 			Evidence:    map[string]any{"corefilePort": n, "targetPorts": targets, "line": zb.Line},
 			Remediation: edit + fmt.Sprintf("   # write the blocks as %s:%d and .:%d", strings.TrimSuffix(s.Zone, "."), targets[0], targets[0])})
 	}
 	return out
+}
+
+// dnsDeclaredPorts are the container ports the DNS pods declare.
+func dnsDeclaredPorts(s *kube.Setup) []int32 {
+	var tmpl *corev1.PodTemplateSpec
+	if s.DNSWorkload != nil {
+		tmpl = &s.DNSWorkload.Spec.Template
+	}
+	spec := podSpecOf(tmpl, s.DNSPods)
+	var out []int32
+	if spec == nil {
+		return nil
+	}
+	for _, c := range spec.Containers {
+		for _, cp := range c.Ports {
+			if !slices.Contains(out, cp.ContainerPort) {
+				out = append(out, cp.ContainerPort)
+			}
+		}
+	}
+	return out
+}
+
+func joinPorts(ports []int32) string {
+	var out []string
+	for _, p := range ports {
+		out = append(out, strconv.Itoa(int(p)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // mountFindings: the kubelet never refreshes a subPath mount, so reload never sees a change.

@@ -7,8 +7,11 @@ import (
 )
 
 // subcommands lists every command in the order help shows them.
-func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) []*cobra.Command {
+func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) []*cobra.Command {
 	return []*cobra.Command{
+		newDoctorCommand(kube, streams, connect),
+		newVPNTraceCommand(kube, streams, connect),
+		newCleanupCommand(kube, streams, connect),
 		newVersionCommand(streams),
 	}
 }

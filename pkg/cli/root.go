@@ -4,6 +4,8 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -11,6 +13,13 @@ import (
 
 // NewRootCommand builds `kubectl lanaccess` with kubectl's standard flags.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRoot(streams, newClients)
+}
+
+// clientFactory builds the API clients of one attempt; tests inject fake clientsets.
+type clientFactory func(kube *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error)
+
+func newRoot(streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	kube := genericclioptions.NewConfigFlags(true)
 	root := &cobra.Command{
 		Use:   "kubectl-lanaccess",
@@ -29,7 +38,7 @@ is broken and how to fix it: a verdict with evidence, not a pile of output.
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	kube.AddFlags(root.PersistentFlags())
-	for _, sub := range subcommands(kube, streams) {
+	for _, sub := range subcommands(kube, streams, connect) {
 		root.AddCommand(sub)
 	}
 	return root

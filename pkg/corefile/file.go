@@ -45,16 +45,21 @@ func (b *ServerBlock) FileZones() []FileZone {
 	return out
 }
 
-// ZoneFileSerial returns the SOA serial of a zone file's text. Errors name the line.
+// ZoneFileSerial returns the SOA serial of a zone file's text, reading the whole file as
+// CoreDNS does: any record that does not parse is an error naming its line.
 func ZoneFileSerial(origin, name, text string) (uint32, error) {
 	zp := dns.NewZoneParser(strings.NewReader(text), dns.Fqdn(origin), name)
+	var soa *dns.SOA
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		if soa, isSOA := rr.(*dns.SOA); isSOA {
-			return soa.Serial, nil
+		if s, isSOA := rr.(*dns.SOA); isSOA && soa == nil {
+			soa = s
 		}
 	}
 	if err := zp.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s: no SOA record", name)
+	if soa == nil {
+		return 0, fmt.Errorf("%s: no SOA record", name)
+	}
+	return soa.Serial, nil
 }

@@ -88,18 +88,48 @@ func (d *discoverer) pickService(name string, port int32, role, flag string) (*c
 				withIPs = append(withIPs, &all[i])
 			}
 		}
+		fix := fmt.Sprintf("name the %s Service with %s NAMESPACE/NAME", role, flag)
+		if d.sel.Namespace != "" && !d.sel.AllNamespaces {
+			fix += ", or search every namespace with --all-namespaces instead of -n"
+		}
 		return nil, &UsageError{
 			Message:    fmt.Sprintf("no Service with externalIPs exposes port %d%s (looking for the %s Service)", port, d.scopeText(), role),
 			Candidates: describeServices(withIPs),
-			Fix:        fmt.Sprintf("name the %s Service with %s NAMESPACE/NAME", role, flag),
+			Fix:        fix,
 		}
 	default:
+		msg := fmt.Sprintf("%d Services with externalIPs expose port %d%s (looking for the %s Service)", len(candidates), port, d.scopeText(), role)
+		if shared := sharedAddresses(candidates); len(shared) > 0 {
+			msg += fmt.Sprintf("; they claim the same addresses (%s): if one is not yours, it may be intercepting this traffic (CVE-2020-8554, see LA106)", strings.Join(shared, ", "))
+		}
 		return nil, &UsageError{
-			Message:    fmt.Sprintf("%d Services with externalIPs expose port %d%s (looking for the %s Service)", len(candidates), port, d.scopeText(), role),
+			Message:    msg,
 			Candidates: describeServices(candidates),
 			Fix:        fmt.Sprintf("name the %s Service with %s NAMESPACE/NAME", role, flag),
 		}
 	}
+}
+
+// sharedAddresses lists the externalIPs claimed by more than one of svcs.
+func sharedAddresses(svcs []*corev1.Service) []string {
+	count := map[string]int{}
+	for _, s := range svcs {
+		seen := map[string]bool{}
+		for _, ip := range s.Spec.ExternalIPs {
+			if !seen[ip] {
+				seen[ip] = true
+				count[ip]++
+			}
+		}
+	}
+	var out []string
+	for ip, n := range count {
+		if n > 1 {
+			out = append(out, ip)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func exposesPort(svc *corev1.Service, port int32) bool {

@@ -225,6 +225,7 @@ func TestDiscoverSeveralOrNoCandidatesListsThemAndNamesTheFlag(t *testing.T) {
 	_, err = kube.Discover(context.Background(), cs, dc, kube.Selection{Namespace: "monitoring"})
 	u = usageError(t, err)
 	assert.Contains(t, u.Message, "in namespace monitoring")
+	assert.Contains(t, u.Fix, "--all-namespaces")
 }
 
 func TestDiscoverSeveralTemplateZonesAskForTheZoneFlag(t *testing.T) {

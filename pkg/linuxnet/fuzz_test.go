@@ -31,6 +31,7 @@ func FuzzParsers(f *testing.F) {
 		var c OpenVPNConfig
 		c.ParseOpenVPNConfig(s)
 		c.ParseOpenVPNArgs(strings.Fields(s))
+		ParseOpenVPNStatus(s)
 		c.ClientPool()
 	})
 }

@@ -129,3 +129,14 @@ func TestOpenVPNCommandLinesGiveThePeerOrTheConfigFile(t *testing.T) {
 	assert.Equal(t, netip.MustParsePrefix("10.8.0.96/27"), pool.ClientPool())
 	assert.Equal(t, netip.MustParsePrefix("10.8.0.0/24"), pool.SubnetIfconfig)
 }
+
+func TestOpenVPNStatusFilesOfEveryVersionGiveTheConnectedClients(t *testing.T) {
+	v1 := "OpenVPN CLIENT LIST\nUpdated,2026-11-30 03:00:00\nCommon Name,Real Address,Bytes Received,Bytes Sent,Connected Since\nlaptop,192.168.1.20:51515,4000,5000,2026-11-30 02:59:00\n" +
+		"ROUTING TABLE\nVirtual Address,Common Name,Real Address,Last Ref\n10.8.0.6,laptop,192.168.1.20:51515,2026-11-30 03:00:00\nGLOBAL STATS\nMax bcast/mcast queue length,0\nEND\n"
+	v2 := "TITLE,OpenVPN 2.6.14\nHEADER,ROUTING_TABLE,Virtual Address,Common Name,Real Address,Last Ref,Last Ref (time_t)\nROUTING_TABLE,10.8.0.6,laptop,192.168.1.20:51515,2026-11-30 03:00:00,1796007600\nROUTING_TABLE,10.8.0.10,phone,192.168.1.21:40000,2026-11-30 03:00:00,1796007600\n"
+	v3 := "ROUTING_TABLE\t10.8.0.14\tdesk\t192.168.1.22:1194\n"
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.6")}, ParseOpenVPNStatus(v1))
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.6"), netip.MustParseAddr("10.8.0.10")}, ParseOpenVPNStatus(v2))
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.14")}, ParseOpenVPNStatus(v3))
+	assert.Empty(t, ParseOpenVPNStatus("HEADER,ROUTING_TABLE,Virtual Address\n"))
+}

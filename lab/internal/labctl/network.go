@@ -10,7 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
 
-// PodsDevice is the dummy interface inside each node namespace that holds the pod IPs the API
+// PodsDevice is the bridge inside each node namespace that holds the pod IPs the API
 // reports, so that they are real addresses.
 const PodsDevice = "pods0"
 
@@ -45,7 +45,7 @@ func BuildNetwork(ctx context.Context, l layout.Layout) error {
 }
 
 func buildNode(ctx context.Context, l layout.Layout, n layout.Node) error {
-	if err := netns.AddDummy(ctx, n.NS, PodsDevice); err != nil {
+	if err := netns.AddLocalBridge(ctx, n.NS, PodsDevice); err != nil {
 		return err
 	}
 	// Shared nodes route DNAT'ed Service traffic to pods elsewhere, like any node; a dedicated
@@ -75,7 +75,7 @@ func buildNode(ctx context.Context, l layout.Layout, n layout.Node) error {
 }
 
 func buildInternet(ctx context.Context, l layout.Layout) error {
-	if err := netns.AddDummy(ctx, l.Internet.NS, PublicDevice); err != nil {
+	if err := netns.AddLocalBridge(ctx, l.Internet.NS, PublicDevice); err != nil {
 		return err
 	}
 	for _, ip := range []string{l.InternetDNS, l.InternetWeb, l.AppsPublicIP} {

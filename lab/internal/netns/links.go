@@ -56,9 +56,11 @@ func ConnectToBridge(ctx context.Context, bridge, hostEnd, ns, cidr string) erro
 	return nil
 }
 
-// AddDummy creates an up dummy interface in ns (holds pod IPs and "public" addresses).
-func AddDummy(ctx context.Context, ns, name string) error {
-	if _, err := Run(ctx, ns, "ip", "link", "add", name, "type", "dummy"); err != nil {
+// AddLocalBridge creates an up, port-less bridge in ns that holds local addresses (pod IPs,
+// "public" addresses), like a CNI bridge. A bridge rather than a dummy device: the kernel the
+// lab runs on may lack the dummy driver (`ip link add type dummy`: "Unknown device type").
+func AddLocalBridge(ctx context.Context, ns, name string) error {
+	if _, err := Run(ctx, ns, "ip", "link", "add", name, "type", "bridge"); err != nil {
 		return err
 	}
 	_, err := Run(ctx, ns, "ip", "link", "set", name, "up")

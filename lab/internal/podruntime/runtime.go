@@ -22,7 +22,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
 
-// PodsDevice is the dummy interface in each node namespace that carries pod IPs.
+// PodsDevice is the port-less bridge in each node namespace that carries pod IPs.
 const PodsDevice = "pods0"
 
 // Runtime reconciles the pods bound to lab nodes with processes and addresses.

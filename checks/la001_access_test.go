@@ -1,0 +1,140 @@
+package checks
+
+import (
+	"errors"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+func denyResource(resources ...string) func(authorizationv1.ResourceAttributes) bool {
+	return func(a authorizationv1.ResourceAttributes) bool {
+		for _, r := range resources {
+			if a.Resource == r || a.Resource+"/"+a.Subresource == r {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func reviewCount(env *Env) int {
+	n := 0
+	for _, a := range env.Client.(*fake.Clientset).Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "selfsubjectaccessreviews" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAccessAndPermissionsPassesWhenEverythingIsGranted(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusPass, st)
+	assert.Empty(t, o.Findings)
+	asked := reviewCount(env)
+	assert.Equal(t, len(neededPermissions(env)), asked, "one review per needed permission")
+
+	ok, why := env.Permitted(t.Context(), "list", "", "nodes", "")
+	assert.True(t, ok)
+	assert.Empty(t, why)
+	assert.Equal(t, asked, reviewCount(env), "answers are cached in Facts")
+}
+
+func TestAccessAndPermissionsNamesTheMissingVerbAndTheChecksItSkips(t *testing.T) {
+	env := configEnv(t, denyResource("ingressroutes", "pods/exec"), nil)
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusWarn, st)
+
+	warn := configFindings(o, engine.SeverityWarn, "RBAC: list ingressroutes.traefik.io in all namespaces")
+	require.Len(t, warn, 1)
+	assert.Contains(t, warn[0].Message, "LA107 will be skipped")
+	assert.Contains(t, warn[0].Remediation, "kubectl create clusterrole lanaccess-list-ingressroutes-traefik-io --verb=list --resource=ingressroutes.traefik.io")
+
+	info := configFindings(o, engine.SeverityInfo, "RBAC: create pods/exec in all namespaces")
+	require.Len(t, info, 1, "exec only serves LA201, which works with less")
+
+	ok, why := env.Permitted(t.Context(), "create", "", "pods/exec", "")
+	assert.False(t, ok)
+	assert.Equal(t, "not permitted by RBAC: create pods/exec in all namespaces", why)
+
+	v, found := env.Facts.Get(FactMissingPermissions)
+	require.True(t, found)
+	assert.ElementsMatch(t, []Permission{
+		{Verb: "list", Group: "traefik.io", Resource: "ingressroutes"},
+		{Verb: "create", Resource: "pods", Subresource: "exec"},
+	}, v)
+}
+
+func TestAccessAndPermissionsAsksPerNamespaceAndOnceForSharedNamespaces(t *testing.T) {
+	env := configEnv(t, func(a authorizationv1.ResourceAttributes) bool {
+		return !(a.Resource == "configmaps" && a.Namespace == "lan-dns")
+	}, nil)
+	_, o := runConfigCheck(t, AccessAndPermissions(env))
+	f := configFindings(o, engine.SeverityWarn, "RBAC: list configmaps in namespace lan-dns")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Remediation, "kubectl -n lan-dns create role")
+
+	seen := map[Permission]bool{}
+	for _, n := range neededPermissions(env) {
+		assert.False(t, seen[n.Permission], "asked twice: %s", n.Permission)
+		seen[n.Permission] = true
+	}
+}
+
+func TestAccessAndPermissionsDoesNotAskAboutCRDsThatAreNotInstalled(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	for _, n := range neededPermissions(env) {
+		assert.NotEqual(t, "kyverno.io", n.Group, "Kyverno is not installed in the healthy fixtures")
+	}
+	var traefik bool
+	for _, n := range neededPermissions(env) {
+		traefik = traefik || n.Group == "traefik.io"
+	}
+	assert.True(t, traefik)
+}
+
+func TestAccessAndPermissionsIsAnErrorWhenTheAPIDoesNotAnswer(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	env.Client.(*fake.Clientset).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, refused
+	})
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusError, st)
+	assert.ErrorIs(t, o.Err, refused)
+}
+
+func TestAccessAndPermissionsWarnsWhenReviewsAreForbidden(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	env.Client.(*fake.Clientset).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}, "", errors.New("denied"))
+	})
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusWarn, st)
+	require.Len(t, configFindings(o, engine.SeverityWarn, "selfsubjectaccessreviews.authorization.k8s.io"), 1)
+
+	ok, _ := env.Permitted(t.Context(), "list", "", "nodes", "")
+	assert.True(t, ok, "an unanswerable question is not a denial: the check meets the real error")
+}
+
+func TestAccessAndPermissionsReportsReadsThatFailedForAnotherReason(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	env.Setup.Partial["middlewares.traefik.io"] = apierrors.NewServiceUnavailable("conversion webhook down")
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusWarn, st)
+	f := configFindings(o, engine.SeverityWarn, "middlewares.traefik.io")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Evidence["error"], "conversion webhook down")
+}

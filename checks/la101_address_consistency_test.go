@@ -1,0 +1,106 @@
+package checks
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+func TestAddressConsistencyBrokenVariants(t *testing.T) {
+	runBrokenVariants(t, "la101-")
+}
+
+func TestAddressConsistencyShowsTheThreeWayDiff(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(s *corev1.Service) {
+		s.Spec.ExternalIPs = []string{"10.0.10.11", "10.0.10.12"}
+	}))
+	st, o := runConfigCheck(t, AddressConsistency(env))
+	assert.Equal(t, engine.StatusFail, st)
+	f := configFindings(o, engine.SeverityFail, "Service lan-dns/lan-dns")
+	require.Len(t, f, 1)
+	assert.Equal(t, []string{
+		"10.0.10.11: proxy yes, dns yes, zone yes",
+		"10.0.10.12: proxy yes, dns yes, zone yes",
+		"10.0.10.13: proxy yes, dns no, zone yes",
+	}, f[0].Evidence["diff"])
+	assert.Contains(t, f[0].Message, "lacks 10.0.10.13")
+	assert.Equal(t, `kubectl -n lan-dns patch service lan-dns --type=merge -p '{"spec":{"externalIPs":["10.0.10.11","10.0.10.12","10.0.10.13"]}}'`, f[0].Remediation)
+}
+
+func TestAddressConsistencyTakesTheProxyAsReferenceWhenAllThreeDiffer(t *testing.T) {
+	env := configEnv(t, nil, chain(
+		editObject("lan-dns", "lan-dns", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"10.0.10.11"} }),
+		editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+			cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.12\"\n }\n template ANY ANY {\n  rcode NOERROR\n }\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+		}),
+	))
+	_, o := runConfigCheck(t, AddressConsistency(env))
+	assert.Empty(t, configFindings(o, engine.SeverityFail, "Service traefik/traefik"))
+	assert.Len(t, configFindings(o, engine.SeverityFail, "Service lan-dns/lan-dns"), 1)
+	assert.Len(t, configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns (zone apps.example.com.)"), 1)
+}
+
+func TestAddressConsistencyReadsNonCanonicalForms(t *testing.T) {
+	tests := []struct {
+		ip      string
+		sev     engine.Severity
+		message string
+	}{
+		{"::ffff:10.0.10.11", engine.SeverityWarn, "IPv4-mapped IPv6 form: write 10.0.10.11"},
+		{"010.0.10.11", engine.SeverityWarn, "inet_aton-based tools read the octets as octal"},
+		{"127.0.0.1", engine.SeverityFail, "not a unicast address a node can carry"},
+		{"node-1", engine.SeverityFail, "not an IP address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ip, func(t *testing.T) {
+			env := configEnv(t, nil, editObject("traefik", "traefik", func(s *corev1.Service) {
+				s.Spec.ExternalIPs[0] = tt.ip
+			}))
+			_, o := runConfigCheck(t, AddressConsistency(env))
+			f := configFindings(o, tt.sev, "Service traefik/traefik")
+			require.NotEmpty(t, f, "%+v", o.Findings)
+			assert.Contains(t, f[0].Message, `spec.externalIPs[0] "`+tt.ip+`"`)
+			assert.Contains(t, f[0].Message, tt.message)
+			assert.Equal(t, "spec.externalIPs[0]", f[0].Evidence["field"])
+		})
+	}
+}
+
+func TestAddressConsistencyAnAddressOfTwoNodesFails(t *testing.T) {
+	env := configEnv(t, nil, editObject("", "node-2", func(n *corev1.Node) {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.10.13"})
+	}))
+	_, o := runConfigCheck(t, AddressConsistency(env))
+	f := configFindings(o, engine.SeverityFail, "10.0.10.13")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, "InternalIP of 2 nodes (node-2, node-3)")
+}
+
+func TestAddressConsistencyIsSkippedWhenNodesCannotBeRead(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	env.Setup.Partial["nodes"] = apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("RBAC"))
+	st, o := runConfigCheck(t, AddressConsistency(env))
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, o.Skip, "could not read nodes")
+
+	// A problem found without the nodes is still reported, not hidden by the skip.
+	env.Setup.DNSService.Spec.ExternalIPs = []string{"10.0.10.11"}
+	st, _ = runConfigCheck(t, AddressConsistency(env))
+	assert.Equal(t, engine.StatusFail, st)
+}
+
+func TestAddressConsistencyDoesNotJudgeAnswersThatDependOnTheQuery(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A {{ .Remote }}\"\n }\n template ANY ANY {\n }\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+	}))
+	st, o := runConfigCheck(t, AddressConsistency(env))
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, o.Skip, "zone's A answers are not known")
+}

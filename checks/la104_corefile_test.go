@@ -1,0 +1,94 @@
+package checks
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+)
+
+func TestCorefileConfigBrokenVariants(t *testing.T) {
+	runBrokenVariants(t, "la104-")
+}
+
+func withCorefile(text string) func(*corev1.ConfigMap) {
+	return func(cm *corev1.ConfigMap) { cm.Data["Corefile"] = text }
+}
+
+func TestCorefileConfigSyntaxErrorNamesTheLine(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", withCorefile("apps.example.com:1053 {\n  reload\n  template IN A {\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusFail, st)
+	require.Len(t, o.Findings, 1)
+	assert.Equal(t, 3, o.Findings[0].Evidence["line"])
+	assert.Contains(t, o.Findings[0].Message, "ConfigMap lan-dns/lan-dns key Corefile line 3")
+}
+
+func TestCorefileConfigNamedZoneThatNoBlockServesFails(t *testing.T) {
+	env := configEnvWith(t, kube.Selection{Zone: "lan.example.com"}, nil, nil)
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusFail, st)
+	require.Len(t, o.Findings, 1)
+	assert.Contains(t, o.Findings[0].Message, "no server block serves the zone lan.example.com.")
+	assert.Contains(t, o.Findings[0].Remediation, "lan.example.com:1053 {")
+}
+
+func TestCorefileConfigImportsAndPlaceholderPortsAreInformation(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", withCorefile(
+		"apps.example.com:{$PORT} {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.12\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.13\"\n }\n template ANY ANY {\n }\n import /etc/coredns/extra/*.conf\n}\n.:{$PORT} {\n reload\n forward . /etc/resolv.conf\n}\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+	info := configFindings(o, engine.SeverityInfo, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, info, 2)
+	assert.Contains(t, info[0].Message, "line 10 imports /etc/coredns/extra/*.conf")
+	assert.Contains(t, info[1].Message, "listens on {$PORT}")
+}
+
+func TestCorefileConfigAnswerForAFixedNameWarns(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n template IN A {\n  answer \"grafana.apps.example.com. 60 IN A 10.0.10.11\"\n }\n template ANY ANY {\n }\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+	}))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusWarn, st)
+	f := configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, "line 4: the answer's owner is fixed")
+}
+
+func TestCorefileConfigNXDOMAINForOtherTypesFails(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n }\n template ANY ANY {\n  rcode NXDOMAIN\n }\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+	}))
+	_, o := runConfigCheck(t, CorefileConfig(env))
+	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, "answers NXDOMAIN")
+}
+
+func TestCorefileConfigZoneFileThatDoesNotParseNamesTheLine(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n file db.apps\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+		cm.Data["db.apps"] = "$TTL 60\n@ IN SOA ns host 1 2 3 4 5\n* IN A 10.0.10.999\n"
+	}))
+	_, o := runConfigCheck(t, CorefileConfig(env))
+	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Contains(t, f[0].Message, "zone file db.apps (key db.apps) does not parse")
+	assert.Contains(t, f[0].Message, "line: 3")
+}
+
+func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	env.Setup.ConfigMap = nil
+	env.Setup.Partial["configmaps in lan-dns"] = apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("RBAC"))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, o.Skip, "could not read configmaps in lan-dns")
+}

@@ -1,0 +1,304 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+// DNSDeployment is LA105: the zone DNS survives a pod or node going away. systemd-resolved
+// moves to the next DNS server on the first failure and stays there until the link comes back,
+// so even a short outage sends workstations to the organisation's DNS (the public VPN
+// address) for a long time: two replicas on different nodes, a PodDisruptionBudget keeping
+// one, dnsPolicy Default so `forward . /etc/resolv.conf` uses the node's resolver (not the
+// cluster DNS), NET_BIND_SERVICE kept when ALL capabilities are dropped (the official image's
+// binary carries that file capability and cannot even be executed without it), non-root.
+func DNSDeployment(env *Env) engine.Check {
+	return engine.Check{
+		ID:        "LA105",
+		Title:     "The DNS Deployment runs two replicas on different nodes, with a PDB and a safe pod spec",
+		DependsOn: []string{"LA001"},
+		Run:       func(ctx context.Context) engine.Outcome { return dnsDeployment(env) },
+	}
+}
+
+func dnsDeployment(env *Env) engine.Outcome {
+	if o, stop := noSetup(env); stop {
+		return o
+	}
+	s := env.Setup
+	ns := s.DNSService.Namespace
+	unread := unreadReason(env, readsOf(ns, "deployments.apps", "pods", "poddisruptionbudgets.policy")...)
+	dep := s.DNSWorkload
+	if dep == nil {
+		if len(s.DNSPods) == 0 {
+			return partialOutcome([]engine.Finding{{Severity: engine.SeverityFail, Object: svcRef(s.DNSService),
+				Message:     "no Deployment or pod matches the Service's selector: nothing serves the zone",
+				Remediation: fmt.Sprintf("kubectl -n %s get deployments,pods --show-labels", ns)}}, unread)
+		}
+		return partialOutcome([]engine.Finding{{Severity: engine.SeverityInfo, Object: svcRef(s.DNSService),
+			Message: "the DNS pods are not managed by a Deployment: replicas, spread and PodDisruptionBudget are not checked"}}, unread)
+	}
+	obj := fmt.Sprintf("Deployment %s/%s", dep.Namespace, dep.Name)
+	spec := &dep.Spec.Template.Spec
+	var findings []engine.Finding
+	replicas := int32(1)
+	if dep.Spec.Replicas != nil {
+		replicas = *dep.Spec.Replicas
+	}
+	if replicas < 2 {
+		findings = append(findings, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+			Message:     fmt.Sprintf("%d replica: a restart or a node drain leaves no DNS, and systemd-resolved then stays on the organisation's DNS (the public VPN address) until the link reconnects", replicas),
+			Evidence:    map[string]any{"replicas": replicas},
+			Remediation: fmt.Sprintf("kubectl -n %s scale deployment/%s --replicas=2", dep.Namespace, dep.Name)})
+	}
+	if replicas >= 2 {
+		if f, ok := spreadFinding(dep, obj); ok {
+			findings = append(findings, f)
+		}
+	}
+	findings = append(findings, pdbFindings(s.PDBs, dep, replicas, obj)...)
+	findings = append(findings, dnsPolicyFinding(env, spec, obj, dep)...)
+	findings = append(findings, capabilityFindings(spec, obj, dep)...)
+	findings = append(findings, rootFindings(spec, obj, dep)...)
+	findings = append(findings, placementFindings(s.DNSPods, obj)...)
+	return partialOutcome(findings, unread)
+}
+
+// spreadFinding: nothing keeps two replicas off the same node.
+func spreadFinding(dep *appsv1.Deployment, obj string) (engine.Finding, bool) {
+	spec := dep.Spec.Template.Spec
+	for _, c := range spec.TopologySpreadConstraints {
+		if c.TopologyKey == corev1.LabelHostname && c.WhenUnsatisfiable == corev1.DoNotSchedule {
+			return engine.Finding{}, false
+		}
+	}
+	if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if t.TopologyKey == corev1.LabelHostname {
+				return engine.Finding{}, false
+			}
+		}
+	}
+	labelsJSON := labelsAsJSON(dep.Spec.Template.Labels)
+	return engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+		Message: "nothing keeps the replicas on different nodes (no topologySpreadConstraint on kubernetes.io/hostname with DoNotSchedule, no required anti-affinity): one node failure can take them all",
+		Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/hostname\",\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":%s}}]}}}}'",
+			dep.Namespace, dep.Name, labelsJSON)}, true
+}
+
+func labelsAsJSON(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%q:%q", k, l[k]))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// pdbFindings: a PodDisruptionBudget must keep at least one pod through a drain, and still
+// let a drain proceed.
+func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, replicas int32, obj string) []engine.Finding {
+	var matching []policyv1.PodDisruptionBudget
+	for _, p := range pdbs {
+		if p.Namespace != dep.Namespace || p.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(dep.Spec.Template.Labels)) {
+			matching = append(matching, p)
+		}
+	}
+	if len(matching) == 0 {
+		return []engine.Finding{{Severity: engine.SeverityWarn, Object: obj,
+			Message: "no PodDisruptionBudget: a node drain may evict every replica at once",
+			Remediation: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: %s\nEOF",
+				dep.Name, dep.Namespace, labelsAsJSON(dep.Spec.Template.Labels))}}
+	}
+	var out []engine.Finding
+	for _, p := range matching {
+		keep, ok := pdbKeeps(p, replicas)
+		pobj := fmt.Sprintf("PodDisruptionBudget %s/%s", p.Namespace, p.Name)
+		ev := map[string]any{"replicas": replicas, "keeps": keep}
+		switch {
+		case !ok:
+			continue
+		case keep < 1:
+			out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
+				Message:     fmt.Sprintf("keeps %d of %d pods through a drain: it protects nothing", keep, replicas),
+				Remediation: fmt.Sprintf("kubectl -n %s patch pdb %s --type=merge -p '{\"spec\":{\"minAvailable\":1,\"maxUnavailable\":null}}'", p.Namespace, p.Name)})
+		case keep >= replicas:
+			out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
+				Message:     fmt.Sprintf("keeps %d of %d pods: no pod may ever be evicted, so node drains block", keep, replicas),
+				Remediation: fmt.Sprintf("kubectl -n %s patch pdb %s --type=merge -p '{\"spec\":{\"minAvailable\":1,\"maxUnavailable\":null}}'", p.Namespace, p.Name)})
+		}
+	}
+	return out
+}
+
+// pdbKeeps is how many pods the budget keeps with this many replicas.
+func pdbKeeps(p policyv1.PodDisruptionBudget, replicas int32) (int32, bool) {
+	scaled := func(v *intstr.IntOrString, roundUp bool) (int32, bool) {
+		n, err := intstr.GetScaledValueFromIntOrPercent(v, int(replicas), roundUp)
+		return int32(n), err == nil
+	}
+	if p.Spec.MinAvailable != nil {
+		return scaled(p.Spec.MinAvailable, true)
+	}
+	if p.Spec.MaxUnavailable != nil {
+		n, ok := scaled(p.Spec.MaxUnavailable, true)
+		return replicas - n, ok
+	}
+	return 0, false
+}
+
+// dnsPolicyFinding: with ClusterFirst, `forward . /etc/resolv.conf` forwards the LAN's
+// queries to the cluster DNS, which answers *.svc.cluster.local names to the whole LAN.
+func dnsPolicyFinding(env *Env, spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
+	policy := spec.DNSPolicy
+	if policy == "" {
+		policy = corev1.DNSClusterFirst
+	}
+	clusterDNS := policy == corev1.DNSClusterFirst && !spec.HostNetwork ||
+		policy == corev1.DNSClusterFirstWithHostNet
+	if !clusterDNS {
+		return nil
+	}
+	viaResolvConf := true
+	if cf := env.Setup.Corefile; cf != nil {
+		viaResolvConf = false
+		for i := range cf.Blocks {
+			for _, up := range cf.Blocks[i].Forwarders() {
+				if strings.Contains(up, "resolv.conf") {
+					viaResolvConf = true
+				}
+			}
+		}
+	}
+	f := engine.Finding{Object: obj, Evidence: map[string]any{"dnsPolicy": string(policy)},
+		Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"dnsPolicy\":\"Default\"}}}}'", dep.Namespace, dep.Name)}
+	if viaResolvConf {
+		f.Severity = engine.SeverityFail
+		f.Message = fmt.Sprintf("dnsPolicy %s: the pod's /etc/resolv.conf points at the cluster DNS, so `forward . /etc/resolv.conf` sends the LAN's queries there and cluster-internal names (*.svc.cluster.local) resolve for the whole LAN", policy)
+	} else {
+		f.Severity = engine.SeverityInfo
+		f.Message = fmt.Sprintf("dnsPolicy %s: harmless while the Corefile forwards to explicit upstreams, but the seed uses Default so that /etc/resolv.conf is the node's", policy)
+	}
+	return []engine.Finding{f}
+}
+
+// capabilityFindings: CoreDNS images whose binary carries the NET_BIND_SERVICE file
+// capability cannot be executed when ALL is dropped and it is not added back.
+func capabilityFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
+	var out []engine.Finding
+	for i, c := range spec.Containers {
+		if !strings.Contains(c.Image, "coredns") || c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+			continue
+		}
+		caps := c.SecurityContext.Capabilities
+		if !slices.Contains(caps.Drop, "ALL") || slices.Contains(caps.Add, "NET_BIND_SERVICE") {
+			continue
+		}
+		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj,
+			Message:  fmt.Sprintf("container %s drops ALL capabilities without adding NET_BIND_SERVICE back: the CoreDNS binary carries that file capability, so the kernel refuses to run it (exec /coredns: operation not permitted), whatever the port", c.Name),
+			Evidence: map[string]any{"container": c.Name, "image": c.Image, "drop": caps.Drop, "add": caps.Add},
+			Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/%d/securityContext/capabilities/add\",\"value\":[\"NET_BIND_SERVICE\"]}]'",
+				dep.Namespace, dep.Name, i)})
+	}
+	return out
+}
+
+// rootFindings: a DNS server facing the whole LAN should not run as root.
+func rootFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
+	var out []engine.Finding
+	for _, c := range spec.Containers {
+		nonRoot, uid := false, int64(-1)
+		if psc := spec.SecurityContext; psc != nil {
+			if psc.RunAsNonRoot != nil {
+				nonRoot = *psc.RunAsNonRoot
+			}
+			if psc.RunAsUser != nil {
+				uid = *psc.RunAsUser
+			}
+		}
+		if sc := c.SecurityContext; sc != nil {
+			if sc.RunAsNonRoot != nil {
+				nonRoot = *sc.RunAsNonRoot
+			}
+			if sc.RunAsUser != nil {
+				uid = *sc.RunAsUser
+			}
+		}
+		if (nonRoot && uid != 0) || uid > 0 {
+			continue
+		}
+		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+			Message:     fmt.Sprintf("container %s may run as root (no runAsNonRoot, no non-zero runAsUser): a DNS server open to the whole LAN should not", c.Name),
+			Evidence:    map[string]any{"container": c.Name, "runAsNonRoot": nonRoot, "runAsUser": uid},
+			Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"securityContext\":{\"runAsNonRoot\":true,\"runAsUser\":65532}}}}}'", dep.Namespace, dep.Name)})
+	}
+	return out
+}
+
+// placementFindings: the ready pods run on distinct nodes.
+func placementFindings(pods []corev1.Pod, obj string) []engine.Finding {
+	byNode := map[string][]string{}
+	var notReady []string
+	for i := range pods {
+		p := &pods[i]
+		if !podIsReady(p) {
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", p.Name, podState(p)))
+			continue
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
+	}
+	var out []engine.Finding
+	nodes := make([]string, 0, len(byNode))
+	for n := range byNode {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		if len(byNode[n]) < 2 {
+			continue
+		}
+		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+			Message:  fmt.Sprintf("ready pods %s all run on node %s: losing that node stops the zone DNS", strings.Join(byNode[n], ", "), n),
+			Evidence: map[string]any{"node": n, "pods": byNode[n]},
+			Remediation: "# after adding a topologySpreadConstraint on kubernetes.io/hostname:\n" +
+				fmt.Sprintf("kubectl -n %s delete pod %s", podNamespace(pods), byNode[n][len(byNode[n])-1])})
+	}
+	if len(notReady) > 0 {
+		sev := engine.SeverityWarn
+		if len(nodes) == 0 {
+			sev = engine.SeverityFail
+		}
+		out = append(out, engine.Finding{Severity: sev, Object: obj,
+			Message:     fmt.Sprintf("%d of %d DNS pods are not ready: %s", len(notReady), len(pods), strings.Join(notReady, ", ")),
+			Evidence:    map[string]any{"notReady": notReady},
+			Remediation: fmt.Sprintf("kubectl -n %s describe pods %s", podNamespace(pods), strings.Fields(notReady[0])[0])})
+	}
+	return out
+}
+
+func podNamespace(pods []corev1.Pod) string {
+	if len(pods) == 0 {
+		return ""
+	}
+	return pods[0].Namespace
+}

@@ -1,0 +1,92 @@
+package checks
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+func TestDNSDeploymentBrokenVariants(t *testing.T) {
+	runBrokenVariants(t, "la105-")
+}
+
+func TestDNSDeploymentPDBPercentagesAreReadAgainstTheReplicas(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(*policyv1.PodDisruptionBudget)
+		sev  engine.Severity
+	}{
+		{"minAvailable 50% keeps one of two", func(p *policyv1.PodDisruptionBudget) { v := intstr.FromString("50%"); p.Spec.MinAvailable = &v }, ""},
+		{"maxUnavailable 1 keeps one of two", func(p *policyv1.PodDisruptionBudget) {
+			v := intstr.FromInt32(1)
+			p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, &v
+		}, ""},
+		{"maxUnavailable 100% keeps none", func(p *policyv1.PodDisruptionBudget) {
+			v := intstr.FromString("100%")
+			p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, &v
+		}, engine.SeverityWarn},
+		{"minAvailable 100% blocks drains", func(p *policyv1.PodDisruptionBudget) { v := intstr.FromString("100%"); p.Spec.MinAvailable = &v }, engine.SeverityWarn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := configEnv(t, nil, editObject("lan-dns", "lan-dns", tt.set))
+			_, o := runConfigCheck(t, DNSDeployment(env))
+			f := configFindings(o, engine.SeverityWarn, "PodDisruptionBudget lan-dns/lan-dns")
+			if tt.sev == "" {
+				assert.Empty(t, f)
+				return
+			}
+			assert.Len(t, f, 1)
+		})
+	}
+}
+
+func TestDNSDeploymentClusterFirstIsInformationWhenTheCorefileForwardsToExplicitServers(t *testing.T) {
+	env := configEnv(t, nil, chain(
+		editObject("lan-dns", "lan-dns", func(d *appsv1.Deployment) { d.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirst }),
+		editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
+			cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n }\n template ANY ANY {\n }\n}\n.:1053 {\n reload\n forward . 192.0.2.53\n}\n"
+		}),
+	))
+	st, o := runConfigCheck(t, DNSDeployment(env))
+	assert.Equal(t, engine.StatusPass, st)
+	require.Len(t, configFindings(o, engine.SeverityInfo, "Deployment lan-dns/lan-dns"), 1)
+}
+
+func TestDNSDeploymentPodsWithoutADeploymentAreInformation(t *testing.T) {
+	env := configEnv(t, nil, func(objs []runtime.Object) []runtime.Object {
+		var out []runtime.Object
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok && d.Name == "lan-dns" {
+				continue
+			}
+			out = append(out, o)
+		}
+		return out
+	})
+	st, o := runConfigCheck(t, DNSDeployment(env))
+	assert.Equal(t, engine.StatusPass, st)
+	f := configFindings(o, engine.SeverityInfo, "Service lan-dns/lan-dns")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, "not managed by a Deployment")
+}
+
+func TestDNSDeploymentNotReadyPodsAreNamed(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns-7b9c6d5f4-m2n3p", func(p *corev1.Pod) {
+		p.Status.Conditions[0].Status = corev1.ConditionFalse
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "coredns", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError"}}}}
+	}))
+	st, o := runConfigCheck(t, DNSDeployment(env))
+	assert.Equal(t, engine.StatusWarn, st)
+	f := configFindings(o, engine.SeverityWarn, "Deployment lan-dns/lan-dns")
+	require.Len(t, f, 1)
+	assert.Contains(t, f[0].Message, "1 of 2 DNS pods are not ready: lan-dns-7b9c6d5f4-m2n3p (not ready (CreateContainerError))")
+}

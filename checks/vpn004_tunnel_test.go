@@ -1,0 +1,89 @@
+package checks
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
+)
+
+func TestAPointToPointTunnelGivesServerAddressPeerAndPool(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{}, nil)
+	st, _, fs := f.run(t, VPNTunnel(f.env))
+	require.Equal(t, engine.StatusPass, st, messages(fs))
+	tun, err := f.trace.podTunnel(t.Context(), f.trace.mustPod(t))
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParseAddr("10.8.0.1"), tun.ServerAddr)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.2")}, tun.Peers)
+	assert.Equal(t, netip.MustParsePrefix("10.8.0.2/32"), tun.Pool)
+	assert.Equal(t, "eth0", tun.Uplink)
+	assert.Equal(t, "cluster.local", tun.Resolv.ClusterDomain())
+	assert.Contains(t, fs[0].Message, "tun0 (tun) 10.8.0.1/32 peer 10.8.0.2/32")
+	assert.Contains(t, tun.ConfigFrom[0], "the command line of pid")
+}
+
+func TestAServerConfigurationGivesThePoolAndWhatIsPushed(t *testing.T) {
+	conf, err := os.ReadFile(filepath.Join("..", "pkg", "linuxnet", "testdata", "openvpn-server.conf"))
+	require.NoError(t, err)
+	f := newVPNFixture(t, vpnScenario{tunnel: "tunnel-server"}, nil)
+	f.exec.On(vpnPodRef, "cat /etc/openvpn/openvpn.conf", kubetest.Reply{Stdout: string(conf)}).
+		On(vpnPodRef, "cat /tmp/openvpn-status.log", kubetest.Reply{Stdout: "TITLE,OpenVPN 2.6.14\nROUTING_TABLE,10.8.0.6,laptop,192.168.1.20:51515,2026-11-30 03:00:00,1796007600\n"})
+	st, _, fs := f.run(t, VPNTunnel(f.env))
+	require.Equal(t, engine.StatusPass, st, messages(fs))
+	tun, err := f.trace.podTunnel(t.Context(), f.trace.mustPod(t))
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParsePrefix("10.8.0.0/24"), tun.Pool)
+	assert.Contains(t, tun.PoolSource, "/etc/openvpn/openvpn.conf")
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.6")}, tun.Peers)
+	assert.Contains(t, messages(fs), "clients are told to use DNS [10.96.0.10] (push dhcp-option DNS), search [svc.cluster.local]")
+}
+
+func TestNoTunnelInterfaceFails(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{}, nil)
+	// The same namespace read before OpenVPN opened its tunnel: no tun_flags anywhere.
+	rec := vpnReply(t, "tunnel-p2p")
+	rec.Stdout = withoutSection(rec.Stdout, "tun")
+	f.exec = &kubetest.FakeExecutor{}
+	f.env.Exec = f.exec
+	f.exec.On(vpnPodRef, "@@ip-addr", rec)
+	st, _, fs := f.run(t, VPNTunnel(f.env))
+	require.Equal(t, engine.StatusFail, st)
+	assert.Contains(t, fs[0].Message, "no tun or tap interface")
+	assert.Contains(t, fs[0].Remediation, "kubectl -n vpn logs openvpn-7d9f8-x2x4k -c openvpn --tail=50")
+}
+
+func TestACutOutputIsAnErrorNotANoTunnel(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{}, nil)
+	f.exec = (&kubetest.FakeExecutor{}).On(vpnPodRef, "@@ip-addr", kubetest.Reply{Stdout: "@@ip-addr\n1: lo inet 127.0.0.1/8\n"})
+	f.env.Exec = f.exec
+	st, reason, _ := f.run(t, VPNTunnel(f.env))
+	assert.Equal(t, engine.StatusError, st)
+	assert.Contains(t, reason, "cut")
+}
+
+// withoutSection empties one "@@name" section of a recorded output.
+func withoutSection(out, name string) string {
+	sec := sections(out)
+	var b []byte
+	for _, n := range []string{"ip-addr", "route", "tun", "resolv", "openvpn"} {
+		b = append(b, "@@"+n+"\n"...)
+		if n != name {
+			b = append(b, sec[n]...)
+		}
+	}
+	return string(append(b, "@@end\n"...))
+}
+
+func (tr *vpnTrace) mustPod(t *testing.T) *vpnPod {
+	t.Helper()
+	pods, err := tr.vpnPods(t.Context())
+	require.NoError(t, err)
+	require.NotEmpty(t, pods.Running)
+	return pods.Running[0]
+}

@@ -1,0 +1,90 @@
+package checks
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+func TestNoMasqueradeForThePoolIsTheReturnPathFailure(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, nil)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusFail, st, messages(fs))
+	assert.Contains(t, fs[0].Message, "no masquerade for the client pool 10.8.0.2/32")
+	assert.Equal(t, []string{"iptables-save", "iptables-legacy-save", "iptables-nft-save"}, fs[0].Evidence["readWith"])
+	assert.Contains(t, fs[0].Remediation, `command: ["iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "10.8.0.2/32", "-o", "eth0", "-j", "MASQUERADE"]`)
+	assert.Contains(t, fs[0].Remediation, "image: kylemanna/openvpn:2.4")
+}
+
+func TestAMasqueradedPoolPassesNamingTheRule(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusPass, st, messages(fs))
+	assert.Contains(t, fs[0].Message, "-A POSTROUTING -s 10.8.0.0/24 -o eth0 -j MASQUERADE")
+}
+
+func TestANatTableThatCannotBeReadIsUnknownNotAFailure(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-denied"}, nil)
+	st, reason, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusError, st, messages(fs))
+	assert.Contains(t, reason, "Permission denied (you must be root)")
+}
+
+func TestAPolicyWrittenForThePoolStopsMatchingOnceMasqueraded(t *testing.T) {
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "allow-vpn-clients"},
+		Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{
+			From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.8.0.0/16"}}}}}}}
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, np)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusWarn, st, messages(fs))
+	w := findingsWithSeverity(fs, engine.SeverityWarn)
+	require.Len(t, w, 1)
+	assert.Equal(t, "NetworkPolicy web/allow-vpn-clients", w[0].Object)
+	assert.Contains(t, w[0].Message, "packets arrive from the VPN pod's address 10.244.1.5")
+	assert.Contains(t, w[0].Remediation, "kubernetes.io/metadata.name: vpn")
+	assert.Contains(t, w[0].Remediation, `app: "openvpn"`)
+	assert.NotContains(t, w[0].Remediation, "pod-template-hash")
+}
+
+func TestAPolicyThatAlsoAdmitsTheVPNPodIsFine(t *testing.T) {
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "allow-vpn"},
+		Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+			{IPBlock: &networkingv1.IPBlock{CIDR: "10.8.0.0/16"}},
+			{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "vpn"}},
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "openvpn"}}},
+		}}}}}
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, np)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	assert.Equal(t, engine.StatusPass, st, messages(fs))
+}
+
+func TestWithoutMasqueradeAPolicyAdmittingOnlyTheVPNPodIsSaid(t *testing.T) {
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "from-vpn"},
+		Spec: networkingv1.NetworkPolicySpec{Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "openvpn"}}}}}}}}
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, nil, np)
+	_, _, fs := f.run(t, VPNReturnPath(f.env))
+	w := findingsWithSeverity(fs, engine.SeverityWarn)
+	require.Len(t, w, 1)
+	assert.Contains(t, w[0].Message, "without masquerade client packets keep their 10.8.0.2/32 source")
+	assert.Contains(t, w[0].Remediation, "cidr: 10.8.0.2/32")
+}
+
+func TestAPoolTheClusterRoutesBackIsNotAFailure(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, func(_ *corev1.Pod, o *Options) { o.FromClient = true })
+	f.trace.prober = &fakeProber{
+		local:   []netip.Addr{netip.MustParseAddr("10.8.0.2")},
+		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): nil},
+		query:   map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR"},
+	}
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusPass, st, messages(fs))
+	assert.Contains(t, fs[0].Message, "the cluster routes the pool back")
+}

@@ -1,0 +1,209 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
+)
+
+// The recordings in testdata/vpn are real output of the trace's own commands, run in network
+// namespaces built like the seed's failure: "vr-srv" runs OpenVPN 2.6.14 in static-key
+// point-to-point mode (tun0 10.8.0.1 peer 10.8.0.2, a client in another namespace) with eth0
+// 10.244.1.5/24; a "DNS pod" namespace answers on 10.244.1.7 and on the VIP 10.96.0.10;
+// 10.96.0.99 and 10.244.1.99 are silent. "-0"/"-1" and nat-empty/nat-masq are before and
+// after `sysctl -w net.ipv4.ip_forward=1` and the pool's MASQUERADE; names-fail-* ran with a
+// resolv.conf pointing at the silent 10.96.0.99; nat-denied ran as nobody; tunnel-server
+// is a namespace with tun0 10.8.0.1/24 and a process started as
+// "openvpn --config /etc/openvpn/openvpn.conf".
+type vpnRecording struct {
+	Cmd    []string `json:"cmd"`
+	Stdout string   `json:"stdout"`
+	Stderr string   `json:"stderr"`
+	Exit   int      `json:"exit"`
+}
+
+func vpnReply(t *testing.T, name string) kubetest.Reply {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "vpn", name+".json"))
+	require.NoError(t, err)
+	var r vpnRecording
+	require.NoError(t, json.Unmarshal(b, &r))
+	reply := kubetest.Reply{Stdout: r.Stdout, Stderr: r.Stderr}
+	if r.Exit != 0 {
+		reply.Err = &kube.ExitError{Code: r.Exit, Stderr: r.Stderr, Command: r.Cmd}
+	}
+	return reply
+}
+
+const vpnPodRef = "vpn/openvpn-7d9f8-x2x4k"
+
+type vpnScenario struct {
+	forwarding string // "0" or "1"
+	nat        string // recording name
+	tunnel     string // recording name
+	vipSilent  bool
+	namesFail  bool
+	// tools overrides the recorded tool list (an image with fewer tools).
+	tools []string
+}
+
+type vpnFixture struct {
+	env    *Env
+	client *fake.Clientset
+	exec   *kubetest.FakeExecutor
+	trace  *vpnTrace
+	pod    *corev1.Pod
+}
+
+func vpnObjects() (*corev1.Pod, []runtime.Object) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn-7d9f8-x2x4k",
+			Labels:          map[string]string{"app": "openvpn", "pod-template-hash": "7d9f8"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "openvpn-7d9f8", Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: "node-1", DNSPolicy: corev1.DNSClusterFirst, Containers: []corev1.Container{{
+			Name: "openvpn", Image: "kylemanna/openvpn:2.4",
+			SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}},
+		}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.5", ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "openvpn", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn-7d9f8",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "openvpn", Controller: ptr.To(true)}}}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "vpn", Labels: map[string]string{corev1.LabelMetadataName: "vpn"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64"}}}
+	dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10"}}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns-abcde", Labels: map[string]string{discoveryv1.LabelServiceName: "kube-dns"}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "kube-system", Name: "coredns-5d78c-q8lzt"}}},
+	}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "nginx-0"},
+		Spec:   corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
+	return pod, []runtime.Object{rs, dep, ns, node, dns, slice, other}
+}
+
+// newVPNFixture builds the cluster and the pod's recorded answers; mutate lets a test change
+// the pod or the options before the trace starts.
+func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, opts *Options), extra ...runtime.Object) *vpnFixture {
+	t.Helper()
+	pod, objs := vpnObjects()
+	var opts Options
+	if mutate != nil {
+		mutate(pod, &opts)
+	}
+	cs := fake.NewClientset(append(append(objs, pod), extra...)...)
+	ex := &kubetest.FakeExecutor{}
+	if sc.tools != nil {
+		ex.On(vpnPodRef, "command -v", kubetest.Reply{Stdout: strings.Join(sc.tools, "\n") + "\n@@end\n"})
+	} else {
+		ex.On(vpnPodRef, "command -v", vpnReply(t, "tools"))
+	}
+	if sc.forwarding != "" {
+		ex.On(vpnPodRef, "cat /proc/sys/net/ipv4/ip_forward", vpnReply(t, "ip-forward-cat-"+sc.forwarding))
+	}
+	tunnel := sc.tunnel
+	if tunnel == "" {
+		tunnel = "tunnel-p2p"
+	}
+	ex.On(vpnPodRef, "@@ip-addr", vpnReply(t, tunnel))
+	if sc.nat != "" {
+		ex.On(vpnPodRef, "@@tool", vpnReply(t, sc.nat))
+	}
+	ex.On(vpnPodRef, "ping -c 1 -W 2 10.8.0.2", vpnReply(t, "ping-peer-answers")).
+		On(vpnPodRef, "@10.244.1.7 kubernetes.default.svc.cluster.local", vpnReply(t, "dns-pod-answers-dig")).
+		On(vpnPodRef, "@10.96.0.10 kubernetes.default.svc.cluster.local", vpnReply(t, "dns-vip-answers-dig")).
+		On(vpnPodRef, "@10.96.0.99 kubernetes.default.svc.cluster.local", vpnReply(t, "dns-vip-silent-dig"))
+	if sc.vipSilent {
+		opts.ClusterDNS = "10.96.0.99"
+	}
+	if sc.namesFail {
+		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-fail-getent"))
+	} else {
+		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-resolve-getent"))
+	}
+	env := &Env{Client: cs, Exec: ex, Options: opts, Facts: &Facts{}}
+	f := &vpnFixture{env: env, client: cs, exec: ex, pod: pod}
+	f.trace = vpnTraceFor(env)
+	// A fake clientset has no node proxy: the kubelet configuration reads as forbidden, as it
+	// is for most users; tests that need it replace configz.
+	f.trace.configz = func(context.Context, string) ([]byte, error) {
+		return nil, errorString(`nodes "node-1" is forbidden: User "viewer" cannot get resource "nodes/proxy"`)
+	}
+	f.trace.prober = &fakeProber{}
+	return f
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+func (f *vpnFixture) run(t *testing.T, c engine.Check) (engine.Status, string, []engine.Finding) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := c.Run(ctx)
+	st, reason := engine.StatusOf(o)
+	return st, reason, o.Findings
+}
+
+// fakeProber answers the client-side ladder from a table: address -> answer.
+type fakeProber struct {
+	local    []netip.Addr
+	connect  map[netip.AddrPort]error
+	query    map[netip.AddrPort]string // rcode; absent = silent
+	resolved map[string][]netip.Addr
+}
+
+func (p *fakeProber) LocalAddrs() ([]netip.Addr, error) { return p.local, nil }
+
+func (p *fakeProber) Connect(ctx context.Context, to netip.AddrPort) error {
+	if err, ok := p.connect[to]; ok {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (p *fakeProber) QueryA(ctx context.Context, server netip.AddrPort, name string) (string, error) {
+	if rc, ok := p.query[server]; ok {
+		return rc, nil
+	}
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (p *fakeProber) Resolve(ctx context.Context, name string) ([]netip.Addr, error) {
+	if a, ok := p.resolved[name]; ok {
+		return a, nil
+	}
+	return nil, errorString("lookup " + name + ": no such host")
+}
+
+func messages(fs []engine.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(string(f.Severity) + " " + f.Object + ": " + f.Message + "\n")
+	}
+	return b.String()
+}

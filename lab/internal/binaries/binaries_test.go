@@ -1,0 +1,21 @@
+package binaries
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseReadsBuildShOutput(t *testing.T) {
+	s, err := Parse("etcd=/c/etcd-v3.7.3\ncoredns=/c/coredns-v1.14.7\nkwok=/c/kwok-v0.8.0\nkubernetes=/c/kubernetes-v1.37.2\n")
+	require.NoError(t, err)
+	assert.Equal(t, "/c/kubernetes-v1.37.2/kube-apiserver", s.APIServerBin())
+	assert.Equal(t, "/c/kwok-v0.8.0/stages", s.KwokStagesDir())
+}
+
+func TestParseNamesWhatBuildShDidNotReport(t *testing.T) {
+	_, err := Parse("etcd=/c/etcd\n")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kubernetes")
+}
