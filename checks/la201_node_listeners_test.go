@@ -27,9 +27,10 @@ import (
 // The recordings in testdata/la201 are real: a network namespace with 10.0.10.12 on an
 // interface, python listeners bound as described, and the node commands (procnet's
 // TablesCommand and OwnersCommand) run in it.
-//   tables-clean.txt: 127.0.0.53:53 tcp+udp (as systemd-resolved), 0.0.0.0:22/tcp
-//   tables-conflict.txt: 0.0.0.0:80/tcp, 10.0.10.12:53/udp, [::]:443/tcp, and the stub again
-//   owners-conflict.txt: the owners scan for the conflict's inodes (pid 15500, python3.11)
+//
+//	tables-clean.txt: 127.0.0.53:53 tcp+udp (as systemd-resolved), 0.0.0.0:22/tcp
+//	tables-conflict.txt: 0.0.0.0:80/tcp, 10.0.10.12:53/udp, [::]:443/tcp, and the stub again
+//	owners-conflict.txt: the owners scan for the conflict's inodes (pid 15500, python3.11)
 func la201Recording(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "la201", name))

@@ -33,7 +33,7 @@ func (t *vpnTrace) findPodsOutcome(ctx context.Context) engine.Outcome {
 	var fs []engine.Finding
 	for _, p := range pods.Running {
 		fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: p.object(),
-			Message: fmt.Sprintf("traced: container %s on node %s, pod IP %s (%s)", p.Container, p.Pod.Spec.NodeName, p.Pod.Status.PodIP, pods.How),
+			Message:  fmt.Sprintf("traced: container %s on node %s, pod IP %s (%s)", p.Container, p.Pod.Spec.NodeName, p.Pod.Status.PodIP, pods.How),
 			Evidence: map[string]any{"node": p.Pod.Spec.NodeName, "podIP": p.Pod.Status.PodIP, "container": p.Container, "image": containerImage(p.Pod, p.Container)}})
 	}
 	for _, p := range pods.NotRunning {

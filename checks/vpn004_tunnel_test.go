@@ -28,11 +28,17 @@ func TestAPointToPointTunnelGivesServerAddressPeerAndPool(t *testing.T) {
 	assert.Contains(t, tun.ConfigFrom[0], "the command line of pid")
 }
 
-func TestAServerConfigurationGivesThePoolAndWhatIsPushed(t *testing.T) {
+// vpnConfigReply is a server configuration as kylemanna/openvpn writes it.
+func vpnConfigReply(t *testing.T) kubetest.Reply {
+	t.Helper()
 	conf, err := os.ReadFile(filepath.Join("..", "pkg", "linuxnet", "testdata", "openvpn-server.conf"))
 	require.NoError(t, err)
+	return kubetest.Reply{Stdout: string(conf)}
+}
+
+func TestAServerConfigurationGivesThePoolAndWhatIsPushed(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{tunnel: "tunnel-server"}, nil)
-	f.exec.On(vpnPodRef, "cat /etc/openvpn/openvpn.conf", kubetest.Reply{Stdout: string(conf)}).
+	f.exec.On(vpnPodRef, "cat /etc/openvpn/openvpn.conf", vpnConfigReply(t)).
 		On(vpnPodRef, "cat /tmp/openvpn-status.log", kubetest.Reply{Stdout: "TITLE,OpenVPN 2.6.14\nROUTING_TABLE,10.8.0.6,laptop,192.168.1.20:51515,2026-11-30 03:00:00,1796007600\n"})
 	st, _, fs := f.run(t, VPNTunnel(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))

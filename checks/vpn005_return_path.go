@@ -268,7 +268,7 @@ func (t *vpnTrace) returnPathOutcome(ctx context.Context) engine.Outcome {
 				Message: fmt.Sprintf("the pool %s is not masqueraded, but from this machine a pod answered through the tunnel: the cluster routes the pool back", n.Pool)})
 		default:
 			fs = append(fs, engine.Finding{Severity: engine.SeverityFail, Object: obj, Evidence: ev,
-				Message: fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool),
+				Message:     fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool),
 				Remediation: masqueradeFixYAML(t.podOwner(ctx, p), containerImage(p.Pod, p.Container), n.Pool, r.tun.Uplink)})
 		}
 		for _, m := range n.Policies {

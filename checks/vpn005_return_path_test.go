@@ -3,6 +3,7 @@ package checks
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,7 +79,9 @@ func TestWithoutMasqueradeAPolicyAdmittingOnlyTheVPNPodIsSaid(t *testing.T) {
 }
 
 func TestAPoolTheClusterRoutesBackIsNotAFailure(t *testing.T) {
-	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, func(_ *corev1.Pod, o *Options) { o.FromClient = true })
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, func(_ *corev1.Pod, o *Options) {
+		o.FromClient, o.HopTimeout = true, 300*time.Millisecond
+	})
 	f.trace.prober = &fakeProber{
 		local:   []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): nil},

@@ -115,9 +115,9 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 	cs := fake.NewClientset(append(append(objs, pod), extra...)...)
 	ex := &kubetest.FakeExecutor{}
 	if sc.tools != nil {
-		ex.On(vpnPodRef, "command -v", kubetest.Reply{Stdout: strings.Join(sc.tools, "\n") + "\n@@end\n"})
+		ex.On(vpnPodRef, "for t in cat sysctl", kubetest.Reply{Stdout: strings.Join(sc.tools, "\n") + "\n@@end\n"})
 	} else {
-		ex.On(vpnPodRef, "command -v", vpnReply(t, "tools"))
+		ex.On(vpnPodRef, "for t in cat sysctl", vpnReply(t, "tools"))
 	}
 	if sc.forwarding != "" {
 		ex.On(vpnPodRef, "cat /proc/sys/net/ipv4/ip_forward", vpnReply(t, "ip-forward-cat-"+sc.forwarding))

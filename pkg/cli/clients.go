@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"sync"
+	"os"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -19,41 +20,12 @@ type clients struct {
 	typed    kubernetes.Interface
 	dynamic  dynamic.Interface
 	cluster  report.Cluster
-	warnings *warningCollector
-}
-
-// warningCollector keeps the API server's warnings (e.g. the externalIPs deprecation) instead
-// of letting client-go print them, so the report can explain them.
-type warningCollector struct {
-	mu   sync.Mutex
-	seen map[string]bool
-	list []string
-}
-
-func (w *warningCollector) HandleWarningHeader(code int, agent, text string) {
-	if code != 299 || text == "" {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.seen == nil {
-		w.seen = map[string]bool{}
-	}
-	if !w.seen[text] {
-		w.seen[text] = true
-		w.list = append(w.list, text)
-	}
-}
-
-func (w *warningCollector) Warnings() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.list...)
+	warnings *kube.WarningCollector
 }
 
 // newClients builds clients from kubectl's flags (kubeconfig, context, in-cluster config).
-func newClients(kube *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error) {
-	cfg, err := kube.ToRESTConfig()
+func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error) {
+	cfg, err := kubeFlags.ToRESTConfig()
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("kubeconfig: %w (set --kubeconfig or --context, or run in a pod)", err)}
 	}
@@ -64,7 +36,7 @@ func newClients(kube *genericclioptions.ConfigFlags, requestTimeout time.Duratio
 	if cfg.Timeout == 0 {
 		cfg.Timeout = requestTimeout
 	}
-	w := &warningCollector{}
+	w := &kube.WarningCollector{}
 	cfg.WarningHandler = w
 	typed, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -75,14 +47,17 @@ func newClients(kube *genericclioptions.ConfigFlags, requestTimeout time.Duratio
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the dynamic client: %w", err)}
 	}
 	c := &clients{config: cfg, typed: typed, dynamic: dyn, warnings: w, cluster: report.Cluster{Server: cfg.Host}}
-	if raw, err := kube.ToRawKubeConfigLoader().RawConfig(); err == nil {
+	if raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		c.cluster.Context = raw.CurrentContext
-		if kube.Context != nil && *kube.Context != "" {
-			c.cluster.Context = *kube.Context
+		if kubeFlags.Context != nil && *kubeFlags.Context != "" {
+			c.cluster.Context = *kubeFlags.Context
 		}
 	}
 	if c.cluster.Context == "" {
-		c.cluster.Context = "in-cluster"
+		c.cluster.Context = "(none)"
+		if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+			c.cluster.Context = "in-cluster"
+		}
 	}
 	return c, nil
 }

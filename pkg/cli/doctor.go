@@ -100,7 +100,10 @@ func (f *DoctorFlags) prepare(kubeFlags *genericclioptions.ConfigFlags, sel kube
 		progress.Message("discovering the setup…")
 		setup, err := kube.Discover(ctx, c.typed, c.dynamic, sel)
 		if err != nil {
-			return nil, header, nil, err
+			if kube.IsUsage(err) {
+				return nil, header, nil, err
+			}
+			return nil, header, nil, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
 		}
 		setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
 		env := &checks.Env{

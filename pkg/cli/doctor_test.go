@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
@@ -37,7 +38,7 @@ func fixtureClients(t *testing.T, dirs ...string) clientFactory {
 		fixture.ReactAccess(typed, func(authorizationv1.ResourceAttributes) bool { return true })
 		return &clients{
 			config: &rest.Config{Host: "https://fixture.invalid"}, typed: typed, dynamic: dyn,
-			cluster: report.Cluster{Context: "fixture", Server: "https://fixture.invalid"}, warnings: &warningCollector{},
+			cluster: report.Cluster{Context: "fixture", Server: "https://fixture.invalid"}, warnings: &kube.WarningCollector{},
 		}, nil
 	}
 }

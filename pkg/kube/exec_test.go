@@ -154,9 +154,9 @@ func TestOutputBeyondTheCapIsAnErrorNotASilentCut(t *testing.T) {
 
 func TestMissingToolIsReadFromEachShellsWording(t *testing.T) {
 	cases := map[string]string{
-		"sh: ip: not found":                           "ip",
-		"sh: 1: exec: ip: not found":                  "ip",
-		"/bin/sh: line 1: nslookup: command not found": "nslookup",
+		"sh: ip: not found":                                               "ip",
+		"sh: 1: exec: ip: not found":                                      "ip",
+		"/bin/sh: line 1: nslookup: command not found":                    "nslookup",
 		"timeout: failed to run command 'dig': No such file or directory": "dig",
 	}
 	for stderr, want := range cases {

@@ -351,7 +351,7 @@ func (s *NodeShells) createError(node string, err error) error {
 	case apierrors.IsForbidden(err) && strings.Contains(msg, "PodSecurity"):
 		return &HelperError{Node: node, Cause: CausePodSecurity, Err: err,
 			Message: fmt.Sprintf("Pod Security admission in namespace %s rejected the hostNetwork helper pod: %s", ns, msg),
-			Fix: fmt.Sprintf("use a namespace that admits it with --helper-namespace, label one with `kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged`, or --no-helpers to stay read-only", ns)}
+			Fix:     fmt.Sprintf("use a namespace that admits it with --helper-namespace, label one with `kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged`, or --no-helpers to stay read-only", ns)}
 	case apierrors.IsForbidden(err) && (strings.Contains(msg, "admission webhook") || strings.Contains(msg, "denied the request")):
 		return &HelperError{Node: node, Cause: CauseAdmission, Err: err,
 			Message: "an admission policy rejected the helper pod: " + msg,

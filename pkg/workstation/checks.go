@@ -50,10 +50,10 @@ const maxServers = 16
 func Checks(env CheckEnv) []engine.Check {
 	s := &session{env: env}
 	return []engine.Check{
-		ZoneResolves(s),
-		OutsideStillResolves(s),
-		ServersAnswer(s),
-		CurrentServer(s),
+		zoneResolves(s),
+		outsideStillResolves(s),
+		serversAnswer(s),
+		currentServer(s),
 	}
 }
 

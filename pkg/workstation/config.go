@@ -14,9 +14,6 @@ const (
 	MacOS   OS = "macos"   // /etc/resolver/<zone>
 )
 
-// OSes lists the supported systems in the order help shows them.
-var OSes = []OS{Linux, Windows, MacOS}
-
 // ParseOS accepts the names users type, Go's GOOS values included ("darwin").
 func ParseOS(s string) (OS, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {

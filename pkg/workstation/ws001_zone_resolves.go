@@ -8,10 +8,10 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// ZoneResolves (WS001): a name in the zone, asked of this machine's resolver as any program
+// zoneResolves (WS001): a name in the zone, asked of this machine's resolver as any program
 // asks it, gives exactly the node addresses. Extra addresses (the public or VPN record, an AAAA)
 // mean the zone is answered by someone else; missing ones, a server with another address list.
-func ZoneResolves(s *session) engine.Check {
+func zoneResolves(s *session) engine.Check {
 	return engine.Check{
 		ID:    "WS001",
 		Title: "A name in the zone resolves to the node addresses on this machine",

@@ -8,10 +8,10 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// OutsideStillResolves (WS002): the setup must change nothing but the zone. A name outside it
+// outsideStillResolves (WS002): the setup must change nothing but the zone. A name outside it
 // still resolves, and not to the node addresses (which would mean the zone's DNS answers every
 // name: a template without a zone in its '.' block).
-func OutsideStillResolves(s *session) engine.Check {
+func outsideStillResolves(s *session) engine.Check {
 	return engine.Check{
 		ID:    "WS002",
 		Title: "Names outside the zone still resolve normally on this machine",

@@ -14,10 +14,10 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// ServersAnswer (WS003): each of the zone's DNS servers, asked directly from this machine,
+// serversAnswer (WS003): each of the zone's DNS servers, asked directly from this machine,
 // answers the probe name with the node addresses. It tells a workstation problem (WS001 fails,
 // this passes) from a path or server problem (this fails too: off-site, a firewall, lan-dns down).
-func ServersAnswer(s *session) engine.Check {
+func serversAnswer(s *session) engine.Check {
 	return engine.Check{
 		ID:    "WS003",
 		Title: "The zone's DNS servers answer this machine directly",

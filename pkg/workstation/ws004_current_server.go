@@ -15,12 +15,12 @@ func resolvConfPaths() []string {
 	return []string{"/run/systemd/resolve/resolv.conf", "/etc/resolv.conf"}
 }
 
-// CurrentServer (WS004, Linux): systemd-resolved asks one server of a link at a time and moves
+// currentServer (WS004, Linux): systemd-resolved asks one server of a link at a time and moves
 // on only when it fails, so a link that lists the zone's servers may still be asking the
 // network's own DNS, which answers the zone with the public address, until the connection comes
 // up again. This check names each link's current server, and the link that wins the zone's
 // queries when another one claims them with a routing domain.
-func CurrentServer(s *session) engine.Check {
+func currentServer(s *session) engine.Check {
 	return engine.Check{
 		ID:    "WS004",
 		Title: "systemd-resolved asks the zone's servers (Linux)",

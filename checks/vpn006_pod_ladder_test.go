@@ -1,0 +1,73 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+func TestEveryHopAnswersFromInsideAHealthyPod(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{}, nil)
+	st, _, fs := f.run(t, VPNPodLadder(f.env))
+	require.Equal(t, engine.StatusPass, st, messages(fs))
+	all := messages(fs)
+	assert.Contains(t, all, "hop 1, tunnel peer 10.8.0.2: answered (echo reply)")
+	assert.Contains(t, all, "hop 2, pod IP 10.244.1.7 (cluster DNS pod kube-system/coredns-5d78c-q8lzt): answered (NOERROR)")
+	assert.Contains(t, all, "hop 3, cluster DNS VIP 10.96.0.10 (Service kube-system/kube-dns): answered (NOERROR)")
+	assert.Contains(t, all, "hop 4, names kubernetes.default.svc.cluster.local: answered")
+	assert.Contains(t, all, "hop 5, public address : skipped (not asked (--public ADDRESS[:PORT]))")
+	assert.Equal(t, "dig +time=2 +tries=1 @10.96.0.10 kubernetes.default.svc.cluster.local A", fs[2].Evidence["method"], "the tool used is said")
+}
+
+func TestASilentVIPIsTheFirstSilentHopAndLaterHopsAreNotTried(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{vipSilent: true}, nil)
+	st, _, fs := f.run(t, VPNPodLadder(f.env))
+	require.Equal(t, engine.StatusFail, st)
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1)
+	assert.Contains(t, fails[0].Message, "cluster DNS VIP 10.96.0.99 (--cluster-dns): silent (no DNS answer within 2 s)")
+	assert.Contains(t, fails[0].Message, "the Service layer or policy")
+	assert.Contains(t, messages(fs), "names kubernetes.default.svc.cluster.local: not tried")
+	for _, c := range f.exec.Calls() {
+		assert.NotContains(t, strings.Join(c.Command, " "), "getent hosts", "no resolver probe after the first silent hop")
+	}
+}
+
+func TestNamesFailingWhileTheVIPAnswersIsDNSPlumbing(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{namesFail: true}, nil)
+	st, _, fs := f.run(t, VPNPodLadder(f.env))
+	require.Equal(t, engine.StatusFail, st)
+	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1)
+	assert.Contains(t, fails[0].Message, "names kubernetes.default.svc.cluster.local: silent")
+	assert.Contains(t, fails[0].Message, "DNS plumbing, not forwarding")
+}
+
+func TestASilentPodIPPointsAtPolicyOrCNI(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{tools: []string{"cat", "sh", "bash", "timeout", "dig"}}, func(_ *corev1.Pod, o *Options) {
+		o.PodTarget = "10.244.1.99:80"
+	})
+	f.exec.On(vpnPodRef, "exec 3<>/dev/tcp/10.244.1.99/80", vpnReply(t, "tcp-silent-bash"))
+	f.exec.On(vpnPodRef, "exec 3<>/dev/tcp/10.8.0.2/1194", vpnReply(t, "tcp-refused-bash"))
+	st, _, fs := f.run(t, VPNPodLadder(f.env))
+	require.Equal(t, engine.StatusFail, st, messages(fs))
+	all := messages(fs)
+	assert.Contains(t, all, "tunnel peer 10.8.0.2: answered (connection refused: the host answered)", "no ping in the image: bash's /dev/tcp")
+	assert.Contains(t, all, "pod IP 10.244.1.99 (--pod-target): silent (no answer within 2 s)")
+	assert.Contains(t, all, "policy or CNI (the VPN pod itself cannot reach another pod)")
+}
+
+func TestAnImageWithoutProbingToolsIsUnmeasuredNotSilent(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{tools: []string{"cat", "sh"}}, nil)
+	st, _, fs := f.run(t, VPNPodLadder(f.env))
+	assert.Equal(t, engine.StatusWarn, st, messages(fs))
+	assert.Empty(t, findingsWithSeverity(fs, engine.SeverityFail))
+	all := messages(fs)
+	assert.Contains(t, all, "unmeasured (the image has none of dig, nslookup, host")
+	assert.True(t, strings.Contains(all, "not measured, nothing concluded"))
+}
