@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -198,7 +199,10 @@ func (t *vpnTrace) kubeletAllowlist(ctx context.Context, node string) ([]string,
 		return nil, errors.New("the pod has no node")
 	}
 	raw, err := t.configz(ctx, node)
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("the kubelet of node %s does not serve /configz", node)
+	case err != nil:
 		return nil, fmt.Errorf("kubelet configuration of node %s not readable (needs get on nodes/proxy): %w", node, err)
 	}
 	var cz struct {

@@ -146,8 +146,17 @@ func TestTheChartSwitchInAnnotationsExplainsTheOne(t *testing.T) {
 
 func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/v1/nodes/node-1/proxy/configz" {
-			http.NotFound(w, r)
+		switch r.URL.Path {
+		case "/api/v1/nodes/node-1/proxy/configz":
+		case "/api/v1/nodes/node-3/proxy/configz":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes \"node-3\" is forbidden: User \"viewer\" cannot get resource \"nodes/proxy\""}`))
+			return
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
 			return
 		}
 		_, _ = w.Write([]byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`))
@@ -160,6 +169,9 @@ func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"net.ipv4.ip_forward"}, list)
 	_, err = tr.kubeletAllowlist(t.Context(), "node-2")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the kubelet of node node-2 does not serve /configz")
+	_, err = tr.kubeletAllowlist(t.Context(), "node-3")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "needs get on nodes/proxy")
 }

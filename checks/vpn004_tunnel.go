@@ -59,7 +59,7 @@ const tunnelScript = `echo "@@ip-addr"; ip -o addr show 2>/dev/null || echo "@@u
 echo "@@route"; cat /proc/net/route 2>/dev/null
 echo "@@tun"; for d in /sys/class/net/*; do [ -r "$d/tun_flags" ] && echo "${d##*/} $(cat "$d/tun_flags")"; done
 echo "@@resolv"; cat /etc/resolv.conf 2>/dev/null
-echo "@@openvpn"; for p in /proc/[0-9]*; do c=$(tr '\0\n' '\037 ' < "$p/cmdline" 2>/dev/null); case "$c" in *openvpn*) printf '%s %s %s\n' "${p#/proc/}" "$(readlink "$p/cwd" 2>/dev/null)" "$c";; esac; done
+echo "@@openvpn"; printf 'self\t%s\n' "$(readlink /proc/self/ns/net 2>/dev/null)"; for p in /proc/[0-9]*; do c=$(tr '\0\n' '\037 ' < "$p/cmdline" 2>/dev/null); case "$c" in *openvpn*) printf '%s\t%s\t%s\t%s\n' "${p#/proc/}" "$(readlink "$p/ns/net" 2>/dev/null)" "$(readlink "$p/cwd" 2>/dev/null)" "$c";; esac; done
 echo "@@end"`
 
 func tunnelCommand() []string { return []string{"sh", "-c", tunnelScript} }
@@ -140,46 +140,74 @@ func tunnels(tunSection string, ifs []linuxnet.Interface) []tunIface {
 	return out
 }
 
-// readOpenVPNConfig reads the OpenVPN process's command line and the configuration files it
-// names (relative to its working directory).
-func (t *vpnTrace) readOpenVPNConfig(ctx context.Context, p *vpnPod, procs string, f *tunnelFact) {
-	for _, line := range strings.Split(procs, "\n") {
-		pid, rest, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		cwd, cmdline, _ := strings.Cut(rest, " ")
-		args := strings.Split(strings.TrimRight(cmdline, "\x1f"), "\x1f")
-		if len(args) == 0 || !strings.HasPrefix(path.Base(args[0]), "openvpn") {
-			continue // a shell whose script mentions openvpn, say
-		}
-		f.Config.ParseOpenVPNArgs(args)
-		f.ConfigFrom = append(f.ConfigFrom, "the command line of pid "+pid)
-		for _, file := range f.Config.ConfigFiles {
-			if !path.IsAbs(file) && cwd != "" {
-				file = path.Join(cwd, file)
-			}
-			text, _, err := t.exec(ctx, p, []string{"cat", file}, execTimeout)
-			if err != nil {
-				f.ConfigNotes = append(f.ConfigNotes, fmt.Sprintf("%s not readable: %v", file, err))
+// openvpnProc is an openvpn process seen from the pod.
+type openvpnProc struct {
+	pid, netns, cwd string
+	args            []string
+}
+
+// openvpnProcs reads the "@@openvpn" section: a "self<TAB>netns" line, then one line per
+// process whose command line mentions openvpn, "pid<TAB>netns<TAB>cwd<TAB>args" (arguments
+// separated by \x1f). Processes in another network namespace (visible when the container shares
+// the host's PID namespace) are not this pod's server; a shell whose script mentions openvpn is
+// not one either.
+func openvpnProcs(section string) []openvpnProc {
+	var self string
+	var out []openvpnProc
+	for _, line := range strings.Split(section, "\n") {
+		f := strings.Split(line, "\t")
+		switch {
+		case len(f) == 2 && f[0] == "self":
+			self = f[1]
+		case len(f) == 4:
+			args := strings.Split(strings.TrimRight(f[3], "\x1f"), "\x1f")
+			if len(args) == 0 || !strings.HasPrefix(path.Base(args[0]), "openvpn") {
 				continue
 			}
-			f.Config.ParseOpenVPNConfig(text)
-			f.ConfigFrom = append(f.ConfigFrom, file)
-		}
-		if sf := f.Config.StatusFile; sf != "" {
-			if !path.IsAbs(sf) && cwd != "" {
-				sf = path.Join(cwd, sf)
+			if self != "" && f[1] != "" && f[1] != self {
+				continue
 			}
-			if text, _, err := t.exec(ctx, p, []string{"cat", sf}, execTimeout); err == nil {
-				if peers := linuxnet.ParseOpenVPNStatus(text); len(peers) > 0 {
-					f.Peers, f.PeersSource = peers, "connected clients in "+sf
-				}
-			}
+			out = append(out, openvpnProc{pid: f[0], netns: f[1], cwd: f[2], args: args})
 		}
+	}
+	return out
+}
+
+// readOpenVPNConfig reads the OpenVPN process's command line and the configuration files it
+// names (relative to its working directory).
+func (t *vpnTrace) readOpenVPNConfig(ctx context.Context, p *vpnPod, section string, f *tunnelFact) {
+	procs := openvpnProcs(section)
+	if len(procs) == 0 {
+		f.ConfigNotes = append(f.ConfigNotes, "no openvpn process is visible from container "+p.Container)
 		return
 	}
-	f.ConfigNotes = append(f.ConfigNotes, "no openvpn process is visible from container "+p.Container)
+	proc := procs[0]
+	f.Config.ParseOpenVPNArgs(proc.args)
+	f.ConfigFrom = append(f.ConfigFrom, "the command line of pid "+proc.pid)
+	resolve := func(file string) string {
+		if !path.IsAbs(file) && proc.cwd != "" {
+			return path.Join(proc.cwd, file)
+		}
+		return file
+	}
+	for _, file := range f.Config.ConfigFiles {
+		file = resolve(file)
+		text, _, err := t.exec(ctx, p, []string{"cat", file}, execTimeout)
+		if err != nil {
+			f.ConfigNotes = append(f.ConfigNotes, fmt.Sprintf("%s not readable: %v", file, err))
+			continue
+		}
+		f.Config.ParseOpenVPNConfig(text)
+		f.ConfigFrom = append(f.ConfigFrom, file)
+	}
+	if sf := f.Config.StatusFile; sf != "" {
+		sf = resolve(sf)
+		if text, _, err := t.exec(ctx, p, []string{"cat", sf}, execTimeout); err == nil {
+			if peers := linuxnet.ParseOpenVPNStatus(text); len(peers) > 0 {
+				f.Peers, f.PeersSource = peers, "connected clients in "+sf
+			}
+		}
+	}
 }
 
 // derivePoolAndPeers decides the client pool: the configuration first, then a subnet on the

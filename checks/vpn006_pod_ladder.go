@@ -48,8 +48,9 @@ func (t *vpnTrace) podLadder(ctx context.Context, p *vpnPod) (hopLadder, error) 
 				r := run()
 				ladder = append(ladder, r)
 				// From inside the pod the later hops do not cross the tunnel: a silent peer
-				// (no client connected, say) does not make them meaningless.
-				stopped = r.failed() && hop != hopPeer
+				// (no client connected, say) or the pod's own resolver does not make them
+				// meaningless.
+				stopped = r.failed() && !containsString(podSideHops, hop)
 			}
 		}
 		if len(tun.Peers) > 0 {
@@ -129,7 +130,10 @@ func layerOf(hop string, fromClient bool) string {
 	case hopVIP:
 		return "the Service layer or policy (a pod answers, the DNS Service VIP does not)"
 	case hopNames:
-		return "DNS plumbing, not forwarding (the DNS VIP answers by address, names do not resolve through the resolver)"
+		if fromClient {
+			return "DNS plumbing, not forwarding (the DNS VIP answers by address, names do not resolve through the resolver)"
+		}
+		return "the VPN pod's own resolver, which matters only if the server resolves names itself (clients use the DNS the server pushes)"
 	case hopPublic:
 		return "egress to the internet (the cluster reaches inside but not outside)"
 	}
@@ -166,12 +170,12 @@ func (t *vpnTrace) podLadderOutcome(ctx context.Context) engine.Outcome {
 }
 
 // ladderFindings: one finding per hop; the first failed hop is the FAIL naming the layer.
-// From inside the pod a silent client is only a warning: clients often drop pings, and the
-// pod's own path does not go through them.
+// From inside the pod, a silent client or the pod's own resolver is only a warning (see
+// podSideHops).
 func ladderFindings(obj string, l hopLadder, fromClient bool) []engine.Finding {
 	first := l.firstFailed()
-	if !fromClient && first != nil && first.Hop == hopPeer {
-		first = hopLadder(l[1:]).firstFailed()
+	if !fromClient {
+		first = l.firstFailedExcept(podSideHops...)
 	}
 	var fs []engine.Finding
 	for i, h := range l {
@@ -189,6 +193,9 @@ func ladderFindings(obj string, l hopLadder, fromClient bool) []engine.Finding {
 			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layerOf(h.Hop, fromClient))
 		case h.failed():
 			f.Severity = engine.SeverityWarn
+			if !fromClient && h.Hop == hopNames {
+				f.Message += ": " + layerOf(h.Hop, false)
+			}
 		case h.State == hopUnmeasured:
 			f.Severity = engine.SeverityWarn
 			f.Message += ": not measured, nothing concluded"

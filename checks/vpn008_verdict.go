@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -101,10 +99,7 @@ func (t *vpnTrace) podVerdict(ctx context.Context, p *vpnPod, cl clientLadder, c
 	pl, err := t.podLadder(ctx, p)
 	if err == nil {
 		ev["fromPod"] = ladderSummary(pl)
-		first := pl.firstFailed()
-		if first != nil && first.Hop == hopPeer {
-			first = pl[1:].firstFailed()
-		}
+		first := pl.firstFailedExcept(podSideHops...)
 		if first != nil {
 			ev["firstSilentHop"] = first.String()
 			return t.ladderVerdict(ctx, p, *first, false, tun, nat, natErr, ev), nil
@@ -169,8 +164,8 @@ func (t *vpnTrace) ladderVerdict(ctx context.Context, p *vpnPod, h hopResult, fr
 		return verdict{Severity: engine.SeverityFail, Layer: "policy or CNI", Evidence: ev,
 			Sentence: fmt.Sprintf("The Service layer or policy: %s a pod answers but the cluster DNS VIP %s does not (%s): kube-proxy's rules for the Service, its endpoints, or a policy on the DNS pods.", where, h.Target, h.Detail),
 			Fix:      "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns"}
-	case hopNames:
-		return t.dnsPlumbingVerdict(ctx, p, fromClient, tun, h, ev)
+	case hopNames: // only from the client: in-pod resolver failures are not the clients' path
+		return t.dnsPlumbingVerdict(ctx, tun, h, ev)
 	case hopPublic:
 		return verdict{Severity: engine.SeverityWarn, Layer: "egress", Evidence: ev,
 			Sentence: fmt.Sprintf("Egress: %s everything inside the cluster answers but %s does not: the nodes' outbound NAT or an egress policy, not the VPN.", where, h.Target)}
@@ -184,36 +179,23 @@ func (t *vpnTrace) returnPathVerdict(ctx context.Context, p *vpnPod, tun tunnelF
 		Fix:      masqueradeFixYAML(t.podOwner(ctx, p), containerImage(p.Pod, p.Container), nat.Pool, tun.Uplink)}
 }
 
-// dnsPlumbingVerdict: the VIP answers a DNS question sent to its address, names do not
-// resolve through the resolver: the resolver is not pointed at the cluster DNS.
-func (t *vpnTrace) dnsPlumbingVerdict(ctx context.Context, p *vpnPod, fromClient bool, tun tunnelFact, h hopResult, ev map[string]any) verdict {
+// dnsPlumbingVerdict: through the tunnel the VIP answers a DNS question sent to its address,
+// names do not resolve through this machine's resolver: it is not pointed at the cluster DNS.
+func (t *vpnTrace) dnsPlumbingVerdict(ctx context.Context, tun tunnelFact, h hopResult, ev map[string]any) verdict {
 	vip := "CLUSTER_DNS_IP"
 	if lt, err := t.ladderTargets(ctx); err == nil && lt.VIP.IsValid() {
 		vip = lt.VIP.String()
 	}
-	if fromClient {
-		domain := strings.TrimPrefix(h.Target, "kubernetes.default.")
-		fix := "# in the OpenVPN server configuration, then restart the server and reconnect:\n" +
-			"push \"dhcp-option DNS " + vip + "\"\n" +
-			"push \"dhcp-option DOMAIN " + domain + "\""
-		why := "the server does not push the cluster DNS"
-		if len(tun.Config.PushDNS) > 0 {
-			why = fmt.Sprintf("the server pushes DNS %v, and the client does not use it", tun.Config.PushDNS)
-		}
-		return verdict{Severity: engine.SeverityFail, Layer: "DNS plumbing", Evidence: ev, Fix: fix,
-			Sentence: fmt.Sprintf("DNS plumbing, not forwarding: through the tunnel the cluster DNS VIP %s answers a question sent to its address, but %s does not resolve through this machine's resolver (%s): %s.", vip, h.Target, h.Detail, why)}
-	}
-	fix := fmt.Sprintf("# the pod's resolver (/etc/resolv.conf, nameservers %v) does not lead to the cluster DNS %s: check the pod's dnsPolicy and dnsConfig", tun.Resolv.Nameservers, vip)
-	want := corev1.DNSClusterFirst
-	if p.Pod.Spec.HostNetwork {
-		want = corev1.DNSClusterFirstWithHostNet
-	}
-	if p.Pod.Spec.DNSPolicy != want && p.Pod.Spec.DNSPolicy != corev1.DNSNone {
-		fix = fmt.Sprintf("# dnsPolicy %q resolves with the node's resolver, which does not know cluster names\n", p.Pod.Spec.DNSPolicy) +
-			templatePatch(t.podOwner(ctx, p), "cluster-dns.yaml", "dnsPolicy: "+string(want))
+	domain := strings.TrimPrefix(h.Target, "kubernetes.default.")
+	fix := "# in the OpenVPN server configuration, then restart the server and reconnect:\n" +
+		"push \"dhcp-option DNS " + vip + "\"\n" +
+		"push \"dhcp-option DOMAIN " + domain + "\""
+	why := "the server does not push the cluster DNS"
+	if len(tun.Config.PushDNS) > 0 {
+		why = fmt.Sprintf("the server pushes DNS %v, and this machine does not use it (its OpenVPN client does not apply pushed DNS options)", tun.Config.PushDNS)
 	}
 	return verdict{Severity: engine.SeverityFail, Layer: "DNS plumbing", Evidence: ev, Fix: fix,
-		Sentence: fmt.Sprintf("DNS plumbing, not forwarding: from inside %s the cluster DNS VIP %s answers a question sent to its address, but %s does not resolve through the pod's resolver (%s).", p.object(), vip, h.Target, h.Detail)}
+		Sentence: fmt.Sprintf("DNS plumbing, not forwarding: through the tunnel the cluster DNS VIP %s answers a question sent to its address, but %s does not resolve through this machine's resolver (%s): %s.", vip, h.Target, h.Detail, why)}
 }
 
 func forwardingFix(d durabilityFact) string {

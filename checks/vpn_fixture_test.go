@@ -24,15 +24,17 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
 )
 
-// The recordings in testdata/vpn are real output of the trace's own commands, run in network
-// namespaces built like the seed's failure: "vr-srv" runs OpenVPN 2.6.14 in static-key
-// point-to-point mode (tun0 10.8.0.1 peer 10.8.0.2, a client in another namespace) with eth0
-// 10.244.1.5/24; a "DNS pod" namespace answers on 10.244.1.7 and on the VIP 10.96.0.10;
-// 10.96.0.99 and 10.244.1.99 are silent. "-0"/"-1" and nat-empty/nat-masq are before and
-// after `sysctl -w net.ipv4.ip_forward=1` and the pool's MASQUERADE; names-fail-* ran with a
-// resolv.conf pointing at the silent 10.96.0.99; nat-denied ran as nobody; tunnel-server
-// is a namespace with tun0 10.8.0.1/24 and a process started as
-// "openvpn --config /etc/openvpn/openvpn.conf".
+// The recordings in testdata/vpn are real output of the trace's own commands, run with
+// `ip netns exec` in network namespaces built like the seed's failure: "vr-srv" runs OpenVPN
+// 2.6.14 in static-key point-to-point mode (tun0 10.8.0.1 peer 10.8.0.2, the client in another
+// namespace) with eth0 10.244.1.5/24; a "DNS pod" namespace answers on 10.244.1.7 and on the VIP
+// 10.96.0.10; 10.96.0.99 and 10.244.1.99 are silent. "-0"/"-1" and nat-empty/nat-masq are before
+// and after `sysctl -w net.ipv4.ip_forward=1` and the pool's MASQUERADE; names-fail-* ran with a
+// resolv.conf pointing at the silent 10.96.0.99; nat-denied ran as nobody. tunnel-server is a
+// namespace with tun0 10.8.0.1/24 and a process started as
+// "openvpn --config /etc/openvpn/openvpn.conf". The namespaces did not have a PID namespace of
+// their own, so the tunnel recordings also list the other namespaces' openvpn processes, as a
+// container sharing the host's PID namespace would.
 type vpnRecording struct {
 	Cmd    []string `json:"cmd"`
 	Stdout string   `json:"stdout"`

@@ -66,14 +66,22 @@ func (l hopLadder) hop(name string) *hopResult {
 	return nil
 }
 
-func (l hopLadder) firstFailed() *hopResult {
+func (l hopLadder) firstFailed() *hopResult { return l.firstFailedExcept() }
+
+// firstFailedExcept is the first failed hop that is not one of hops.
+func (l hopLadder) firstFailedExcept(hops ...string) *hopResult {
 	for i := range l {
-		if l[i].failed() {
+		if l[i].failed() && !containsString(hops, l[i].Hop) {
 			return &l[i]
 		}
 	}
 	return nil
 }
+
+// podSideHops are the in-pod hops whose failure does not break the clients' path: a client
+// that does not answer the pod's ping (many drop it), and the pod's own resolver (clients use
+// the DNS the server pushes, not the pod's resolv.conf).
+var podSideHops = []string{hopPeer, hopNames}
 
 // podProbe is one way to test a hop from inside a pod with the tools its image has.
 type podProbe struct {
@@ -166,6 +174,8 @@ func dnsReply(limit time.Duration) func(out string, code int, err error) (hopSta
 			return hopAnswered, "SERVFAIL"
 		case strings.Contains(o, "refused"):
 			return hopRefused, "refused (ICMP port unreachable or REFUSED): nothing serves DNS there, e.g. a Service without ready endpoints"
+		case strings.Contains(o, "unreachable"):
+			return hopSilent, "unreachable: the pod has no route to it (" + firstLine(o) + ")"
 		case strings.Contains(o, "timed out") || strings.Contains(o, "no servers could be reached") || timedOut(code, err):
 			return hopSilent, "no DNS answer within " + secs(limit) + " s"
 		case err == nil && (strings.Contains(o, "has address") || strings.Contains(o, "address")):

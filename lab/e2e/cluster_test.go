@@ -94,7 +94,7 @@ func TestZoneDNSForwardsOtherNamesToTheInternetResolver(t *testing.T) {
 func TestPublicDNSGivesTheVPNOnlyAddress(t *testing.T) {
 	r, err := query(lab.InternetDNS(), probeHost, dns.TypeA, "udp")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"203.0.113.80"}, aRecords(r))
+	assert.Equal(t, []string{"198.51.100.80"}, aRecords(r))
 }
 
 func TestCurlResolveThroughEveryNodeGivesA302ToTheIdentityProvider(t *testing.T) {

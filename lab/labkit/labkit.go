@@ -61,9 +61,18 @@ const OpTimeout = 2 * time.Minute
 
 // Main brings the lab up (or reuses a healthy one), stores the handle in *lab, and runs the
 // tests. The lab stays up afterwards for the next run; `make lab-down` removes it.
+//
+// Test binaries that share the lab run one at a time: faults change the one lab they all
+// see, so Main holds an exclusive lock (layout.TestLock) from before Up to the end.
 func Main(m *testing.M, lab **Lab) int {
+	unlock, err := labctl.LockLab(layout.Default(), os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "labkit:", err)
+		return 1
+	}
+	defer unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	l, err := Up(ctx)
+	l, err := up(ctx, true)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "labkit:", err)
@@ -73,15 +82,20 @@ func Main(m *testing.M, lab **Lab) int {
 	return m.Run()
 }
 
-// Up returns a handle on a healthy lab, bringing it up with the lab CLI when needed (the CLI,
-// not this process, must start the lab daemon: it copies itself into the state directory).
-func Up(ctx context.Context) (*Lab, error) {
-	l := layout.Default()
+// Up returns a handle on a healthy lab, running `lab up` from this checkout: it brings the
+// lab up when needed, or refreshes a running one (daemon binary, base manifests) in about a
+// second. The CLI, not this process, must do it: it copies itself into the state directory
+// to run the daemon.
+func Up(ctx context.Context) (*Lab, error) { return up(ctx, false) }
+
+// up runs `lab up`; lockHeld tells the CLI that this process already holds the lab lock (the
+// CLI takes it otherwise, and would wait for us forever).
+func up(ctx context.Context, lockHeld bool) (*Lab, error) {
 	labDir, err := binaries.LabDir()
 	if err != nil {
 		return nil, err
 	}
-	if labctl.Healthy(ctx, l) != nil {
+	{
 		bin := filepath.Join(os.TempDir(), fmt.Sprintf("lanaccess-lab-%d", os.Getpid()))
 		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./lab/cmd/lab")
 		build.Dir = filepath.Dir(labDir)
@@ -90,10 +104,13 @@ func Up(ctx context.Context) (*Lab, error) {
 			return nil, fmt.Errorf("build the lab CLI: %w", err)
 		}
 		defer os.Remove(bin)
-		up := exec.CommandContext(ctx, bin, "up")
-		up.Dir = filepath.Dir(labDir)
-		up.Stdout, up.Stderr = os.Stderr, os.Stderr
-		if err := up.Run(); err != nil {
+		cmd := exec.CommandContext(ctx, bin, "up")
+		cmd.Dir = filepath.Dir(labDir)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if lockHeld {
+			cmd.Env = append(os.Environ(), labctl.LockHeldEnv+"=1")
+		}
+		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("lab up: %w", err)
 		}
 	}

@@ -21,6 +21,8 @@ type VPNTraceFlags struct {
 	Public     string
 	FromClient bool
 	HopTimeout time.Duration
+	ClusterDNS string
+	PodTarget  string
 }
 
 func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
@@ -57,6 +59,8 @@ func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams generi
 	fs.StringVar(&f.Public, "public", "", "a public address (IP or IP:port) for the last hop of the ladder")
 	fs.BoolVar(&f.FromClient, "from-client", false, "also walk the ladder from this machine through the tunnel (it must be connected)")
 	fs.DurationVar(&f.HopTimeout, "hop-timeout", f.HopTimeout, "deadline of each hop of the ladder")
+	fs.StringVar(&f.ClusterDNS, "cluster-dns", "", "cluster DNS Service VIP for the VIP hop (default: kube-system/kube-dns)")
+	fs.StringVar(&f.PodTarget, "pod-target", "", "pod IP[:port] for the pod hop (default: a ready pod of another workload)")
 	return cmd
 }
 
@@ -76,6 +80,7 @@ func (f *VPNTraceFlags) prepare(kubeFlags *genericclioptions.ConfigFlags, namesp
 			Options: checks.Options{
 				ProbeTimeout: f.Checks.Timeout, Selector: f.Selector, Namespace: namespace,
 				Public: f.Public, FromClient: f.FromClient, HopTimeout: f.HopTimeout,
+				ClusterDNS: f.ClusterDNS, PodTarget: f.PodTarget,
 			},
 		}
 		scope := "all namespaces"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -177,16 +178,16 @@ func classifyExecError(err error, ref PodRef, container string, cmd []string, st
 	if err == nil {
 		return nil
 	}
-	var code utilexec.ExitError
-	if errors.As(err, &code) {
+	code, ok := remoteExitCode(err)
+	if ok {
 		// 127 is a shell saying it found no such program (126: found, not executable); the
 		// guard runs the command with exec, so this is the command or a program its script runs.
-		if c := code.ExitStatus(); c == 127 || c == 126 {
+		if code == 127 || code == 126 {
 			if tool, ok := missingTool(stderr); ok {
 				return &ToolMissingError{Pod: ref, Container: container, Tool: tool, Detail: strings.TrimSpace(stderr)}
 			}
 		}
-		return &ExitError{Pod: ref, Container: container, Command: cmd, Code: code.ExitStatus(), Stderr: stderr}
+		return &ExitError{Pod: ref, Container: container, Command: cmd, Code: code, Stderr: stderr}
 	}
 	// The runtime could not start the guard itself: there is no shell in the image.
 	if msg := err.Error(); strings.Contains(msg, `"sh": executable file not found`) || strings.Contains(msg, `exec: "sh"`) {
@@ -201,17 +202,36 @@ func classifyExecError(err error, ref PodRef, container string, cmd []string, st
 	return fmt.Errorf("exec in pod %s: %w", ref, err)
 }
 
+// exitStatusText is how some runtimes (kwok, CRI shims) report a non-zero exit: as an internal
+// error ending in Go's "exit status N" instead of the NonZeroExitCode status.
+var exitStatusText = regexp.MustCompile(`(?:exit status|exit code) (\d+)\s*$`)
+
+// remoteExitCode reads the command's exit code from the stream's error, in either form.
+func remoteExitCode(err error) (int, bool) {
+	var code utilexec.ExitError
+	if errors.As(err, &code) {
+		return code.ExitStatus(), true
+	}
+	if m := exitStatusText.FindStringSubmatch(err.Error()); m != nil {
+		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// failedToRun is coreutils timeout's complaint, quoted with ASCII or typographic quotes
+// depending on the locale.
+var failedToRun = regexp.MustCompile("failed to run command ['\u2018\"]([^'\u2019\"]+)['\u2019\"]")
+
 // missingTool finds the program a shell could not run in its complaint: "sh: ip: not found"
 // (busybox), "sh: 1: ip: not found" (dash), "sh: line 1: ip: command not found" (bash),
 // "exec: ip: not found", "timeout: failed to run command 'ip': No such file or directory".
 func missingTool(stderr string) (string, bool) {
 	for _, line := range strings.Split(stderr, "\n") {
 		l := strings.TrimSpace(line)
-		if i := strings.Index(l, "failed to run command '"); i >= 0 {
-			rest := l[i+len("failed to run command '"):]
-			if j := strings.IndexByte(rest, '\''); j > 0 {
-				return rest[:j], true
-			}
+		if m := failedToRun.FindStringSubmatch(l); m != nil {
+			return m[1], true
 		}
 		for _, suffix := range []string{": command not found", ": not found", ": Permission denied", ": No such file or directory"} {
 			if !strings.HasSuffix(l, suffix) {

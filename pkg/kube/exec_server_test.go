@@ -35,6 +35,9 @@ type execServer struct {
 	forbid bool
 	// path replaces PATH for the commands (an image with few tools).
 	path string
+	// plainExitErrors reports non-zero exits as kwok does: an internal error ending in
+	// "exit status N", not the NonZeroExitCode status.
+	plainExitErrors bool
 
 	mu        sync.Mutex
 	protocols []string
@@ -183,6 +186,8 @@ func (s *execServer) run(cmd []string, stdin io.Reader, stdout, stderr, errStrea
 	switch {
 	case err == nil:
 		st = metav1.Status{Status: metav1.StatusSuccess}
+	case errors.As(err, &ee) && s.plainExitErrors:
+		st = apierrors.NewInternalError(fmt.Errorf("error executing command in container: cmd wait: %s: %w", strings.Join(cmd, " "), err)).Status()
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		if code < 0 { // killed by a signal: the runtime reports 128+signal

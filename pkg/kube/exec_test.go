@@ -66,6 +66,22 @@ func TestANonZeroExitSurfacesTheCodeAndStderrOnBothProtocols(t *testing.T) {
 	}
 }
 
+func TestAnExitReportedAsAnInternalErrorStillGivesTheCode(t *testing.T) {
+	srv, e := newTestExecutor(t, true)
+	srv.plainExitErrors = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := e.Exec(ctx, testPod, "c", []string{"sh", "-c", "echo no route >&2; exit 9"}, nil)
+	code, ok := ExitCode(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, 9, code)
+	assert.Contains(t, err.Error(), "no route")
+	_, _, err = e.Exec(ctx, testPod, "c", []string{"nslookup-that-does-not-exist"}, nil)
+	var tm *ToolMissingError
+	require.ErrorAs(t, err, &tm, "%v", err)
+	assert.Equal(t, "nslookup-that-does-not-exist", tm.Tool)
+}
+
 func TestACancelledRunDoesNotLeaveTheRemoteCommandRunning(t *testing.T) {
 	srv, e := newTestExecutor(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
@@ -154,10 +170,11 @@ func TestOutputBeyondTheCapIsAnErrorNotASilentCut(t *testing.T) {
 
 func TestMissingToolIsReadFromEachShellsWording(t *testing.T) {
 	cases := map[string]string{
-		"sh: ip: not found":                                               "ip",
-		"sh: 1: exec: ip: not found":                                      "ip",
-		"/bin/sh: line 1: nslookup: command not found":                    "nslookup",
-		"timeout: failed to run command 'dig': No such file or directory": "dig",
+		"sh: ip: not found":                                                        "ip",
+		"sh: 1: exec: ip: not found":                                               "ip",
+		"/bin/sh: line 1: nslookup: command not found":                             "nslookup",
+		"timeout: failed to run command 'dig': No such file or directory":          "dig",
+		"timeout: failed to run command \u2018ip\u2019: No such file or directory": "ip",
 	}
 	for stderr, want := range cases {
 		got, ok := missingTool(stderr)

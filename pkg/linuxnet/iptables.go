@@ -16,7 +16,11 @@ type NATRule struct {
 	OutIface      string
 	Target        string // MASQUERADE, SNAT, DNAT, RETURN, ACCEPT or a user chain
 	ToSource      string // SNAT --to-source
-	Raw           string
+	// Conditional is set when the rule has matches beyond source, destination, out-interface
+	// and comments (a mark, a conntrack state, a protocol, an ipset...): it applies to some
+	// packets of the pool only, and whether to these ones cannot be told from the text.
+	Conditional bool
+	Raw         string
 }
 
 // NATTable is the nat table as iptables-save printed it.
@@ -89,6 +93,17 @@ func parseNATRule(line string) (NATRule, bool) {
 			r.Target = arg()
 		case "--to-source":
 			r.ToSource = arg()
+		case "-m", "--match":
+			if m := arg(); m != "comment" {
+				r.Conditional = true
+			}
+		case "--comment", "--to-ports", "--to-destination":
+			arg()
+		case "--random", "--random-fully", "--persistent":
+		default:
+			if strings.HasPrefix(tok[i], "-") {
+				r.Conditional = true
+			}
 		}
 		neg = false
 	}
@@ -132,10 +147,13 @@ func (r NATRule) coversSource(pool netip.Prefix) bool {
 	return r.Source.Bits() <= pool.Bits() && r.Source.Contains(pool.Addr())
 }
 
-// SourceNATFor returns the MASQUERADE and SNAT rules that rewrite packets from pool, walking
-// from POSTROUTING into the user chains it jumps to. A rule restricted by destination or
-// out-interface is still returned: callers show those restrictions.
+// SourceNATFor returns the MASQUERADE and SNAT rules that rewrite every packet from pool,
+// walking from POSTROUTING into the user chains it jumps to. A rule restricted by destination
+// or out-interface is still returned (callers show those restrictions); a conditional rule is
+// not, and after a conditional RETURN or ACCEPT nothing later in that chain is certain either
+// (kube-proxy returns unmarked packets before its MASQUERADE).
 func (t NATTable) SourceNATFor(pool netip.Prefix) []NATRule {
+	pool = pool.Masked()
 	byChain := map[string][]NATRule{}
 	for _, r := range t.Rules {
 		byChain[r.Chain] = append(byChain[r.Chain], r)
@@ -154,13 +172,15 @@ func (t NATTable) SourceNATFor(pool netip.Prefix) []NATRule {
 			}
 			switch r.Target {
 			case "MASQUERADE", "SNAT":
-				out = append(out, r)
+				if !r.Conditional {
+					out = append(out, r)
+				}
 			case "ACCEPT", "RETURN":
-				if !r.Dest.IsValid() && r.OutIface == "" {
-					return // everything from the pool leaves this chain unrewritten
+				if r.Conditional || (!r.Dest.IsValid() && r.OutIface == "") {
+					return // some or all of the pool's packets leave this chain here
 				}
 			default:
-				if _, user := byChain[r.Target]; user {
+				if _, user := byChain[r.Target]; user && !r.Conditional {
 					walk(r.Target, depth+1)
 				}
 			}

@@ -140,3 +140,26 @@ func TestOpenVPNStatusFilesOfEveryVersionGiveTheConnectedClients(t *testing.T) {
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.14")}, ParseOpenVPNStatus(v3))
 	assert.Empty(t, ParseOpenVPNStatus("HEADER,ROUTING_TABLE,Virtual Address\n"))
 }
+
+// kube-proxy's and the lab's masquerades only rewrite marked or DNAT'ed packets: they are not
+// the pool's masquerade.
+func TestConditionalMasqueradesDoNotCountForThePool(t *testing.T) {
+	nat := ParseIPTablesSave(`*nat
+:POSTROUTING ACCEPT [0:0]
+:KUBE-POSTROUTING - [0:0]
+:LAB-POSTROUTING - [0:0]
+-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
+-A POSTROUTING -j LAB-POSTROUTING
+-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
+-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000
+-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully
+-A LAB-POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE
+-A LAB-POSTROUTING -p tcp -s 10.8.0.0/24 -j MASQUERADE
+COMMIT
+`)
+	assert.Empty(t, nat.SourceNATFor(netip.MustParsePrefix("10.8.0.0/24")))
+	nat.Rules = append(nat.Rules, NATRule{Chain: "LAB-POSTROUTING", Target: "MASQUERADE", Raw: "-A LAB-POSTROUTING -j MASQUERADE"})
+	got := nat.SourceNATFor(netip.MustParsePrefix("10.8.0.0/24"))
+	require.Len(t, got, 1)
+	assert.Equal(t, "-A LAB-POSTROUTING -j MASQUERADE", got[0].Raw)
+}

@@ -40,6 +40,15 @@ func newRootCommand() *cobra.Command {
 			}
 			l := lay()
 			start := time.Now()
+			if os.Getenv(labctl.LockHeldEnv) == "" {
+				// Two ups at once would build the same namespaces; tests in progress must not
+				// see their lab rebuilt.
+				unlock, err := labctl.LockLab(l, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer unlock()
+			}
 			if err := labctl.Up(cmd.Context(), l, labctl.Options{LabDir: labDir, Out: cmd.ErrOrStderr(), Timeout: timeout}); err != nil {
 				return err
 			}
@@ -59,13 +68,24 @@ nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab do
 		},
 	}
 	up.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "bound on the whole bring-up (binaries already built)")
+	var force bool
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every namespace, process, rule, bridge and file the lab made",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return labctl.Down(cmd.Context(), lay(), cmd.OutOrStdout())
+			l := lay()
+			if !force {
+				// Wait for running lab tests rather than pull the lab from under them.
+				unlock, err := labctl.LockLab(l, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer unlock()
+			}
+			return labctl.Down(cmd.Context(), l, cmd.OutOrStdout())
 		},
 	}
+	down.Flags().BoolVar(&force, "force", false, "do not wait for lab tests that are running")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the lab's processes, namespaces, nodes and pods; exit 1 if not healthy",

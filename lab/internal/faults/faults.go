@@ -72,7 +72,7 @@ func (f Lab) DropMasquerade(ctx context.Context) ([]string, error) {
 		if !strings.HasPrefix(line, "-A POSTROUTING") || !strings.Contains(line, "-s "+f.Layout.VPNPool) || !strings.Contains(line, "MASQUERADE") {
 			continue
 		}
-		args := append([]string{"iptables", "-t", "nat", "-D"}, strings.Fields(line)[1:]...)
+		args := append([]string{"iptables", "-t", "nat", "-D"}, netns.SplitRule(line)[1:]...)
 		if _, err := netns.Run(ctx, vpn.NS, args...); err != nil {
 			return removed, err
 		}
@@ -91,7 +91,7 @@ func (f Lab) RestoreNATRules(ctx context.Context, lines []string) error {
 		return err
 	}
 	for _, line := range lines {
-		args := append([]string{"iptables", "-t", "nat"}, strings.Fields(line)...)
+		args := append([]string{"iptables", "-t", "nat"}, netns.SplitRule(line)...)
 		if _, err := netns.Run(ctx, vpn.NS, args...); err != nil {
 			return err
 		}

@@ -60,3 +60,20 @@ func TestRestoreInputDeclaresOnlyTheLabChains(t *testing.T) {
 	assert.NotContains(t, in, ":PREROUTING")
 	assert.True(t, strings.HasSuffix(in, "COMMIT\n"))
 }
+
+func TestStaleUDPListsFrontendsWhoseEndpointMovedAppearedOrVanished(t *testing.T) {
+	ep := func(ip string) Endpoint { return Endpoint{IP: ip, Port: 1194} }
+	old := []Rule{
+		{Frontend: "10.0.10.14", Port: 1194, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.4.1")},
+		{Frontend: "10.0.10.11", Port: 53, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.2.1")},
+		{Frontend: "10.0.10.11", Port: 443, Protocol: corev1.ProtocolTCP, Endpoint: ep("10.244.1.2")},
+		{Frontend: "10.96.0.10", Port: 53, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.2.2")},
+	}
+	cur := []Rule{
+		{Frontend: "10.0.10.14", Port: 1194, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.4.2")},
+		{Frontend: "10.0.10.11", Port: 53, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.2.1")},
+		{Frontend: "10.0.10.12", Port: 53, Protocol: corev1.ProtocolUDP, Endpoint: ep("10.244.2.1")},
+	}
+	assert.Equal(t, []Frontend{{"10.0.10.12", 53}, {"10.0.10.14", 1194}, {"10.96.0.10", 53}}, StaleUDP(old, cur),
+		"moved, appeared and vanished UDP frontends are flushed; TCP flows end by themselves; an unchanged UDP endpoint keeps its flows")
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
@@ -45,7 +46,7 @@ func controlPlaneSpecs(l layout.Layout, bins binaries.Set) []procs.Spec {
 			"--tls-cert-file=" + p(pki.APIServer, "crt"), "--tls-private-key-file=" + p(pki.APIServer, "key"),
 			"--client-ca-file=" + p(pki.CA, "crt"),
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file=" + p(pki.ServiceAccountKey, "key"),
+			"--service-account-key-file=" + p(pki.ServiceAccountKey, "pub"),
 			"--service-account-signing-key-file=" + p(pki.ServiceAccountKey, "key"),
 			"--authorization-mode=Node,RBAC",
 			"--service-cluster-ip-range=" + l.ServiceCIDR,
@@ -115,7 +116,8 @@ func writeKubeconfigs(l layout.Layout) error {
 	return pki.WriteKubeconfig(l.AdminKubeconfig(), l.APIServerURL(), ca, admin)
 }
 
-// waitAPIServer polls /readyz with the admin identity until it answers 200.
+// waitAPIServer polls /readyz with the admin identity until it answers 200; it gives up at
+// once if the apiserver or etcd process has exited (the log tail says why).
 func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) error {
 	dir := l.Path("pki")
 	ca, err := os.ReadFile(pki.File(dir, pki.CA, "crt"))
@@ -134,9 +136,18 @@ func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) 
 	}
 	deadline := time.Now().Add(timeout)
 	var last error
+	mgr := Procs(l)
 	for time.Now().Before(deadline) {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		for _, name := range []string{ProcEtcd, ProcAPIServer} {
+			if _, err := os.Stat(mgr.PidFile(name)); err != nil {
+				continue // not started by us in this call (Healthy checks processes itself)
+			}
+			if _, ok := mgr.Pid(name, l.StateDir); !ok {
+				return fmt.Errorf("%s exited: %s", name, logTail(mgr.LogFile(name), 3))
+			}
 		}
 		resp, err := client.Get(l.APIServerURL() + "/readyz")
 		if err == nil {
@@ -150,4 +161,17 @@ func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) 
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("kube-apiserver at %s not ready after %s: %v (log: %s)", l.APIServerURL(), timeout, last, l.Path("logs", ProcAPIServer+".log"))
+}
+
+// logTail returns the last n lines of a log file, for error messages.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n(log: " + path + ")"
 }

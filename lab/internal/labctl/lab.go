@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
@@ -95,7 +96,7 @@ func Up(ctx context.Context, l layout.Layout, o Options) error {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	if err := preflight(); err != nil {
+	if err := preflight(l); err != nil {
 		return err
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(o.Out, "[lab] "+format+"\n", args...) }
@@ -105,7 +106,7 @@ func Up(ctx context.Context, l layout.Layout, o Options) error {
 	}
 	if err := Healthy(ctx, l); err == nil {
 		say("already up and healthy")
-		return nil
+		return refresh(ctx, l, o, say)
 	} else if _, statErr := os.Stat(l.StateDir); statErr == nil {
 		say("existing lab is not healthy (%v): rebuilding it", err)
 	}
@@ -120,6 +121,9 @@ func Up(ctx context.Context, l layout.Layout, o Options) error {
 		return fmt.Errorf("%w\n(logs in %s; `lab down` removes everything)", err, l.LogDir())
 	}
 	st.Ready = true
+	if st.ManifestsDigest, err = dirDigest(filepath.Join(o.LabDir, "manifests", "base")); err != nil {
+		return err
+	}
 	st.UpDuration = time.Since(start).Round(100 * time.Millisecond).String()
 	if err := SaveState(l, st); err != nil {
 		return err
@@ -183,6 +187,8 @@ func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func
 	if err != nil {
 		return err
 	}
+	// The externalIPs deprecation warning is expected (LA106 reports it): say it once.
+	cfg.WarningHandler = rest.NewWarningWriter(o.Out, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -208,8 +214,7 @@ func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func
 			return err
 		}
 	}
-	if _, _, err := mgr.Start(procs.Spec{Name: ProcDaemon, Dir: l.StateDir,
-		Argv: []string{l.LabBinary(), "daemon", "--state-dir", l.StateDir}}); err != nil {
+	if _, _, err := mgr.Start(daemonSpec(l)); err != nil {
 		return err
 	}
 	if err := waitNodesReady(ctx, client, l, 60*time.Second); err != nil {
@@ -259,18 +264,21 @@ func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func
 }
 
 // preflight checks what the lab cannot work without.
-func preflight() error {
+func preflight(l layout.Layout) error {
 	if os.Geteuid() != 0 {
 		return errors.New("the lab needs root (network namespaces, iptables): run it with sudo or as root")
 	}
 	var missing []string
-	for _, tool := range []string{"ip", "iptables", "iptables-restore", "sysctl", "nginx", "openvpn", "ping"} {
+	for _, tool := range []string{"ip", "ss", "iptables", "iptables-restore", "conntrack", "sysctl", "nginx", "openvpn", "ping", "curl", "dig"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing tools: %s (run lab/install-deps.sh)", strings.Join(missing, ", "))
+	}
+	if err := internetRangeIsFree(l); err != nil {
+		return err
 	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return fmt.Errorf("/dev/net/tun is missing: OpenVPN cannot create its tunnel: %w", err)
@@ -285,14 +293,17 @@ func preflight() error {
 func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 	var errs []error
 	mgr := Procs(l)
-	pidfiles, _ := filepath.Glob(filepath.Join(l.PidDir(), "*.pid"))
-	// The daemon first, then everything else it could otherwise restart.
-	for _, pf := range append([]string{mgr.PidFile(ProcDaemon)}, pidfiles...) {
-		name := strings.TrimSuffix(filepath.Base(pf), ".pid")
-		if err := mgr.Stop(ctx, name, l.StateDir); err != nil {
-			errs = append(errs, err)
-		}
+	// The daemon first, so that it restarts nothing; then everything else at once (the
+	// apiserver alone takes seconds to shut down gracefully).
+	if err := mgr.Stop(ctx, ProcDaemon, l.StateDir); err != nil {
+		errs = append(errs, err)
 	}
+	pidfiles, _ := filepath.Glob(filepath.Join(l.PidDir(), "*.pid"))
+	var names []string
+	for _, pf := range pidfiles {
+		names = append(names, strings.TrimSuffix(filepath.Base(pf), ".pid"))
+	}
+	errs = append(errs, parallel(names, func(name string) error { return mgr.Stop(ctx, name, l.StateDir) })...)
 	if err := sweepStateDirProcesses(ctx, l); err != nil {
 		errs = append(errs, err)
 	}
@@ -302,6 +313,7 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 	if err := os.RemoveAll(l.StateDir); err != nil {
 		errs = append(errs, err)
 	}
+
 	if len(errs) == 0 {
 		fmt.Fprintln(out, "[lab] down: no lab namespace, process or file left")
 	}
@@ -350,4 +362,19 @@ func labProgram(pid int) bool {
 		}
 	}
 	return false
+}
+
+// parallel runs fn for every item concurrently and returns the errors.
+func parallel[T any](items []T, fn func(T) error) []error {
+	errc := make(chan error, len(items))
+	for _, it := range items {
+		go func(it T) { errc <- fn(it) }(it)
+	}
+	var errs []error
+	for range items {
+		if err := <-errc; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

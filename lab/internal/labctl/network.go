@@ -68,6 +68,13 @@ func buildNode(ctx context.Context, l layout.Layout, n layout.Node) error {
 	if err := netns.ReplaceRoute(ctx, n.NS, l.InternetCIDR, l.Internet.LANIP); err != nil {
 		return err
 	}
+	// A node's own processes reach Service VIPs through the OUTPUT DNAT, but the kernel routes
+	// a packet before that hook: without a route to the service range (real nodes have a
+	// default route) sending fails with "network unreachable". The route points at the LAN, so
+	// a VIP without endpoints goes unanswered, as on a real node.
+	if _, err := netns.Run(ctx, n.NS, "ip", "route", "replace", l.ServiceCIDR, "dev", "eth0"); err != nil {
+		return err
+	}
 	if !n.Dedicated {
 		return AddReturnRoutes(ctx, l, []string{n.NS})
 	}
@@ -134,18 +141,26 @@ func TeardownNetwork(ctx context.Context, l layout.Layout) error {
 	for _, n := range existing {
 		present[n] = true
 	}
+	var pids []int
 	for _, h := range l.Hosts() {
 		if !present[h.NS] {
 			continue
 		}
-		pids, err := netns.Pids(ctx, h.NS)
+		p, err := netns.Pids(ctx, h.NS)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		for _, pid := range pids {
-			if err := procs.Terminate(ctx, pid); err != nil {
-				errs = append(errs, fmt.Errorf("process %d in %s: %w", pid, h.NS, err))
-			}
+		pids = append(pids, p...)
+	}
+	errs = append(errs, parallel(pids, func(pid int) error {
+		if err := procs.Terminate(ctx, pid); err != nil {
+			return fmt.Errorf("process %d: %w", pid, err)
+		}
+		return nil
+	})...)
+	for _, h := range l.Hosts() {
+		if !present[h.NS] {
+			continue
 		}
 		if err := netns.Delete(ctx, h.NS); err != nil {
 			errs = append(errs, err)

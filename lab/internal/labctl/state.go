@@ -18,6 +18,8 @@ type State struct {
 	UpDuration string `json:"upDuration,omitempty"`
 	// Ready is set once every workload answered; a crash before leaves it false.
 	Ready bool `json:"ready"`
+	// ManifestsDigest is the hash of manifests/base when they were last applied.
+	ManifestsDigest string `json:"manifestsDigest,omitempty"`
 }
 
 // SaveState writes state.json.

@@ -44,7 +44,9 @@ type Layout struct {
 	Internet     Host
 	Laptop       Host
 
-	// InternetCIDR is the documentation range the "internet" namespace owns.
+	// InternetCIDR is the documentation range the "internet" namespace owns. Not 203.0.113.0/24:
+	// this machine's own egress proxy lives there, and the workstation's route into the lab
+	// (which keeps lab probes inside) would hijack it.
 	InternetCIDR string
 	InternetDNS  string // authoritative DNS for example.org / example.com
 	InternetWeb  string // HTTP responder (example.org)
@@ -85,10 +87,10 @@ func Default() Layout {
 		},
 		Internet:       Host{NS: "internet", LANIP: "10.0.10.254", HostVeth: "lab-inet"},
 		Laptop:         Host{NS: "laptop", LANIP: "10.0.10.50", HostVeth: "lab-laptop"},
-		InternetCIDR:   "203.0.113.0/24",
-		InternetDNS:    "203.0.113.53",
-		InternetWeb:    "203.0.113.10",
-		AppsPublicIP:   "203.0.113.80",
+		InternetCIDR:   "198.51.100.0/24",
+		InternetDNS:    "198.51.100.53",
+		InternetWeb:    "198.51.100.10",
+		AppsPublicIP:   "198.51.100.80",
 		ServiceCIDR:    "10.96.0.0/16",
 		ClusterDNSIP:   "10.96.0.10",
 		ClusterPodCIDR: "10.244.0.0/16",
@@ -148,6 +150,10 @@ func (l Layout) LogDir() string          { return l.Path("logs") }
 func (l Layout) PidDir() string          { return l.Path("pids") }
 func (l Layout) PodsDir() string         { return l.Path("pods") }
 func (l Layout) LabBinary() string       { return l.Path("bin", "lab") }
+
+// TestLock serialises test binaries that use the lab. It sits next to the state directory,
+// not in it, so that a rebuild of the state does not reset the lock.
+func (l Layout) TestLock() string { return l.StateDir + ".lock" }
 
 // ResolvConfDir is where `ip netns exec` looks for a per-namespace resolv.conf.
 func ResolvConfDir(ns string) string { return filepath.Join("/etc/netns", ns) }

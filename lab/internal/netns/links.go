@@ -33,6 +33,10 @@ func DeleteLink(ctx context.Context, ns, name string) error {
 		return nil
 	}
 	_, err := Run(ctx, ns, "ip", "link", "delete", name)
+	if err != nil && !LinkExists(ctx, ns, name) {
+		// Deleting a namespace removes its veth peers asynchronously: gone is gone.
+		return nil
+	}
 	return err
 }
 

@@ -132,6 +132,20 @@ func (p *Pair) Write(dir, name string) error {
 	return nil
 }
 
+// WritePublicKey stores the public key as dir/name.pub (PKIX PEM): the apiserver verifies
+// service-account tokens with it.
+func (p *Pair) WritePublicKey(dir, name string) error {
+	der, err := x509.MarshalPKIXPublicKey(p.Key.Public())
+	if err != nil {
+		return err
+	}
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	if err := os.WriteFile(filepath.Join(dir, name+".pub"), pemBytes, 0o644); err != nil {
+		return fmt.Errorf("write %s.pub: %w", name, err)
+	}
+	return nil
+}
+
 // Load reads a pair written by Write.
 func Load(dir, name string) (*Pair, error) {
 	certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))

@@ -57,6 +57,9 @@ func GenerateLab(dir string, a Addresses) error {
 	if err := sa.Write(dir, ServiceAccountKey); err != nil {
 		return err
 	}
+	if err := sa.WritePublicKey(dir, ServiceAccountKey); err != nil {
+		return err
+	}
 	specs := map[string]Spec{
 		APIServer: {CommonName: "kube-apiserver", Server: true,
 			IPs:      []string{a.APIServerIP, a.KubernetesVIP, "127.0.0.1"},

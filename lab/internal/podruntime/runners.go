@@ -233,7 +233,10 @@ func (openvpnRunner) plan(pc *podContext) (*plan, error) {
 	}
 	comment := PodRuleComment(pc.Pod)
 	return &plan{
-		Argv:     []string{"openvpn", "--config", host},
+		// In its own pod namespace OpenVPN's wildcard socket would only have the pod IP; here
+		// the namespace also has the node's LAN address, and a wildcard socket would answer
+		// DNAT'ed clients from that address, which conntrack cannot match to the flow.
+		Argv:     []string{"openvpn", "--config", host, "--local", pc.Pod.Status.PodIP},
 		Match:    host,
 		OnChange: Restart,
 		Files:    map[string][]byte{host: []byte(text)},

@@ -342,10 +342,10 @@ func DeleteRulesWithComment(ctx context.Context, ns, comment string) error {
 		return err
 	}
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, "--comment "+comment) {
+		if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, comment) {
 			continue
 		}
-		args := append([]string{"iptables", "-t", "nat", "-D"}, strings.Fields(line)[1:]...)
+		args := append([]string{"iptables", "-t", "nat", "-D"}, netns.SplitRule(line)[1:]...)
 		if _, err := netns.Run(ctx, ns, args...); err != nil {
 			return err
 		}

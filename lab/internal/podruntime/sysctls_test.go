@@ -36,7 +36,7 @@ func TestSysctlPlan(t *testing.T) {
 }
 
 func TestResolvConfFollowsDNSPolicy(t *testing.T) {
-	node := "nameserver 203.0.113.53\n"
+	node := "nameserver 198.51.100.53\n"
 	pod := &corev1.Pod{}
 	pod.Namespace = "traefik"
 	pod.Spec.DNSPolicy = corev1.DNSDefault

@@ -1,0 +1,223 @@
+//go:build lab
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/labkit"
+)
+
+// Each test breaks the live lab for real (kernel, processes, API objects), runs the plugin as a
+// workstation would, and proves the check fails on the broken setup; the fault is undone by
+// t.Cleanup, and TestDoctorPassesOnTheHealthyLab proves the same checks pass when fixed.
+
+var anyTemplate = regexp.MustCompile(`(?s)\n\s*template ANY ANY \{[^}]*\}`)
+
+func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
+	r := doctor(t)
+	require.Equal(t, 0, r.Code, "statuses %s\nstderr %s", r.statuses(), r.Stderr)
+	for _, c := range r.Doc.Checks {
+		assert.Contains(t, []string{"pass", "warn"}, c.Status, "%s: %+v", c.ID, c.Findings)
+	}
+	// Every catalogue entry ran: nothing skipped on a healthy lab with helpers allowed.
+	require.Len(t, r.Doc.Checks, 16)
+	assert.Equal(t, 0, r.Doc.Summary["skip"], r.statuses())
+	assert.Equal(t, "pass", r.check(t, "LA301").Status)
+	assert.Equal(t, "pass", r.check(t, "LA401").Status)
+	assert.Equal(t, "pass", r.check(t, "LA201").Status)
+	t.Logf("healthy doctor: %s in %s", r.statuses(), r.Elapsed)
+}
+
+func TestDoctorNamesOnlyTheDeadNodeAndCostsOneTimeout(t *testing.T) {
+	// LA402 is skipped: from the lab laptop, the system resolver sits behind the (broken by
+	// default) VPN tunnel and costs its own timeout in both runs.
+	healthy := doctor(t, "--no-helpers", "--timeout", "2s", "--skip", "LA402")
+	require.Equal(t, 0, healthy.Code, healthy.statuses())
+
+	lab.LinkDown(t, "node-3")
+	r := doctor(t, "--no-helpers", "--timeout", "2s", "--skip", "LA402")
+	assert.Equal(t, 1, r.Code, r.statuses())
+	for _, id := range []string{"LA301", "LA401"} {
+		c := r.check(t, id)
+		assert.Equal(t, "fail", c.Status, "%s %+v", id, c.Findings)
+		bad := strings.Join(c.objects("fail"), " ")
+		assert.Contains(t, bad, "10.0.10.13", id)
+		assert.NotContains(t, bad, "10.0.10.11", id)
+		assert.NotContains(t, bad, "10.0.10.12", id)
+	}
+	t.Logf("wall time: healthy %s, node-3 dead %s (probe timeout 2s)", healthy.Elapsed, r.Elapsed)
+	assert.Less(t, r.Elapsed, healthy.Elapsed+2*time.Second+time.Second,
+		"one dead address must cost at most one probe timeout (+1s)")
+}
+
+func TestDoctorFailsLA302WhenTheCatchAllTemplateIsRemoved(t *testing.T) {
+	lab.EditLanDNSCorefile(t, func(s string) string {
+		out := anyTemplate.ReplaceAllString(s, "")
+		require.NotEqual(t, s, out, "the lab's Corefile has the catch-all template")
+		return out
+	})
+	eventually(t, 30*time.Second, func() error {
+		r := doctor(t, "--only", "LA302", "--no-helpers")
+		if c := r.check(t, "LA302"); c.Status != "fail" {
+			return errorf("LA302 is %s after the reload", c.Status)
+		}
+		return nil
+	})
+	r := doctor(t, "--only", "LA104,LA302", "--no-helpers")
+	assert.Equal(t, "fail", r.check(t, "LA104").Status, "the Corefile check sees it too")
+	assert.Equal(t, 1, r.Code)
+}
+
+func TestDoctorFailsLA101AndLA301WhenAnAddressIsDroppedFromTheZone(t *testing.T) {
+	lab.EditLanDNSCorefile(t, func(s string) string {
+		return regexp.MustCompile(`\n[^\n]*IN A 10\.0\.10\.13"`).ReplaceAllString(s, "")
+	})
+	eventually(t, 30*time.Second, func() error {
+		r := doctor(t, "--only", "LA301", "--no-helpers")
+		if c := r.check(t, "LA301"); c.Status != "fail" {
+			return errorf("LA301 is %s after the reload", c.Status)
+		}
+		return nil
+	})
+	r := doctor(t, "--only", "LA101,LA301", "--no-helpers")
+	la101 := r.check(t, "LA101")
+	assert.Equal(t, "fail", la101.Status, "%+v", la101.Findings)
+	assert.True(t, la101.mentions("fail", "10.0.10.13") || strings.Contains(strings.Join(la101.objects("fail"), " "), "lan-dns"), "%+v", la101.Findings)
+	assert.Equal(t, "fail", r.check(t, "LA301").Status)
+}
+
+func TestDoctorFailsLA304WhenTheDNSPodsUseClusterFirst(t *testing.T) {
+	lab.SetDNSPolicy(t, "traefik", "lan-dns", corev1.DNSClusterFirst)
+	r := doctor(t, "--only", "LA105,LA304", "--no-helpers")
+	c := r.check(t, "LA304")
+	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
+	assert.True(t, c.mentions("fail", "cluster.local"), "%+v", c.Findings)
+	assert.Equal(t, "fail", r.check(t, "LA105").Status, "the Deployment check names dnsPolicy too")
+}
+
+func TestDoctorFailsLA401WhenTheProxyServesACertificateForAnotherHost(t *testing.T) {
+	lab.ServeWrongCertificate(t, labkit.CertWrongHost)
+	r := doctor(t, "--only", "LA401", "--no-helpers")
+	c := r.check(t, "LA401")
+	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
+	assert.Len(t, c.objects("fail"), 3, "every node serves the wrong certificate")
+	assert.True(t, c.mentions("fail", "grafana.apps.example.com"), "%+v", c.Findings)
+}
+
+// The slow node must not host the proxy pod: kube-proxy sends every address's traffic to that
+// pod, so a slow NIC there slows all addresses alike (which LA403 rightly does not flag).
+func TestDoctorWarnsLA403WhenOneNodeIsSlow(t *testing.T) {
+	slow := nodeWithoutProxy(t)
+	lab.AddLatency(t, slow.Name, 200*time.Millisecond)
+	r := doctor(t, "--only", "LA403", "--no-helpers")
+	c := r.check(t, "LA403")
+	assert.Equal(t, "warn", c.Status, "%+v", c.Findings)
+	require.NotEmpty(t, c.objects("warn"))
+	for _, obj := range c.objects("warn") {
+		assert.Equal(t, slow.Name+" ("+slow.IP+")", obj, "only the slow node is named")
+	}
+}
+
+func nodeWithoutProxy(t *testing.T) labkit.Node {
+	pods, err := lab.Client.CoreV1().Pods("traefik").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=traefik"})
+	require.NoError(t, err)
+	hosts := map[string]bool{}
+	for _, p := range pods.Items {
+		hosts[p.Spec.NodeName] = true
+	}
+	require.NotEmpty(t, hosts, "the lab runs a traefik pod")
+	for _, n := range lab.Nodes {
+		if !n.Dedicated && !hosts[n.Name] {
+			return n
+		}
+	}
+	t.Fatal("every node hosts the proxy")
+	return labkit.Node{}
+}
+
+// Without reload the zone still answers, but the next ConfigMap edit will not: a warning.
+func TestDoctorWarnsLA104WhenReloadIsRemoved(t *testing.T) {
+	lab.EditLanDNSCorefile(t, func(s string) string { return strings.Replace(s, "    reload\n", "", 1) })
+	r := doctor(t, "--only", "LA104", "--no-helpers")
+	c := r.check(t, "LA104")
+	assert.Equal(t, "warn", c.Status, "%+v", c.Findings)
+	assert.True(t, c.mentions("warn", "reload"), "%+v", c.Findings)
+}
+
+// CVE-2020-8554 for real: a Service in another namespace claims one of our addresses on 443.
+func TestDoctorFailsLA106WhenAnotherServiceClaimsOurAddress(t *testing.T) {
+	ctx := context.Background()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "intercept", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			ExternalIPs: []string{"10.0.10.12"},
+			Ports:       []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443)}},
+			Selector:    map[string]string{"app": "nothing"},
+		},
+	}
+	_, err := lab.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = lab.Client.CoreV1().Services("default").Delete(context.Background(), "intercept", metav1.DeleteOptions{})
+	})
+
+	r := doctor(t, "--only", "LA0,LA1", "--no-helpers", "--proxy-service", "traefik/traefik")
+	c := r.check(t, "LA106")
+	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
+	assert.Contains(t, strings.Join(c.objects("fail"), " "), "default/intercept")
+	assert.Equal(t, 1, r.Code)
+}
+
+// A route without authentication in the zone is now reachable by the whole LAN.
+func TestDoctorFailsLA107ForARouteWithoutAuthentication(t *testing.T) {
+	ctx := context.Background()
+	ing := ingressWithoutAuth()
+	_, err := lab.Client.NetworkingV1().Ingresses("monitoring").Create(ctx, ing, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = lab.Client.NetworkingV1().Ingresses("monitoring").Delete(context.Background(), ing.Name, metav1.DeleteOptions{})
+	})
+	r := doctor(t, "--only", "LA107", "--no-helpers", "--host", probeHost)
+	c := r.check(t, "LA107")
+	assert.Contains(t, []string{"warn", "fail"}, c.Status, "%+v", c.Findings)
+	assert.True(t, c.mentions(c.Status, "open-dashboard"), "%+v", c.Findings)
+}
+
+// RBAC for real: a ServiceAccount that may read Services but nothing else gets SKIPs that name
+// the missing verb and resource, never a false PASS or FAIL.
+func TestDoctorUnderMissingRBACSkipsNamingTheVerb(t *testing.T) {
+	kubeconfig := lab.SwapRBAC(t, "doctor-narrow", labkit.Grant{Rules: labkit.ReadOnlyRules("services", "nodes")})
+	r := runPlugin(t, "doctor", "-o", "json", "--no-helpers", "--kubeconfig", kubeconfig, "--only", "LA0,LA1")
+	require.NotEqual(t, 0, r.Code, r.Stdout+r.Stderr)
+	text := r.Stdout + r.Stderr
+	assert.Regexp(t, `(?i)(list|get) (configmaps|pods|endpointslices|deployments)`, text)
+}
+
+func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+func ingressWithoutAuth() *networkingv1.Ingress {
+	prefix := networkingv1.PathTypePrefix
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "open-dashboard", Namespace: "monitoring"},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+			Host: "open-dashboard.apps.example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &prefix,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "grafana", Port: networkingv1.ServiceBackendPort{Number: 3000}}},
+			}}}},
+		}}},
+	}
+}

@@ -1,0 +1,62 @@
+package labctl
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
+)
+
+// internetRangeIsFree refuses to start when this machine already uses the lab's "internet"
+// range: the workstation gets a route into the lab for it, which would capture the machine's
+// own traffic (its resolver, an HTTP proxy, a route or address in that range). Seen here: the
+// machine's egress proxy sat in 203.0.113.0/24, and apt broke while the lab was up.
+func internetRangeIsFree(l layout.Layout) error {
+	prefix, err := netip.ParsePrefix(l.InternetCIDR)
+	if err != nil {
+		return err
+	}
+	var uses []string
+	if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "nameserver" {
+				if ip, err := netip.ParseAddr(f[1]); err == nil && prefix.Contains(ip) {
+					uses = append(uses, "nameserver "+f[1]+" in /etc/resolv.conf")
+				}
+			}
+		}
+	}
+	for _, env := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "GOPROXY"} {
+		for _, v := range strings.Split(os.Getenv(env), ",") {
+			u, err := url.Parse(strings.TrimSpace(v))
+			if err != nil {
+				continue
+			}
+			if ip, err := netip.ParseAddr(u.Hostname()); err == nil && prefix.Contains(ip) {
+				uses = append(uses, env+"="+v)
+			}
+		}
+	}
+	out, err := netns.Run(context.Background(), "", "ip", "-4", "-o", "addr", "show")
+	if err == nil {
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 4 {
+				if p, err := netip.ParsePrefix(f[3]); err == nil && prefix.Overlaps(p) {
+					uses = append(uses, "address "+f[3]+" on "+f[1])
+				}
+			}
+		}
+	}
+	if len(uses) > 0 {
+		return fmt.Errorf("this machine already uses %s (%s): the lab's internet range would capture it; change InternetCIDR in lab/internal/layout",
+			l.InternetCIDR, strings.Join(uses, "; "))
+	}
+	return nil
+}
