@@ -11,6 +11,9 @@ LDFLAGS := -s -w \
   -X github.com/lanaccess/kubectl-lanaccess/pkg/version.date=$(DATE)
 GOLANGCI_LINT_VERSION := v2.15.0
 LAB := $(GO) run ./lab/cmd/lab
+# The plugin runs inside the lab's laptop namespace so that every packet, the system resolver's
+# included, stays in the lab.
+LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
 .PHONY: help build install test test-unit test-lab lint fuzz lab-up lab-down lab-status demo bench release-check tidy-check clean
@@ -53,11 +56,11 @@ lab-down: ## remove every namespace, process, rule and file the lab made
 lab-status: ## show what the lab runs
 	$(LAB) status
 
-demo: build lab-up ## the main job on the lab: doctor and vpn-trace against the live cluster
-	@echo; echo "$$ kubectl lanaccess doctor"
-	KUBECONFIG=$$($(LAB) kubeconfig) $(BIN) doctor --ca-file $$($(LAB) ca-file) || true
+demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from the lab's LAN laptop
+	@echo; echo "$$ kubectl lanaccess doctor --ca-file $(LAB_STATE)/pki/ca.crt"
+	@ip netns exec laptop $(BIN) doctor --kubeconfig $(LAB_STATE)/kubeconfig --ca-file $(LAB_STATE)/pki/ca.crt || true
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
-	KUBECONFIG=$$($(LAB) kubeconfig) $(BIN) vpn-trace -n vpn || true
+	@ip netns exec laptop $(BIN) vpn-trace -n vpn --from-client --kubeconfig $(LAB_STATE)/kubeconfig || true
 
 bench: build lab-up ## benchmarks against the lab (see issue 8)
 	bash lab/bench.sh
@@ -65,6 +68,8 @@ bench: build lab-up ## benchmarks against the lab (see issue 8)
 release-check: ## goreleaser check and a snapshot build
 	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check
 	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --skip=publish
+	bash krew/render.sh dist dist/krew/lanaccess.yaml
+	bash krew/validate.sh krew/lanaccess.yaml dist/krew/lanaccess.yaml
 
 tidy-check: ## fail when go mod tidy would change go.mod or go.sum
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

@@ -33,7 +33,7 @@ const seedFlags = "--zone=apps.example.com --dns-server=10.0.10.11,10.0.10.12,10
 func newClientConfig(t *testing.T) (*cobra.Command, *bytes.Buffer) {
 	t.Helper()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	return newClientConfigCommand(genericclioptions.NewConfigFlags(false), streams), out
+	return newClientConfigCommand(genericclioptions.NewConfigFlags(false), streams, newClients), out
 }
 
 func TestClientConfigPrintsEachOSFromFlagsAlone(t *testing.T) {
@@ -112,6 +112,15 @@ func TestTheTargetIsReadFromTheClustersServicesAndZone(t *testing.T) {
 	assert.Equal(t, want, got.Servers, "the DNS Service's externalIPs")
 	assert.Equal(t, want, got.Answers, "the proxy Service's externalIPs")
 	assert.Contains(t, got.Source, "Service lan-dns/lan-dns")
+}
+
+func TestClientConfigReadsTheZoneAndAddressesFromTheCluster(t *testing.T) {
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	cmd := newClientConfigCommand(genericclioptions.NewConfigFlags(false), streams, fixtureClients(t, fixtures+"/healthy"))
+	cmd.SetArgs([]string{"--os", "macos"})
+	require.NoError(t, cmd.ExecuteContext(context.Background()))
+	assert.Contains(t, out.String(), "# From cluster: Service lan-dns/lan-dns, Service traefik/traefik.")
+	assert.Contains(t, out.String(), `printf 'nameserver 10.0.10.11\nnameserver 10.0.10.12\nnameserver 10.0.10.13\n' | sudo tee /etc/resolver/apps.example.com >/dev/null`)
 }
 
 func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {

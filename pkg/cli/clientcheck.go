@@ -41,7 +41,7 @@ type clientCheckOptions struct {
 	ReadFile func(string) ([]byte, error)
 }
 
-func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	f := NewCheckFlags()
 	var (
 		target      targetFlags
@@ -75,7 +75,7 @@ on a workstation without cluster access.`,
 				Commands: workstation.ExecRunner{}, ReadFile: os.ReadFile,
 			}
 			var err error
-			if o.Target, err = target.source(kubeFlags); err != nil {
+			if o.Target, err = target.source(kubeFlags, connect); err != nil {
 				return err
 			}
 			if o.OS, err = workstation.ParseOS(runtime.GOOS); err != nil {

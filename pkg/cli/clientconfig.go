@@ -23,7 +23,7 @@ type clientConfigOptions struct {
 	Target targetFunc
 }
 
-func newClientConfigCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+func newClientConfigCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	var (
 		osName string
 		output string
@@ -53,7 +53,7 @@ addresses are read from the cluster, or given with --zone and --dns-server.`,
 			if output != "text" && output != "json" {
 				return usageErr("invalid --output %q for client-config: use text or json", output)
 			}
-			if o.Target, err = target.source(kubeFlags); err != nil {
+			if o.Target, err = target.source(kubeFlags, connect); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context(), streams.Out)

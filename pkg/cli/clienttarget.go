@@ -53,7 +53,7 @@ func (f *targetFlags) AddFlags(fs *pflag.FlagSet) {
 
 // source validates the flags and returns how to get the target: from the flags alone when the
 // zone and the servers are given, else from the cluster.
-func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags) (targetFunc, error) {
+func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (targetFunc, error) {
 	if len(f.Answers) > 0 && len(f.DNSServers) == 0 {
 		return nil, usageErr("--answer needs --dns-server (and --zone): they describe the setup without reading the cluster")
 	}
@@ -78,13 +78,13 @@ func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags) (targetFu
 	if kubeFlags.Namespace != nil {
 		sel.Namespace = *kubeFlags.Namespace
 	}
-	return clusterTarget(kubeFlags, sel), nil
+	return clusterTarget(kubeFlags, sel, connect), nil
 }
 
-// clusterTarget discovers the setup and reads the target off it.
-func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection) targetFunc {
+// clusterTarget discovers the setup with the clients connect builds and reads the target off it.
+func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection, connect clientFactory) targetFunc {
 	return func(ctx context.Context) (workstationTarget, error) {
-		c, err := newClients(kubeFlags, 30*time.Second)
+		c, err := connect(kubeFlags, 30*time.Second)
 		if err != nil {
 			return workstationTarget{}, &kube.UsageError{Message: err.Error(), Fix: "or describe the setup with --zone and --dns-server"}
 		}

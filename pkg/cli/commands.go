@@ -12,6 +12,9 @@ func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.I
 		newDoctorCommand(kube, streams, connect),
 		newVPNTraceCommand(kube, streams, connect),
 		newCleanupCommand(kube, streams, connect),
+		newClientConfigCommand(kube, streams, connect),
+		newClientCheckCommand(kube, streams, connect),
+		newManifestsCommand(streams),
 		newVersionCommand(streams),
 	}
 }

@@ -47,6 +47,8 @@ func Group(id string) string {
 		return "HTTPS path"
 	case strings.HasPrefix(id, "VPN"):
 		return "VPN trace"
+	case strings.HasPrefix(id, "WS"):
+		return "This workstation"
 	}
 	return "Other"
 }
