@@ -7,11 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +18,6 @@ import (
 // The plugin runs as a user would: the real binary, on the LAN workstation of the lab (the
 // laptop namespace, 10.0.10.50), whose resolv.conf points at the lab's "public" DNS. Running
 // it there keeps every packet inside the lab, including LA402's system-resolver lookup.
-
-var (
-	pluginOnce sync.Once
-	pluginBin  string
-	pluginErr  error
-)
-
-func plugin(t *testing.T) string {
-	t.Helper()
-	pluginOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lanaccess-e2e-")
-		if err != nil {
-			pluginErr = err
-			return
-		}
-		pluginBin = filepath.Join(dir, "kubectl-lanaccess")
-		out, err := exec.Command("go", "build", "-o", pluginBin, "github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess").CombinedOutput()
-		if err != nil {
-			pluginErr = errors.New(string(out))
-		}
-	})
-	require.NoError(t, pluginErr)
-	return pluginBin
-}
 
 // result is one run of the plugin.
 type result struct {
@@ -78,19 +51,14 @@ type finding struct {
 	Remediation string         `json:"remediation"`
 }
 
-// runPlugin runs the plugin in the laptop namespace against the lab with the admin
-// kubeconfig (unless args carry --kubeconfig) and decodes -o json when asked for.
+// runPlugin runs the plugin (built once by lanaccessBinary) in the laptop namespace against
+// the lab with the admin kubeconfig (unless args carry another) and decodes -o json when asked.
 func runPlugin(t *testing.T, args ...string) result {
 	t.Helper()
-	bin := plugin(t)
-	full := []string{"netns", "exec", lab.Laptop(), bin}
-	full = append(full, args...)
-	if !containsArg(args, "--kubeconfig") {
-		full = append(full, "--kubeconfig", lab.Kubeconfig)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", full...)
+	// A --kubeconfig in args comes after the lab's and wins (pflag keeps the last value).
+	cmd := lanaccessCmd(t, ctx, lab.Laptop(), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
