@@ -133,8 +133,8 @@ func (f Lab) SetDNSPolicy(ctx context.Context, namespace, name string, policy co
 	return prev, f.WaitRollout(ctx, namespace, name)
 }
 
-// WaitRollout waits until a Deployment's new pods are all available and the pod runtime has
-// started them.
+// WaitRollout waits until a Deployment's new pods are all available (in the lab: their
+// processes listen), the pod runtime has acted on them and kube-proxy points at them.
 func (f Lab) WaitRollout(ctx context.Context, namespace, name string) error {
 	var last *appsv1.Deployment
 	err := poll(ctx, 90*time.Second, func() error {
@@ -161,7 +161,12 @@ func (f Lab) WaitRollout(ctx context.Context, namespace, name string) error {
 	if err != nil {
 		return err
 	}
-	return f.waitPodsSynced(ctx, namespace, sel)
+	if err := f.waitPodsSynced(ctx, namespace, sel); err != nil {
+		return err
+	}
+	// Available pods listen (the lab makes pods Ready only then); the Services must also
+	// point at them.
+	return f.WaitProxySynced(ctx)
 }
 
 // waitPodsSynced waits until the pod runtime acted on the current pods of a selector.

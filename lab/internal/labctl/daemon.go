@@ -14,6 +14,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -86,6 +87,14 @@ func RunDaemon(ctx context.Context, l layout.Layout, logger *log.Logger) error {
 		Layout: l, Bins: st.Binaries, Log: logger,
 		Pods:    func() ([]*corev1.Pod, error) { return pods.Lister().List(labels.Everything()) },
 		Cluster: listerCluster{cms: cms.Lister(), secrets: secrets.Lister(), ings: ings.Lister()},
+		MarkStarted: func(ctx context.Context, p *corev1.Pod) error {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, podruntime.StartedAnnotation)
+			_, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			if err == nil {
+				logger.Printf("pod %s/%s: listening, marked started", p.Namespace, p.Name)
+			}
+			return err
+		},
 	}
 	var nodeNames []string
 	for _, n := range l.Nodes {

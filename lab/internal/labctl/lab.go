@@ -104,9 +104,11 @@ func Up(ctx context.Context, l layout.Layout, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := Healthy(ctx, l); err == nil {
+	if err := Healthy(ctx, l); err == nil && kwokConfigCurrent(l, bins) {
 		say("already up and healthy")
 		return refresh(ctx, l, o, say)
+	} else if err == nil {
+		say("existing lab runs other kwok stages than this checkout: rebuilding it")
 	} else if _, statErr := os.Stat(l.StateDir); statErr == nil {
 		say("existing lab is not healthy (%v): rebuilding it", err)
 	}

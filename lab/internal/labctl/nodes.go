@@ -24,11 +24,11 @@ import (
 const DedicatedTaint = "lab.lanaccess.io/dedicated"
 
 // kwokStages are the stage files (relative to kwok's kustomize/stage) that make nodes Ready,
-// keep their leases fresh and take pods to Running with an IP.
+// keep their leases fresh, complete Job pods and delete pods; the lab's own stages
+// (podStartStage, podReadyStage) replace kwok's pod-ready.
 var kwokStages = []string{
 	"node/fast/node-initialize.yaml",
 	"node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-	"pod/fast/pod-ready.yaml",
 	"pod/fast/pod-complete.yaml",
 	"pod/fast/pod-delete.yaml",
 }
@@ -46,7 +46,8 @@ spec:
 
 func ProcKwok(node string) string { return "kwok-" + node }
 
-func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
+// kwokConfig is the content of kwok's --config: stages and the local ClusterExec.
+func kwokConfig(bins binaries.Set) (string, error) {
 	var docs []string
 	for _, rel := range kwokStages {
 		b, err := os.ReadFile(filepath.Join(bins.KwokStagesDir(), rel))
@@ -55,12 +56,32 @@ func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
 		}
 		docs = append(docs, strings.TrimSpace(string(b)))
 	}
-	docs = append(docs, strings.TrimSpace(clusterExec))
-	path := l.Path("kwok", "config.yaml")
+	docs = append(docs, strings.TrimSpace(podStartStage), strings.TrimSpace(podReadyStage), strings.TrimSpace(clusterExec))
+	return strings.Join(docs, "\n---\n") + "\n", nil
+}
+
+func kwokConfigPath(l layout.Layout) string { return l.Path("kwok", "config.yaml") }
+
+func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
+	conf, err := kwokConfig(bins)
+	if err != nil {
+		return "", err
+	}
+	path := kwokConfigPath(l)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")+"\n"), 0o644)
+	return path, os.WriteFile(path, []byte(conf), 0o644)
+}
+
+// kwokConfigCurrent reports whether the running kwoks use the configuration this code writes.
+func kwokConfigCurrent(l layout.Layout, bins binaries.Set) bool {
+	want, err := kwokConfig(bins)
+	if err != nil {
+		return false
+	}
+	have, err := os.ReadFile(kwokConfigPath(l))
+	return err == nil && string(have) == want
 }
 
 func kwokSpec(l layout.Layout, bins binaries.Set, n layout.Node, config string) procs.Spec {

@@ -56,3 +56,13 @@ func TestCoreDNSPlanBindsThePodIPAndMapsTheMountedFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Ignore, p.OnChange, "a running config without reload never picks up a change")
 }
+
+func TestUnboundListsDeclaredPortsNothingListensOn(t *testing.T) {
+	ss := "udp   UNCONN 0 0 10.244.2.1:1053 0.0.0.0:*\n" +
+		"tcp   LISTEN 0 4096 10.244.2.1:1053 0.0.0.0:*\n" +
+		"tcp   LISTEN 0 4096 0.0.0.0:8443 0.0.0.0:*\n" +
+		"tcp   LISTEN 0 4096 10.244.2.9:5678 0.0.0.0:*\n"
+	assert.Empty(t, unbound(ss, "10.244.2.1", []string{"udp 1053", "tcp 1053", "tcp 8443"}))
+	assert.Equal(t, []string{"tcp 5678", "udp 53"}, unbound(ss, "10.244.2.1", []string{"tcp 5678", "udp 53"}),
+		"another pod's socket does not count")
+}

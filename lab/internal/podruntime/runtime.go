@@ -25,6 +25,12 @@ import (
 // PodsDevice is the port-less bridge in each node namespace that carries pod IPs.
 const PodsDevice = "pods0"
 
+// StartedAnnotation is set on a pod once its processes run and listen on every port its
+// containers declare: the lab's kwok stages make the pod Ready only then (kwok's own stage
+// makes it Ready at once, so an endpoint would get traffic before anything listens; a real
+// kubelet with a readiness probe would wait).
+const StartedAnnotation = "lab.lanaccess.io/started"
+
 // Runtime reconciles the pods bound to lab nodes with processes and addresses.
 type Runtime struct {
 	Layout  layout.Layout
@@ -32,6 +38,8 @@ type Runtime struct {
 	Pods    func() ([]*corev1.Pod, error)
 	Cluster Cluster
 	Log     *log.Logger
+	// MarkStarted sets StartedAnnotation on a pod.
+	MarkStarted func(ctx context.Context, pod *corev1.Pod) error
 
 	// lastErr avoids logging the same failure every resync.
 	lastErr map[string]string
@@ -95,7 +103,11 @@ func (r *Runtime) Reconcile(ctx context.Context) error {
 	sort.Strings(names)
 	for _, name := range names {
 		p := desired[name]
-		r.report(name, r.ensurePod(ctx, p, nodes[p.Spec.NodeName]))
+		err := r.ensurePod(ctx, p, nodes[p.Spec.NodeName])
+		if err == nil && p.Annotations[StartedAnnotation] != "true" {
+			err = r.markIfListening(ctx, p, nodes[p.Spec.NodeName])
+		}
+		r.report(name, err)
 	}
 	return errors.Join(errs...)
 }
@@ -380,4 +392,62 @@ func syncAddresses(ctx context.Context, n layout.Node, ips []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// markIfListening sets StartedAnnotation once every declared port of the containers the lab
+// runs is bound in the node namespace (on the pod IP or the wildcard).
+func (r *Runtime) markIfListening(ctx context.Context, p *corev1.Pod, node layout.Node) error {
+	var want []string
+	for _, c := range p.Spec.Containers {
+		if runnerFor(c.Image) == nil {
+			continue
+		}
+		for _, port := range c.Ports {
+			proto := strings.ToLower(string(port.Protocol))
+			if proto == "" {
+				proto = "tcp"
+			}
+			want = append(want, fmt.Sprintf("%s %d", proto, port.ContainerPort))
+		}
+	}
+	if len(want) > 0 {
+		out, err := netns.Run(ctx, node.NS, "ss", "-Hlntu")
+		if err != nil {
+			return err
+		}
+		if missing := unbound(out, p.Status.PodIP, want); len(missing) > 0 {
+			return nil // not yet: the next resync looks again
+		}
+	}
+	if r.MarkStarted == nil {
+		return nil
+	}
+	return r.MarkStarted(ctx, p)
+}
+
+// unbound returns the "proto port" entries of want that no listening socket in ss output
+// (`ss -Hlntu`) covers on ip or on the wildcard.
+func unbound(ssOut, ip string, want []string) []string {
+	have := map[string]bool{}
+	for _, line := range strings.Split(ssOut, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		i := strings.LastIndexByte(f[4], ':')
+		if i < 0 {
+			continue
+		}
+		addr, port := strings.Trim(f[4][:i], "[]"), f[4][i+1:]
+		if addr == ip || addr == "0.0.0.0" || addr == "*" {
+			have[f[0]+" "+port] = true
+		}
+	}
+	var missing []string
+	for _, w := range want {
+		if !have[w] {
+			missing = append(missing, w)
+		}
+	}
+	return missing
 }
