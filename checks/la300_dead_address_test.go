@@ -61,8 +61,8 @@ func TestADeadNodeCostsOneTimeoutAcrossTheWholeNetworkCatalogue(t *testing.T) {
 	results := runner.Run(t.Context())
 	t.Logf("wall time with one of three nodes dead: %s (probe timeout %s)", time.Since(start).Round(time.Millisecond), timeout)
 
-	assert.LessOrEqual(t, holes[2].Contacts(), 2,
-		"the dead address was contacted by its first probe only (a UDP query and its retransmission, or one TCP connection)")
+	assert.LessOrEqual(t, holes[2].Contacts(), 3,
+		"the dead address was contacted by one first probe per port only (:53: a UDP query and its retransmission; :443: one TCP connection)")
 	for _, r := range results {
 		switch r.ID {
 		case "LA402", "LA403":

@@ -7,17 +7,22 @@ import (
 	"sync"
 )
 
-// Liveness remembers, per address, whether anything answered in this run. The first probe to
-// an address is its first contact; probes to the same address that arrive meanwhile wait for its
-// verdict instead of spending their own timeout. Once an address gave no answer, every later
-// probe to it returns a NotProbedError at once. This is what makes a dead node cost one timeout
-// per run rather than one per query, whichever checks ask and in whatever order.
+// Liveness remembers, per address and port (UDP and TCP alike), whether anything answered in
+// this run. The first probe to an address:port is its first contact; probes to the same one that
+// arrive meanwhile wait for its verdict instead of spending their own timeout. Once it gave no
+// answer, every later probe to it returns a NotProbedError at once. This is what makes a dead node
+// cost one timeout per run rather than one per query, whichever checks ask and in whatever order
+// (DNS on :53 and HTTPS on :443 are asked concurrently by different checks).
+//
+// The port is part of the key because kube-proxy sends each Service port to its own pods: with
+// the proxy pod's node down, :443 of every address is silent while :53 still answers, and the
+// address must not be written off for DNS.
 //
 // An address that answered once stays alive for the run: a later timeout to it is a real,
 // per-query failure (a hung DNS server behind a live node), reported as such.
 type Liveness struct {
 	mu    sync.Mutex
-	addrs map[netip.Addr]*addrState
+	addrs map[netip.AddrPort]*addrState
 }
 
 type addrState struct {
@@ -29,14 +34,14 @@ type addrState struct {
 
 // NewLiveness returns an empty record.
 func NewLiveness() *Liveness {
-	return &Liveness{addrs: map[netip.Addr]*addrState{}}
+	return &Liveness{addrs: map[netip.AddrPort]*addrState{}}
 }
 
 // Do runs probe against addr unless addr is already known dead, waiting for an in-flight first
 // contact first. The probe's NoAnswerError marks addr dead; any other outcome (a reply, a
 // refusal, a malformed answer) marks it alive, except an interruption, which says nothing about
 // the address.
-func (l *Liveness) Do(ctx context.Context, addr netip.Addr, probe func(context.Context) error) error {
+func (l *Liveness) Do(ctx context.Context, addr netip.AddrPort, probe func(context.Context) error) error {
 	for {
 		l.mu.Lock()
 		st := l.addrs[addr]
@@ -68,14 +73,14 @@ func (l *Liveness) Do(ctx context.Context, addr netip.Addr, probe func(context.C
 	}
 }
 
-func (l *Liveness) firstContact(ctx context.Context, addr netip.Addr, st *addrState, probe func(context.Context) error) error {
+func (l *Liveness) firstContact(ctx context.Context, addr netip.AddrPort, st *addrState, probe func(context.Context) error) error {
 	err := probe(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var na *NoAnswerError
 	switch {
 	case errors.As(err, &na):
-		st.dead = &NotProbedError{Addr: addr, Cause: na}
+		st.dead = &NotProbedError{Addr: addr.Addr(), Cause: na}
 	case ctx.Err() != nil:
 		// Interrupted: the verdict stays unknown and a waiter may make its own first contact.
 	default:
@@ -86,8 +91,8 @@ func (l *Liveness) firstContact(ctx context.Context, addr netip.Addr, st *addrSt
 	return err
 }
 
-// Dead returns the recorded verdict for addr when it gave no answer, else nil.
-func (l *Liveness) Dead(addr netip.Addr) *NotProbedError {
+// Dead returns the recorded verdict for addr:port when it gave no answer, else nil.
+func (l *Liveness) Dead(addr netip.AddrPort) *NotProbedError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if st := l.addrs[addr]; st != nil && st.dead != nil {

@@ -111,7 +111,7 @@ func (s *Set) Timeout() time.Duration { return s.timeout }
 // Query asks one DNS question of server, unless server's address is already known dead.
 func (s *Set) Query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*DNSReply, error) {
 	var reply *DNSReply
-	err := s.live.Do(ctx, server.Addr(), func(ctx context.Context) error {
+	err := s.live.Do(ctx, server, func(ctx context.Context) error {
 		if err := s.acquire(ctx); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (s *Set) Query(ctx context.Context, server netip.AddrPort, name string, qty
 // Get makes one pinned HTTPS request, unless req.Addr's address is already known dead.
 func (s *Set) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
 	var reply *HTTPSReply
-	err := s.live.Do(ctx, req.Addr.Addr(), func(ctx context.Context) error {
+	err := s.live.Do(ctx, req.Addr, func(ctx context.Context) error {
 		if err := s.acquire(ctx); err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (s *Set) LookupHost(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Dead returns why addr is not probed any more, or nil.
-func (s *Set) Dead(addr netip.Addr) *NotProbedError { return s.live.Dead(addr) }
+func (s *Set) Dead(addr netip.AddrPort) *NotProbedError { return s.live.Dead(addr) }
 
 func (s *Set) acquire(ctx context.Context) error {
 	select {
