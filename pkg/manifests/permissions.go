@@ -41,7 +41,7 @@ func Permissions() []Permission {
 	read("apps", []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, "LA105", "VPN003")
 	read("policy", []string{"poddisruptionbudgets"}, "LA105")
 	read("", []string{"events", "namespaces"}, "VPN003")
-	read("networking.k8s.io", []string{"ingresses"}, "LA107", "probe host")
+	read("networking.k8s.io", []string{"ingresses", "ingressclasses"}, "LA107", "probe host")
 	read("networking.k8s.io", []string{"networkpolicies"}, "VPN005")
 	read("traefik.io", []string{"ingressroutes", "middlewares"}, "LA107", "probe host")
 	read("traefik.containo.us", []string{"ingressroutes", "middlewares"}, "LA107", "probe host")
