@@ -16,7 +16,7 @@ LAB := $(GO) run ./lab/cmd/lab
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab lint fuzz lab-up lab-down lab-status demo bench release-check tidy-check clean
+.PHONY: help build install test test-unit test-lab lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,9 +61,6 @@ demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from th
 	@ip netns exec laptop $(BIN) doctor --kubeconfig $(LAB_STATE)/kubeconfig --ca-file $(LAB_STATE)/pki/ca.crt || true
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
 	@ip netns exec laptop $(BIN) vpn-trace -n vpn --from-client --kubeconfig $(LAB_STATE)/kubeconfig || true
-
-bench: build lab-up ## benchmarks against the lab (see issue 8)
-	bash lab/bench.sh
 
 release-check: ## goreleaser check and a snapshot build
 	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check
