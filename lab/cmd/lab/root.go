@@ -58,9 +58,11 @@ kubeconfig: %[2]s
 CA file:    %[3]s
 kubectl:    %[4]s
 
-  export KUBECONFIG=%[2]s
-  go run ./cmd/kubectl-lanaccess doctor --ca-file %[3]s
-  go run ./cmd/kubectl-lanaccess vpn-trace -n vpn
+Run the plugin from the lab's LAN laptop, so that every packet (the system resolver's too)
+stays in the lab:
+  make build
+  ip netns exec laptop bin/kubectl-lanaccess doctor --kubeconfig %[2]s --ca-file %[3]s
+  ip netns exec laptop bin/kubectl-lanaccess vpn-trace -n vpn --from-client --kubeconfig %[2]s
 
 nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab down`"+` removes it all
 `, time.Since(start).Round(100*time.Millisecond), l.AdminKubeconfig(), l.CAFile(), st.Binaries.KubectlBin(), nodeList(l), l.Bridge)
