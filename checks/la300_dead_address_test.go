@@ -97,8 +97,11 @@ func TestCancellingTheRunStopsEveryProbeAtOnce(t *testing.T) {
 	select {
 	case results := <-done:
 		for _, r := range results {
+			if r.Status == engine.StatusPass && r.ID == "LA402" {
+				continue // it asks no node address and may finish before the cancel
+			}
 			assert.Equal(t, engine.StatusError, r.Status, "%s: %s", r.ID, r.Reason)
-			assert.Contains(t, r.Reason, "interrupted")
+			assert.Contains(t, r.Reason, "interrupted", r.ID)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not stop after cancellation (probe timeout is a minute)")
