@@ -278,3 +278,79 @@ func ingressWithoutAuth() *networkingv1.Ingress {
 		}}},
 	}
 }
+
+// LA102 for real: the proxy scaled to zero has no ready endpoint behind its externalIPs.
+func TestDoctorFailsLA102WhenTheProxyHasNoReadyPod(t *testing.T) {
+	ctx := context.Background()
+	scale, err := lab.Client.AppsV1().Deployments("traefik").GetScale(ctx, "traefik", metav1.GetOptions{})
+	require.NoError(t, err)
+	replicas := scale.Spec.Replicas
+	setReplicas := func(n int32) error {
+		s, err := lab.Client.AppsV1().Deployments("traefik").GetScale(ctx, "traefik", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = n
+		_, err = lab.Client.AppsV1().Deployments("traefik").UpdateScale(ctx, "traefik", s, metav1.UpdateOptions{})
+		return err
+	}
+	require.NoError(t, setReplicas(0))
+	t.Cleanup(func() {
+		require.NoError(t, setReplicas(replicas))
+		eventually(t, time.Minute, func() error {
+			if r := doctor(t, "--only", "LA102", "--no-helpers"); r.check(t, "LA102").Status == "fail" {
+				return errorf("the proxy is not back")
+			}
+			return nil
+		})
+		lab.WaitProxySynced(t)
+	})
+	eventually(t, time.Minute, func() error {
+		r := doctor(t, "--only", "LA102", "--no-helpers")
+		if c := r.check(t, "LA102"); c.Status != "fail" {
+			return errorf("LA102 is %s with the proxy scaled to 0", c.Status)
+		}
+		return nil
+	})
+}
+
+// LA103 for real: the DNS Service's targetPort no longer names the container port.
+func TestDoctorFailsLA103WhenTheDNSServiceTargetsTheWrongPort(t *testing.T) {
+	ctx := context.Background()
+	svc, err := lab.Client.CoreV1().Services("traefik").Get(ctx, "lan-dns", metav1.GetOptions{})
+	require.NoError(t, err)
+	orig := svc.DeepCopy()
+	for i := range svc.Spec.Ports {
+		svc.Spec.Ports[i].TargetPort = intstr.FromInt32(1054)
+	}
+	_, err = lab.Client.CoreV1().Services("traefik").Update(ctx, svc, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		cur, err := lab.Client.CoreV1().Services("traefik").Get(ctx, "lan-dns", metav1.GetOptions{})
+		require.NoError(t, err)
+		cur.Spec.Ports = orig.Spec.Ports
+		_, err = lab.Client.CoreV1().Services("traefik").Update(ctx, cur, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		lab.WaitProxySynced(t)
+	})
+	r := doctor(t, "--only", "LA103", "--no-helpers")
+	c := r.check(t, "LA103")
+	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
+	assert.Contains(t, strings.Join(c.objects("fail"), " "), "traefik/lan-dns")
+}
+
+// LA303 for real: without the '.' block's forward, names outside the zone stop resolving.
+func TestDoctorFailsLA303WhenTheDotBlockNoLongerForwards(t *testing.T) {
+	lab.EditLanDNSCorefile(t, func(s string) string {
+		out := strings.Replace(s, "    forward . /etc/resolv.conf\n", "", 1)
+		require.NotEqual(t, s, out, "the lab's Corefile forwards the '.' block")
+		return out
+	})
+	eventually(t, 30*time.Second, func() error {
+		r := doctor(t, "--only", "LA303", "--no-helpers")
+		if c := r.check(t, "LA303"); c.Status != "fail" {
+			return errorf("LA303 is %s after the reload", c.Status)
+		}
+		return nil
+	})
+}
