@@ -74,6 +74,23 @@ func (f *CheckFlags) Validate() error {
 	return nil
 }
 
+// Complete applies --config to the flags the command line did not set, then validates them.
+func (f *CheckFlags) Complete(cmd *cobra.Command) error {
+	if err := applyConfigFile(cmd, f.ConfigFile); err != nil {
+		return err
+	}
+	return f.Validate()
+}
+
+// namespaceGiven returns the namespace of -n/--namespace when the user gave it, else "" (every
+// namespace): without -n the commands look cluster-wide rather than in the kubeconfig's default.
+func namespaceGiven(cmd *cobra.Command) string {
+	if fl := cmd.Flags().Lookup("namespace"); fl != nil && fl.Changed {
+		return fl.Value.String()
+	}
+	return ""
+}
+
 // useColor decides colour for the text report: never for a pipe or a file, never with NO_COLOR.
 func (f *CheckFlags) useColor(out any) bool {
 	switch f.Color {

@@ -22,11 +22,8 @@ func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams generic
 			if err != nil {
 				return err
 			}
-			ns, _, err := kubeFlags.ToRawKubeConfigLoader().Namespace()
-			if err != nil {
-				return usageErr("namespace: %v", err)
-			}
-			if fl := cmd.Flags().Lookup("namespace"); fl == nil || !fl.Changed {
+			ns := namespaceGiven(cmd)
+			if ns == "" {
 				all = true
 			}
 			deleted, err := kube.Cleanup(cmd.Context(), c.typed, ns, all)

@@ -63,10 +63,7 @@ on a workstation without cluster access.`,
   kubectl lanaccess client-check -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyConfigFile(cmd, f.ConfigFile); err != nil {
-				return err
-			}
-			if err := f.Validate(); err != nil {
+			if err := f.Complete(cmd); err != nil {
 				return err
 			}
 			o := clientCheckOptions{

@@ -50,10 +50,7 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
   kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyConfigFile(cmd, f.Checks.ConfigFile); err != nil {
-				return err
-			}
-			if err := f.Checks.Validate(); err != nil {
+			if err := f.Checks.Complete(cmd); err != nil {
 				return err
 			}
 			if err := checks.ValidateExpectLocation(f.ExpectLocation); err != nil {
@@ -63,10 +60,8 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 				return usageErr("invalid --expect-status %d: an HTTP status such as 302", f.ExpectStatus)
 			}
 			sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, AllNamespaces: f.AllNamespaces}
-			if fl := cmd.Flags().Lookup("namespace"); fl != nil && fl.Changed && !f.AllNamespaces {
-				sel.Namespace = *kubeFlags.Namespace
-			} else {
-				sel.AllNamespaces = true
+			if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
+				sel.Namespace, sel.AllNamespaces = "", true
 			}
 			return runChecks(cmd.Context(), streams, f.Checks, "doctor", f.prepare(kubeFlags, sel, connect))
 		},

@@ -37,20 +37,13 @@ func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams generi
   kubectl lanaccess vpn-trace -n vpn -l app=openvpn --public 203.0.113.80:80 --from-client`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyConfigFile(cmd, f.Checks.ConfigFile); err != nil {
-				return err
-			}
-			if err := f.Checks.Validate(); err != nil {
+			if err := f.Checks.Complete(cmd); err != nil {
 				return err
 			}
 			if f.HopTimeout <= 0 {
 				return usageErr("--hop-timeout must be positive, got %s", f.HopTimeout)
 			}
-			ns := ""
-			if fl := cmd.Flags().Lookup("namespace"); fl != nil && fl.Changed {
-				ns = *kubeFlags.Namespace
-			}
-			return runChecks(cmd.Context(), streams, f.Checks, "vpn-trace", f.prepare(kubeFlags, ns, connect))
+			return runChecks(cmd.Context(), streams, f.Checks, "vpn-trace", f.prepare(kubeFlags, namespaceGiven(cmd), connect))
 		},
 	}
 	fs := cmd.Flags()
