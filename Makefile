@@ -16,18 +16,24 @@ LAB := $(GO) run ./lab/cmd/lab
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
+.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/kubectl-lanaccess
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-lanaccess
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-lanaccess
 
 install: build ## install the plugin as $(PREFIX)/bin/kubectl-lanaccess (kubectl finds it on PATH)
 	install -m 0755 $(BIN) $(PREFIX)/bin/kubectl-lanaccess
 
 test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root)
+
+bench: build ## doctor vs the manual procedure on the lab: healthy, dead address, 30 addresses, 2,000 Services/10,000 pods, start-up (root, ~10 min)
+	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
+	bash lab/install-deps.sh
+	$(LAB) up
+	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
 test-unit: ## unit tests (no root, no lab)
 	$(GO) vet ./...

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -38,7 +39,12 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	}
 	w := &kube.WarningCollector{}
 	cfg.WarningHandler = w
-	typed, err := kubernetes.NewForConfig(cfg)
+	// Built-in types travel as protobuf: a page of 500 Services decodes in a fraction of the
+	// JSON time and memory. The dynamic client (custom resources) and exec keep JSON.
+	typedCfg := rest.CopyConfig(cfg)
+	typedCfg.ContentType = runtime.ContentTypeProtobuf
+	typedCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	typed, err := kubernetes.NewForConfig(typedCfg)
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the client: %w", err)}
 	}

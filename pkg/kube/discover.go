@@ -116,7 +116,7 @@ func (d *discoverer) optional(key string, err error) error {
 }
 
 func (d *discoverer) readServices() error {
-	all, err := listServices(d.ctx, d.client, "")
+	all, err := listServices(d.ctx, d.client, "", d.relevantService)
 	if err == nil {
 		d.setup.Services = all
 		return nil
@@ -134,7 +134,7 @@ func (d *discoverer) readServices() error {
 		}
 	}
 	for _, ns := range namespaces {
-		svcs, err := listServices(d.ctx, d.client, ns)
+		svcs, err := listServices(d.ctx, d.client, ns, d.relevantService)
 		if err != nil {
 			if err := d.core(ReadKey("", "services", ns), err); err != nil {
 				return err
@@ -144,6 +144,24 @@ func (d *discoverer) readServices() error {
 		d.setup.Services = append(d.setup.Services, svcs...)
 	}
 	return nil
+}
+
+// relevantService tells which Services discovery keeps: those that claim an address (the
+// candidates, and what LA106 compares for interception) and those named by the flags. The
+// thousands of plain ClusterIP Services of a large cluster are dropped page by page.
+func (d *discoverer) relevantService(svc *corev1.Service) bool {
+	if len(svc.Spec.ExternalIPs) > 0 || svc.Spec.LoadBalancerIP != "" || len(svc.Status.LoadBalancer.Ingress) > 0 {
+		return true
+	}
+	for _, name := range []string{d.sel.ProxyService, d.sel.DNSService} {
+		if name == "" {
+			continue
+		}
+		if _, n := splitName(name, ""); n == svc.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // namedNamespaces are the namespaces the user named, through -n or NAMESPACE/NAME flags.

@@ -44,13 +44,21 @@ func listAll[T any](ctx context.Context, base metav1.ListOptions, list func(cont
 	return nil, fmt.Errorf("more than %d pages of %d objects: giving up", maxPages, pageSize)
 }
 
-func listServices(ctx context.Context, c kubernetes.Interface, ns string) ([]corev1.Service, error) {
+// listServices keeps, page by page, only the Services keep accepts: memory then stays flat
+// however many Services the cluster has.
+func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep func(*corev1.Service) bool) ([]corev1.Service, error) {
 	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
 		l, err := c.CoreV1().Services(ns).List(ctx, o)
 		if err != nil {
 			return nil, "", err
 		}
-		return l.Items, l.Continue, nil
+		var kept []corev1.Service
+		for i := range l.Items {
+			if keep == nil || keep(&l.Items[i]) {
+				kept = append(kept, l.Items[i])
+			}
+		}
+		return kept, l.Continue, nil
 	})
 }
 

@@ -95,7 +95,11 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 	assert.Len(t, s.EndpointSlices["lan-dns/lan-dns"], 1)
 	assert.Len(t, s.EndpointSlices["traefik/traefik"], 1)
 	assert.Len(t, s.PDBs, 1)
-	assert.Len(t, s.Services, 3)
+	// Only Services that claim an address are kept (the plain ClusterIP one is dropped).
+	require.Len(t, s.Services, 2)
+	for _, svc := range s.Services {
+		assert.NotEmpty(t, svc.Spec.ExternalIPs, svc.Name)
+	}
 	assert.Len(t, s.Ingresses, 1)
 	assert.Len(t, s.IngressClasses, 1)
 	assert.Len(t, s.IngressRoutes, 1)

@@ -127,6 +127,11 @@ func (f Lab) AddReturnRoutes(ctx context.Context, hosts []string) error {
 	return labctl.AddReturnRoutes(ctx, f.Layout, hosts)
 }
 
+// Poll runs check until it succeeds or timeout passes (then returns check's last error).
+func Poll(ctx context.Context, timeout time.Duration, check func() error) error {
+	return poll(ctx, timeout, check)
+}
+
 // poll runs check until it succeeds or timeout passes.
 func poll(ctx context.Context, timeout time.Duration, check func() error) error {
 	deadline := time.Now().Add(timeout)

@@ -58,6 +58,10 @@ func controlPlaneSpecs(l layout.Layout, bins binaries.Set) []procs.Spec {
 			"--kubelet-certificate-authority=" + p(pki.CA, "crt"),
 			"--kubelet-preferred-address-types=InternalIP",
 			"--cert-dir=" + l.Path("apiserver"),
+			// Requests of one identity only (the benchmark's ServiceAccount) are audited, so
+			// `make bench` counts what doctor asked the apiserver, as the server saw it.
+			"--audit-policy-file=" + AuditPolicyPath(l), "--audit-log-path=" + AuditLogPath(l),
+			"--audit-log-format=json", "--audit-log-maxsize=100", "--audit-log-maxbackup=1",
 			"--profiling=false", "--v=1"}},
 		{Name: ProcController, NS: ns, Argv: []string{bins.ControllerBin(),
 			"--kubeconfig=" + kubeconfigPath(l, pki.ControllerManager),
@@ -79,6 +83,35 @@ func controlPlaneSpecs(l layout.Layout, bins binaries.Set) []procs.Spec {
 			"--authorization-kubeconfig=" + kubeconfigPath(l, pki.Scheduler),
 			"--bind-address=127.0.0.1", "--leader-elect=false", "--v=1"}},
 	}
+}
+
+// AuditedServiceAccount is the one identity whose requests the lab's apiserver audits: the
+// ServiceAccount lab-rbac/lanaccess-bench the benchmark runs doctor as.
+const (
+	AuditedServiceAccountNamespace = "lab-rbac"
+	AuditedServiceAccount          = "lanaccess-bench"
+)
+
+// auditPolicy records, once complete, every request of the audited ServiceAccount (verb, URI,
+// user agent, code) and nothing else: the lab's own traffic stays out of the file.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: ["system:serviceaccount:` + AuditedServiceAccountNamespace + `:` + AuditedServiceAccount + `"]
+- level: None
+`
+
+// AuditPolicyPath and AuditLogPath are the apiserver's audit policy and JSON-lines log.
+func AuditPolicyPath(l layout.Layout) string { return l.Path("apiserver", "audit-policy.yaml") }
+func AuditLogPath(l layout.Layout) string    { return l.Path("logs", "audit.log") }
+
+func writeAuditPolicy(l layout.Layout) error {
+	if err := os.MkdirAll(l.Path("apiserver"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(AuditPolicyPath(l), []byte(auditPolicy), 0o644)
 }
 
 func kubeconfigPath(l layout.Layout, identity string) string {

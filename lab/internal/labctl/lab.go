@@ -164,6 +164,9 @@ func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func
 	if err := writeKubeconfigs(l); err != nil {
 		return err
 	}
+	if err := writeAuditPolicy(l); err != nil {
+		return err
+	}
 	lap("certificates and kubeconfigs")
 	if err := BuildNetwork(ctx, l); err != nil {
 		return err

@@ -62,6 +62,9 @@ func kwokConfig(bins binaries.Set) (string, error) {
 
 func kwokConfigPath(l layout.Layout) string { return l.Path("kwok", "config.yaml") }
 
+// KwokConfigPath is the kwok configuration (stages, local ClusterExec) every lab kwok uses.
+func KwokConfigPath(l layout.Layout) string { return kwokConfigPath(l) }
+
 func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
 	conf, err := kwokConfig(bins)
 	if err != nil {

@@ -1,0 +1,268 @@
+// Command bench measures doctor on the lab against the seed's manual procedure, at 3 and 30
+// addresses, with a dead address and on a loaded cluster, plus the plugin's start-up, and
+// prints one table (`make bench`). It needs root and a lab (`lab up`); everything it changes
+// in the lab is taken back on the way out, also on Ctrl-C.
+//
+//	go run ./lab/cmd/bench [-runs 5] [-skip dead,many,scale,startup] [-json FILE]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/bench"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/faults"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	runs, deadManualRuns, startupRuns int
+	addresses                         int
+	load                              bench.Load
+	plugin, jsonFile                  string
+	skip                              map[string]bool
+	hold                              bool
+}
+
+func parseFlags() (options, error) {
+	var o options
+	var skip string
+	flag.IntVar(&o.runs, "runs", 5, "measured runs of doctor and of the script per scenario (after one warm-up)")
+	flag.IntVar(&o.deadManualRuns, "dead-manual-runs", 3, "runs of the script with a dead address (each waits dig's 3 x 5 s per query there)")
+	flag.IntVar(&o.startupRuns, "startup-runs", 30, "runs of `version`")
+	flag.IntVar(&o.addresses, "addresses", 30, "node addresses of the many-addresses scenario")
+	flag.IntVar(&o.load.Services, "services", 2000, "Services of the loaded cluster")
+	flag.IntVar(&o.load.Pods, "pods", 10000, "pods of the loaded cluster")
+	flag.IntVar(&o.load.Namespaces, "namespaces", 20, "namespaces the load spreads over (the first is the setup's own)")
+	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-lanaccess", "the plugin binary (`make build`)")
+	flag.StringVar(&o.jsonFile, "json", "", "also write the measurements as JSON to this file")
+	flag.BoolVar(&o.hold, "hold", false, "only set the lab up with -addresses addresses and keep it so until Ctrl-C (to reproduce by hand)")
+	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup (comma-separated)")
+	flag.Parse()
+	o.skip = map[string]bool{}
+	for _, s := range strings.Split(skip, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if !strings.Contains("dead many scale startup", s) {
+				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup)", s)
+			}
+			o.skip[s] = true
+		}
+	}
+	if o.runs < 1 || o.startupRuns < 1 {
+		return o, errors.New("-runs and -startup-runs must be at least 1")
+	}
+	p, err := filepath.Abs(o.plugin)
+	if err != nil {
+		return o, err
+	}
+	if _, err := os.Stat(p); err != nil {
+		return o, fmt.Errorf("plugin binary: %w (run `make build` first)", err)
+	}
+	o.plugin = p
+	return o, nil
+}
+
+func run(ctx context.Context) (err error) {
+	o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("the lab needs root (network namespaces)")
+	}
+	l := layout.Default()
+	if os.Getenv(labctl.LockHeldEnv) == "" {
+		unlock, err := labctl.LockLab(l, os.Stderr)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	if err := labctl.Healthy(ctx, l); err != nil {
+		return fmt.Errorf("lab is not up (`make lab-up`): %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
+	if err != nil {
+		return err
+	}
+	cfg.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	loaderCfg := rest.CopyConfig(cfg)
+	loaderCfg.QPS, loaderCfg.Burst = 200, 400
+	loader, err := kubernetes.NewForConfig(loaderCfg)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "lanaccess-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	script, err := bench.WriteScript(tmp)
+	if err != nil {
+		return err
+	}
+	b := &bench.Bench{Layout: l, Client: client, Faults: faults.Lab{Layout: l, Client: client},
+		Plugin: o.plugin, Script: script, Runs: o.runs, Log: os.Stderr, Hold: o.hold}
+	defer func() {
+		if uerr := b.UndoAll(); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}()
+
+	user := "system:serviceaccount:" + labctl.AuditedServiceAccountNamespace + ":" + labctl.AuditedServiceAccount
+	if b.Audit, err = bench.NewAuditTail(labctl.AuditLogPath(l), user); err != nil {
+		return err
+	}
+	grants, err := doctorGrants()
+	if err != nil {
+		return err
+	}
+	if b.Kubeconfig, err = b.Faults.ServiceAccountKubeconfig(ctx, labctl.AuditedServiceAccount, grants); err != nil {
+		return err
+	}
+	b.Defer("benchmark ServiceAccount", func(ctx context.Context) error {
+		return b.Faults.DeleteServiceAccount(ctx, labctl.AuditedServiceAccount)
+	})
+	if err := useLANResolver(b); err != nil {
+		return err
+	}
+
+	if o.hold {
+		_, err := b.ManyAddresses(ctx, o.addresses)
+		if ctx.Err() != nil {
+			return nil // Ctrl-C: the deferred undo takes the lab back
+		}
+		return err
+	}
+	rep := bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second,
+		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
+	if o.skip["startup"] {
+		rep.Skipped = append(rep.Skipped, "start-up (-skip)")
+	} else {
+		b.Logf("start-up: version x%d", o.startupRuns)
+		if rep.Startup, err = bench.MeasureStartup(ctx, o.plugin, o.startupRuns); err != nil {
+			return err
+		}
+		if st, err := os.Stat(o.plugin); err == nil {
+			rep.Startup.BinaryMB = float64(st.Size()) / (1 << 20)
+		}
+	}
+	if rep.Healthy, err = b.Healthy(ctx); err != nil {
+		return err
+	}
+	svcs, pods, err := bench.Counts(ctx, client)
+	if err != nil {
+		return err
+	}
+	rep.Small = bench.ScaleRowOf(rep.Healthy, svcs, pods)
+	if o.skip["dead"] {
+		rep.Skipped = append(rep.Skipped, "dead address (-skip)")
+	} else if rep.Dead, rep.DeadNode, err = b.DeadAddress(ctx, o.deadManualRuns); err != nil {
+		return err
+	}
+	if o.skip["many"] {
+		rep.Skipped = append(rep.Skipped, fmt.Sprintf("%d addresses (-skip)", o.addresses))
+	} else if rep.Many, err = b.ManyAddresses(ctx, o.addresses); err != nil {
+		return err
+	}
+	if o.skip["scale"] {
+		rep.Skipped = append(rep.Skipped, "loaded cluster (-skip)")
+	} else if rep.Loaded, err = b.Scaled(ctx, o.load, loader); err != nil {
+		return err
+	}
+	if err := b.UndoAll(); err != nil {
+		return err
+	}
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	if o.jsonFile != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(o.jsonFile, data, 0o644)
+	}
+	return nil
+}
+
+// doctorGrants are the rules of the shipped read-only RBAC (rbac-doctor): the benchmark runs
+// doctor with exactly what a cluster admin would grant it.
+func doctorGrants() ([]faults.Grant, error) {
+	raw, err := manifests.Get("rbac-doctor")
+	if err != nil {
+		return nil, err
+	}
+	objs, err := fixture.Decode("rbac-doctor", raw)
+	if err != nil {
+		return nil, err
+	}
+	var grants []faults.Grant
+	for _, o := range objs {
+		switch r := o.(type) {
+		case *rbacv1.ClusterRole:
+			grants = append(grants, faults.Grant{Rules: r.Rules})
+		case *rbacv1.Role:
+			grants = append(grants, faults.Grant{Namespace: r.Namespace, Rules: r.Rules})
+		}
+	}
+	if len(grants) == 0 {
+		return nil, errors.New("rbac-doctor has no Role or ClusterRole")
+	}
+	return grants, nil
+}
+
+// useLANResolver points the laptop's system resolver at the node addresses, as the seed's
+// client configuration does for the zone (nmcli, NRPT, /etc/resolver): doctor's LA402 then
+// learns at once that this machine uses the LAN DNS, instead of waiting on the lab's (broken
+// by default) VPN tunnel to the public DNS. The lab's own file comes back afterwards.
+func useLANResolver(b *bench.Bench) error {
+	path := filepath.Join("/etc/netns", b.Layout.Laptop.NS, "resolv.conf")
+	prev, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var conf strings.Builder
+	conf.WriteString("# written by kubectl-lanaccess bench (the seed's LAN client configuration)\n")
+	for _, n := range b.Layout.Nodes {
+		if !n.Dedicated {
+			fmt.Fprintf(&conf, "nameserver %s\n", n.LANIP)
+		}
+	}
+	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+		return err
+	}
+	b.Defer("laptop resolver", func(context.Context) error { return os.WriteFile(path, prev, 0o644) })
+	return nil
+}

@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TimedPair is doctor and the manual script measured in one scenario.
+type TimedPair struct {
+	Addresses     int
+	Doctor        Series // seconds
+	DoctorRSS     Series // MB
+	Manual        Series // seconds
+	DoctorFailing []string
+	SlowestChecks string // of the last doctor run
+	ManualFailed  string // the script's last line
+	API           []APICounts
+}
+
+func (p *TimedPair) addDoctor(r DoctorRun) {
+	p.Doctor = append(p.Doctor, r.Wall.Seconds())
+	p.DoctorRSS = append(p.DoctorRSS, float64(r.MaxRSSKB)/1024)
+	p.DoctorFailing = r.Report.Failing()
+	p.SlowestChecks = r.Report.Slowest(4)
+	p.API = append(p.API, r.API)
+}
+
+// measurePair runs doctor runs times and the script manualRuns times, after one unmeasured
+// warm-up of each (of the script only where it is expected to pass) (first-run effects: page cache, ARP, the apiserver's caches). Doctor's exit
+// code must be one of doctorCodes, the script's one of manualCodes: a run that did not
+// diagnose what the scenario set up does not count.
+func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRuns int, doctorCodes, manualCodes []int) (TimedPair, error) {
+	p := TimedPair{Addresses: len(addrs)}
+	if _, err := b.Doctor(ctx); err != nil {
+		return p, err
+	}
+	for i := 0; i < runs; i++ {
+		r, err := b.Doctor(ctx)
+		if err != nil {
+			return p, err
+		}
+		if err := wantExit("doctor", r.Sample, doctorCodes...); err != nil {
+			return p, err
+		}
+		p.addDoctor(r)
+	}
+	// The script's warm-up only where it passes: at a dead address a run costs about a minute
+	// and nothing there warms up.
+	if manualRuns > 0 && len(manualCodes) == 1 && manualCodes[0] == 0 {
+		if _, err := b.Manual(ctx, addrs); err != nil {
+			return p, err
+		}
+	}
+	for i := 0; i < manualRuns; i++ {
+		s, err := b.Manual(ctx, addrs)
+		if err != nil {
+			return p, err
+		}
+		if err := wantExit("manual check", s, manualCodes...); err != nil {
+			return p, err
+		}
+		p.Manual = append(p.Manual, s.Wall.Seconds())
+		p.ManualFailed = lastLine(s.Stdout)
+	}
+	return p, nil
+}
+
+// Healthy measures doctor and the script on the lab as it is (three node addresses).
+func (b *Bench) Healthy(ctx context.Context) (TimedPair, error) {
+	b.Logf("healthy lab: doctor x%d, manual check x%d", b.Runs, b.Runs)
+	p, err := b.measurePair(ctx, b.seedAddrs(), b.Runs, b.Runs, []int{0}, []int{0})
+	if err == nil && len(p.DoctorFailing) > 0 {
+		err = fmt.Errorf("doctor on the healthy lab: %v", p.DoctorFailing)
+	}
+	return p, err
+}
+
+// DeadAddress cuts the LAN link of a node that carries an address but none of the Services'
+// pods (with the proxy's node dead every address would fail, rightly) and measures both. The
+// script's dig waits 3 x 5 s per query at a dead address, so it runs manualRuns times.
+func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, string, error) {
+	mark := len(b.undo)
+	defer func() { _ = b.undoSince(mark) }()
+	node, err := b.nodeWithoutServicePods(ctx)
+	if err != nil {
+		return TimedPair{}, "", err
+	}
+	b.Logf("one dead address: link of %s down; doctor x%d, manual check x%d", node, b.Runs, manualRuns)
+	if err := b.Faults.SetLink(ctx, node, false); err != nil {
+		return TimedPair{}, node, err
+	}
+	b.Defer("link of "+node, func(ctx context.Context) error { return b.Faults.SetLink(ctx, node, true) })
+	p, err := b.measurePair(ctx, b.seedAddrs(), b.Runs, manualRuns, []int{1}, []int{4})
+	return p, node, err
+}
+
+func (b *Bench) seedAddrs() []string {
+	var out []string
+	for _, n := range b.Layout.Nodes {
+		if !n.Dedicated {
+			out = append(out, n.LANIP)
+		}
+	}
+	return out
+}
+
+// nodeWithoutServicePods returns a seed node that runs no pod of traefik or lan-dns.
+func (b *Bench) nodeWithoutServicePods(ctx context.Context) (string, error) {
+	pods, err := b.Client.CoreV1().Pods("traefik").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	busy := map[string]bool{}
+	for _, p := range pods.Items {
+		busy[p.Spec.NodeName] = true
+	}
+	for _, n := range b.Layout.Nodes {
+		if !n.Dedicated && !busy[n.NS] {
+			return n.NS, nil
+		}
+	}
+	return "", fmt.Errorf("every seed node runs a traefik or lan-dns pod: no address can die alone (restart the lab: `lab down`, `lab up`)")
+}
+
+func lastLine(b []byte) string {
+	s := string(b)
+	for len(s) > 0 && s[len(s)-1] == '\n' {
+		s = s[:len(s)-1]
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// Startup measures `version` (no cluster, no network) and a process that does nothing
+// (/bin/true): the floor this machine puts under any command.
+type Startup struct {
+	Version    Series // seconds
+	VersionRSS Series // MB
+	Floor      Series // seconds
+	BinaryMB   float64
+}
+
+// MeasureStartup runs `version` runs times, interleaved with /bin/true.
+func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, error) {
+	var st Startup
+	env := cleanEnv()
+	for i := 0; i < runs+1; i++ {
+		v, err := RunProcess(ctx, 10*time.Second, "", env, plugin, "version")
+		if err != nil || v.Code != 0 {
+			return st, fmt.Errorf("%s version: exit %d %v %s", plugin, v.Code, err, v.Stderr)
+		}
+		f, err := RunProcess(ctx, 10*time.Second, "", env, "/bin/true")
+		if err != nil {
+			return st, err
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		st.Version = append(st.Version, v.Wall.Seconds())
+		st.VersionRSS = append(st.VersionRSS, float64(v.MaxRSSKB)/1024)
+		st.Floor = append(st.Floor, f.Wall.Seconds())
+	}
+	return st, nil
+}
+
+// ScaleRow is doctor on a cluster of a given size.
+type ScaleRow struct {
+	Services, Pods int
+	Doctor         Series // seconds
+	DoctorRSS      Series // MB
+	API            []APICounts
+}
+
+func ScaleRowOf(p TimedPair, services, pods int) ScaleRow {
+	return ScaleRow{Services: services, Pods: pods, Doctor: p.Doctor, DoctorRSS: p.DoctorRSS, API: p.API}
+}
+
+// Scaled loads the cluster, measures doctor, and removes the load. loader is a client with a
+// high enough QPS to create thousands of objects.
+func (b *Bench) Scaled(ctx context.Context, ld Load, loader kubernetes.Interface) (ScaleRow, error) {
+	mark := len(b.undo)
+	defer func() { _ = b.undoSince(mark) }()
+	b.Logf("load: %d Services and %d pods in %d namespaces", ld.Services, ld.Pods, ld.Namespaces)
+	b.Defer("load", func(ctx context.Context) error {
+		b.Logf("removing the load")
+		return ld.Delete(ctx, loader)
+	})
+	start := time.Now()
+	if err := ld.Create(ctx, loader, 16, b.Logf); err != nil {
+		return ScaleRow{}, fmt.Errorf("create the load: %w", err)
+	}
+	b.Logf("load created in %s; waiting for the controllers to catch up", time.Since(start).Round(time.Second))
+	if err := waitEndpointSlices(ctx, loader, ld.Services); err != nil {
+		return ScaleRow{}, err
+	}
+	svcs, pods, err := Counts(ctx, loader)
+	if err != nil {
+		return ScaleRow{}, err
+	}
+	b.Logf("loaded cluster: doctor x%d", b.Runs)
+	p, err := b.measurePair(ctx, b.seedAddrs(), b.Runs, 0, []int{0}, nil)
+	if err == nil && len(p.DoctorFailing) > 0 {
+		err = fmt.Errorf("doctor on the loaded lab: %v", p.DoctorFailing)
+	}
+	return ScaleRowOf(p, svcs, pods), err
+}
+
+// waitEndpointSlices waits until the EndpointSlice controller made a slice for every loaded
+// Service: until then the control plane is busy and doctor's timings would measure that.
+func waitEndpointSlices(ctx context.Context, c kubernetes.Interface, services int) error {
+	sel := metav1.ListOptions{LabelSelector: "endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io", Limit: 500}
+	return poll(ctx, 5*time.Minute, func() error {
+		n, opts := 0, sel
+		for {
+			l, err := c.DiscoveryV1().EndpointSlices("").List(ctx, opts)
+			if err != nil {
+				return err
+			}
+			n += len(l.Items)
+			if l.Continue == "" {
+				break
+			}
+			opts.Continue = l.Continue
+		}
+		if n < services {
+			return fmt.Errorf("%d EndpointSlices for %d loaded Services", n, services)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything one `make bench` measured.
+type Report struct {
+	Date         string
+	Machine      string
+	Runs         int
+	ProbeTimeout time.Duration
+
+	Healthy  TimedPair
+	Dead     TimedPair
+	DeadNode string
+	Many     TimedPair
+	Small    ScaleRow
+	Loaded   ScaleRow
+	Startup  Startup
+	Skipped  []string // scenarios not run, and why
+}
+
+// Target is one goal of issue 8 and where this run stands.
+type Target struct {
+	Goal   string
+	Actual string
+	Met    bool
+}
+
+// Targets judges the report against the goals.
+func (r Report) Targets() []Target {
+	var out []Target
+	if len(r.Healthy.Doctor) > 0 && len(r.Healthy.Manual) > 0 {
+		out = append(out, Target{"healthy: doctor faster than the manual script",
+			fmt.Sprintf("%s vs %s", fmtDur(r.Healthy.Doctor.Median()), fmtDur(r.Healthy.Manual.Median())),
+			r.Healthy.Doctor.Median() < r.Healthy.Manual.Median()})
+	}
+	if len(r.Dead.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
+		added := r.Dead.Doctor.Median() - r.Healthy.Doctor.Median()
+		out = append(out, Target{fmt.Sprintf("one dead address adds at most one probe timeout (%s)", r.ProbeTimeout),
+			fmt.Sprintf("+%s", fmtDur(added)), added <= r.ProbeTimeout.Seconds()})
+	}
+	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
+		ratio := r.Many.Doctor.Median() / r.Healthy.Doctor.Median()
+		out = append(out, Target{fmt.Sprintf("%d addresses at most 1.5x the time of %d", r.Many.Addresses, r.Healthy.Addresses),
+			fmt.Sprintf("%.2fx", ratio), ratio <= 1.5})
+	}
+	if len(r.Loaded.API) > 0 && len(r.Small.API) > 0 {
+		s, l := r.Small.API[0], r.Loaded.API[0]
+		// Only extra pages of the cluster-wide LISTs may grow: one per 500 more objects.
+		extraPages := pages(r.Loaded.Services) - pages(r.Small.Services)
+		flat := l.ByVerb["get"] <= s.ByVerb["get"] && l.Total-s.Total <= extraPages
+		out = append(out, Target{"API requests flat as the cluster grows (no per-object GETs; pages only)",
+			fmt.Sprintf("%d -> %d requests (get %d -> %d; %d more LIST pages allowed)", s.Total, l.Total, s.ByVerb["get"], l.ByVerb["get"], extraPages), flat})
+		growth := r.Loaded.DoctorRSS.Median() / r.Small.DoctorRSS.Median()
+		out = append(out, Target{"memory flat as the cluster grows (at most 1.25x)",
+			fmt.Sprintf("%.1f -> %.1f MB (%.2fx)", r.Small.DoctorRSS.Median(), r.Loaded.DoctorRSS.Median(), growth), growth <= 1.25})
+	}
+	if len(r.Startup.Version) > 0 {
+		out = append(out, Target{"version under 30 ms", fmtDur(r.Startup.Version.Median()), r.Startup.Version.Median() < 0.030})
+	}
+	return out
+}
+
+func pages(n int) int { return int(math.Ceil(float64(n) / 500)) }
+
+// WriteTable prints the report as one table.
+func (r Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "kubectl-lanaccess bench, %s, %s\n", r.Date, r.Machine)
+	fmt.Fprintf(w, "each figure: median [min-max] of %d runs unless marked; doctor = `doctor --no-helpers` (probe timeout %s) from the lab's LAN workstation\n\n", r.Runs, r.ProbeTimeout)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tDOCTOR\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
+	pair := func(name string, p TimedPair) {
+		if len(p.Doctor) == 0 {
+			return
+		}
+		manual := p.Manual.Seconds()
+		if len(p.Manual) > 0 && len(p.Manual) != r.Runs {
+			manual += fmt.Sprintf(" (%d runs)", len(p.Manual))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), manual, Ratio(p.Doctor, p.Manual))
+	}
+	pair(fmt.Sprintf("healthy, %d addresses", r.Healthy.Addresses), r.Healthy)
+	pair(fmt.Sprintf("1 of %d addresses dead (%s link down)", r.Dead.Addresses, r.DeadNode), r.Dead)
+	pair(fmt.Sprintf("healthy, %d addresses", r.Many.Addresses), r.Many)
+	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
+		fmt.Fprintf(tw, "%d vs %d addresses\t%s\t%s\t\n", r.Many.Addresses, r.Healthy.Addresses, Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.Manual, r.Healthy.Manual))
+	}
+	fmt.Fprintln(tw, "\t\t\t")
+	fmt.Fprintln(tw, "CLUSTER SIZE\tDOCTOR\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")
+	row := func(name string, s ScaleRow) {
+		if len(s.Doctor) == 0 {
+			return
+		}
+		var totals Series
+		for _, a := range s.API {
+			totals = append(totals, float64(a.Total))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s)\n", fmt.Sprintf("%d Services, %d pods", s.Services, s.Pods), s.Doctor.Seconds(), s.DoctorRSS.MB(), totals.Count(), s.API[0].Verbs())
+		_ = name
+	}
+	row("small", r.Small)
+	row("loaded", r.Loaded)
+	fmt.Fprintln(tw, "\t\t\t")
+	fmt.Fprintln(tw, "START-UP\tWALL\tPEAK MEMORY\tBINARY")
+	if len(r.Startup.Version) > 0 {
+		fmt.Fprintf(tw, "kubectl-lanaccess version\t%s\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
+		fmt.Fprintf(tw, "/bin/true (this machine's floor)\t%s\t\t\n", r.Startup.Floor.Seconds())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tTHIS RUN\tMET")
+	for _, t := range r.Targets() {
+		met := "no"
+		if t.Met {
+			met = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Goal, t.Actual, met)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "\nnot run: %s\n", strings.Join(r.Skipped, "; "))
+	}
+	return nil
+}
