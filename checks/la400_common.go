@@ -37,8 +37,11 @@ func newHTTPSPath(env *Env) (*httpsPath, engine.Outcome, bool) {
 	return &httpsPath{targets: targets, host: host, service: netServiceObject(svc)}, engine.Outcome{}, true
 }
 
+// request is what every HTTPS check asks an address: the same request, so the probe set
+// answers LA401, LA402 and LA403 with one connection per address; linkSamples requests on it
+// give LA403 its first-byte samples.
 func (p *httpsPath) request(t netTarget) probe.HTTPSRequest {
-	return probe.HTTPSRequest{Addr: t.Addr, Host: p.host.Name}
+	return probe.HTTPSRequest{Addr: t.Addr, Host: p.host.Name, Requests: linkSamples}
 }
 
 // httpsEvidence is what a reply says, for findings and the summary.

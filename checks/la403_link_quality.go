@@ -9,10 +9,13 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// The slow-node rule, stated in every finding: with linkSamples fresh connections per address,
-// an address is slow when its median exceeds slowFactor times the median of the other addresses'
+// The slow-node rule, stated in every finding: with linkSamples requests per address on one
+// connection (one TCP connect and TLS handshake, linkSamples first-byte round trips), an
+// address is slow when its median exceeds slowFactor times the median of the other addresses'
 // medians and is also slowMargin above it (so that 2 ms against 0.8 ms on a quiet LAN is not
-// "slow").
+// "slow"). One connection per address, not one per sample, keeps the cost of many addresses
+// low: a handshake is what costs (both ends' CPU), a round trip on an open connection is not.
+// It is the connection LA401 judges: the probe set answers the same request once.
 const (
 	linkSamples = 3
 	slowFactor  = 2
@@ -46,22 +49,23 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 	}
 	samples := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) linkSample {
 		var s linkSample
-		for range linkSamples {
-			r, err := env.Probes.Get(ctx, p.request(t))
-			if err != nil {
-				s.err = err
-				return s // a sample that fails is LA401's business; timings are then meaningless
-			}
-			s.connect = append(s.connect, r.Timings.Connect)
-			s.handshake = append(s.handshake, r.Timings.Handshake)
-			s.firstByte = append(s.firstByte, r.Timings.FirstByte)
+		r, err := env.Probes.Get(ctx, p.request(t))
+		if err != nil {
+			s.err = err
+			return s // a sample that fails is LA401's business; timings are then meaningless
+		}
+		s.connect = []time.Duration{r.Timings.Connect}
+		s.handshake = []time.Duration{r.Timings.Handshake}
+		s.firstByte = r.FirstBytes
+		if len(s.firstByte) == 0 {
+			s.firstByte = []time.Duration{r.Timings.FirstByte}
 		}
 		return s
 	})
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}
 	}
-	rule := fmt.Sprintf("median of %d connections per address; slow = more than %dx the median of the other addresses and more than %s above it",
+	rule := fmt.Sprintf("%d requests per address on one connection (median first byte; connect and handshake of that connection); slow = more than %dx the median of the other addresses and more than %s above it",
 		linkSamples, slowFactor, slowMargin)
 	var findings []engine.Finding
 	perAddr := map[string]any{}

@@ -23,5 +23,8 @@ func wireRuntime(env *checks.Env, c *clients) (func(), error) {
 	}
 	env.Exec = exec
 	env.Helpers = kube.NewNodeShells(c.typed, exec, kube.HelperConfig{Namespace: env.Options.HelperNamespace, Image: env.Options.Image})
-	return func() { _ = env.Helpers.Close() }, nil
+	return func() {
+		_ = env.Helpers.Close()
+		set.Close()
+	}, nil
 }

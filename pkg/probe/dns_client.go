@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miekg/dns"
@@ -24,6 +25,70 @@ type DNSClient struct {
 	Timeout time.Duration
 	// BufferSize is the EDNS0 UDP payload size; zero means DefaultEDNSBufferSize.
 	BufferSize uint16
+	// ReuseSockets keeps a UDP socket per server after a clean exchange (one question, one
+	// matching reply) for the next question to that server, up to maxIdleUDP per server: a
+	// run asks each address a dozen questions, and opening a socket costs more than asking.
+	// CloseIdle closes them.
+	ReuseSockets bool
+
+	mu   sync.Mutex
+	idle map[netip.AddrPort][]*udpSocket
+}
+
+// maxIdleUDP bounds the sockets kept per server (about the probes in flight to one address).
+const maxIdleUDP = 4
+
+// udpSocket is a connected UDP socket and the ID of the last question it carried: a late
+// duplicate of that answer may still arrive, and is not a wrong reply to the next question.
+type udpSocket struct {
+	conn   net.Conn
+	lastID uint16
+	reused bool
+}
+
+func (c *DNSClient) takeUDP(ctx context.Context, server netip.AddrPort, deadline time.Time) (*udpSocket, error) {
+	if c.ReuseSockets {
+		c.mu.Lock()
+		if list := c.idle[server]; len(list) > 0 {
+			sock := list[len(list)-1]
+			c.idle[server] = list[:len(list)-1]
+			c.mu.Unlock()
+			sock.reused = true
+			return sock, nil
+		}
+		c.mu.Unlock()
+	}
+	d := net.Dialer{Deadline: deadline}
+	conn, err := d.DialContext(ctx, "udp", server.String())
+	if err != nil {
+		return nil, err
+	}
+	return &udpSocket{conn: conn}, nil
+}
+
+func (c *DNSClient) putUDP(server netip.AddrPort, sock *udpSocket) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idle == nil {
+		c.idle = map[netip.AddrPort][]*udpSocket{}
+	}
+	if len(c.idle[server]) >= maxIdleUDP {
+		_ = sock.conn.Close()
+		return
+	}
+	c.idle[server] = append(c.idle[server], sock)
+}
+
+// CloseIdle closes the sockets kept by ReuseSockets.
+func (c *DNSClient) CloseIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for server, list := range c.idle {
+		for _, sock := range list {
+			_ = sock.conn.Close()
+		}
+		delete(c.idle, server)
+	}
 }
 
 // Query asks qtype for name of server over network ("udp" or "tcp"). Over UDP the question is
@@ -92,14 +157,22 @@ func (e *WrongIDError) Error() string {
 }
 
 func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.AddrPort, deadline time.Time, size uint16) (*DNSReply, error) {
-	d := net.Dialer{Deadline: deadline}
-	conn, err := d.DialContext(ctx, "udp", server.String())
+	sock, err := c.takeUDP(ctx, server, deadline)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	conn := sock.conn
+	keep := false
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	defer func() {
+		// Kept only after a clean exchange, and only if the cancel did not close it.
+		if stop() && keep {
+			sock.lastID = q.Id
+			c.putUDP(server, sock)
+			return
+		}
+		_ = conn.Close()
+	}()
 
 	co := &dns.Conn{Conn: conn, UDPSize: size}
 	if err := conn.SetWriteDeadline(deadline); err != nil {
@@ -136,12 +209,16 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 			}
 			return nil, err
 		}
+		if sock.reused && m.Id == sock.lastID && m.Id != q.Id {
+			continue // a late copy of the previous answer on this socket
+		}
 		if bad := mismatched(q, m); bad != nil {
 			reply.MismatchedIDs++
 			mismatch = bad
 			continue
 		}
 		reply.Msg = m
+		keep = c.ReuseSockets && reply.Attempts == 1 && reply.MismatchedIDs == 0
 		return reply, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,4 +220,45 @@ func TestDNSClientCancelStopsAQueryAtOnce(t *testing.T) {
 func TestDNSClientRejectsUnknownNetwork(t *testing.T) {
 	_, err := (&probe.DNSClient{}).Query(context.Background(), netip.MustParseAddrPort("127.0.0.1:53"), "a.", dns.TypeA, "sctp")
 	require.ErrorContains(t, err, `unknown network "sctp"`)
+}
+
+// With ReuseSockets, questions to one server go out of one socket (one source port) once the
+// exchanges are clean; a late duplicate of the previous answer is not a wrong reply.
+func TestDNSClientReusesSocketsAndIgnoresLateDuplicates(t *testing.T) {
+	var mu sync.Mutex
+	ports := map[string]int{}
+	first := true
+	server := probetest.StartDNS(t, "127.0.0.1", dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		ports[w.RemoteAddr().String()]++
+		dup := first
+		first = false
+		mu.Unlock()
+		m := new(dns.Msg)
+		m.SetReply(r)
+		_ = w.WriteMsg(m)
+		if dup {
+			_ = w.WriteMsg(m) // the network delivered the first answer twice
+		}
+	}))
+	for _, reuse := range []bool{true, false} {
+		mu.Lock()
+		clear(ports)
+		first = true
+		mu.Unlock()
+		c := &probe.DNSClient{Timeout: 2 * time.Second, ReuseSockets: reuse}
+		for i := 0; i < 5; i++ {
+			r, err := c.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, "udp")
+			require.NoError(t, err)
+			assert.Zero(t, r.MismatchedIDs, "reuse=%v question %d", reuse, i)
+		}
+		c.CloseIdle()
+		mu.Lock()
+		if reuse {
+			assert.Len(t, ports, 1, "one socket for five questions")
+		} else {
+			assert.Len(t, ports, 5, "a socket per question")
+		}
+		mu.Unlock()
+	}
 }

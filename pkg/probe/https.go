@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -24,6 +25,10 @@ type HTTPSRequest struct {
 	Host string
 	// Path defaults to "/".
 	Path string
+	// Requests sends this many GETs one after the other on the one connection (keep-alive),
+	// each timed in HTTPSReply.FirstBytes; zero means one. Link-quality sampling uses it: one
+	// TCP and TLS handshake, several round trips.
+	Requests int
 }
 
 // URL is the address the request stands for, as a browser would show it.
@@ -54,6 +59,9 @@ type HTTPSReply struct {
 	Header  http.Header
 	TLS     TLSInfo
 	Timings Timings
+	// FirstBytes times each request sent on the connection (HTTPSRequest.Requests); the
+	// first is Timings.FirstByte.
+	FirstBytes []time.Duration
 }
 
 // Timings are measured on one fresh connection.
@@ -120,34 +128,60 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now())
 
 	u := req.URL()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("HTTPS request for %s: %w", req.Host, err)
-	}
-	hreq.Header.Set("User-Agent", "kubectl-lanaccess")
-	hreq.Header.Set("Accept", "*/*")
-	hreq.Close = true
-	if err := hreq.Write(tconn); err != nil {
-		return nil, fail("send request", err)
-	}
-	sent := time.Now()
 	br := bufio.NewReader(tconn)
-	if _, err := br.Peek(1); err != nil {
-		return nil, fail("read response", err)
-	}
-	reply.Timings.FirstByte = time.Since(sent)
-	resp, err := http.ReadResponse(br, hreq)
-	if err != nil {
-		return nil, fail("read response", err)
-	}
-	_ = resp.Body.Close() // the head is all we need; the connection closes with us
-	reply.Status = resp.StatusCode
-	reply.Header = resp.Header
-	reply.Server = resp.Header.Get("Server")
-	if loc := resp.Header.Get("Location"); loc != "" {
-		reply.Location = loc
-		if lu, err := u.Parse(loc); err == nil {
-			reply.LocationURL = lu
+	n := max(req.Requests, 1)
+	for i := 0; i < n; i++ {
+		last := i == n-1
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("HTTPS request for %s: %w", req.Host, err)
+		}
+		hreq.Header.Set("User-Agent", "kubectl-lanaccess")
+		hreq.Header.Set("Accept", "*/*")
+		hreq.Close = last
+		if err := hreq.Write(tconn); err != nil {
+			if i > 0 {
+				break // the server ended the connection early: keep the samples taken
+			}
+			return nil, fail("send request", err)
+		}
+		sent := time.Now()
+		if _, err := br.Peek(1); err != nil {
+			if i > 0 {
+				break
+			}
+			return nil, fail("read response", err)
+		}
+		firstByte := time.Since(sent)
+		resp, err := http.ReadResponse(br, hreq)
+		if err != nil {
+			if i > 0 {
+				break
+			}
+			return nil, fail("read response", err)
+		}
+		reply.FirstBytes = append(reply.FirstBytes, firstByte)
+		if i == 0 {
+			reply.Timings.FirstByte = firstByte
+			reply.Status = resp.StatusCode
+			reply.Header = resp.Header
+			reply.Server = resp.Header.Get("Server")
+			if loc := resp.Header.Get("Location"); loc != "" {
+				reply.Location = loc
+				if lu, err := u.Parse(loc); err == nil {
+					reply.LocationURL = lu
+				}
+			}
+		}
+		if last || resp.Close {
+			_ = resp.Body.Close() // the head is all we need; the connection closes with us
+			break
+		}
+		// The next request needs the body out of the way (a redirect's is a few hundred bytes).
+		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		_ = resp.Body.Close()
+		if err != nil {
+			break
 		}
 	}
 	return reply, nil

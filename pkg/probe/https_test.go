@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,4 +170,37 @@ func TestHTTPSRequestURL(t *testing.T) {
 	r.Addr = netipAddrPort(t, "10.0.10.11:8443")
 	r.Path = "/healthz"
 	assert.Equal(t, "https://grafana.apps.example.com:8443/healthz", r.URL().String())
+}
+
+// Link sampling: several requests on one connection (one TCP and TLS handshake), each timed.
+func TestHTTPSClientSendsSeveralRequestsOnOneConnection(t *testing.T) {
+	ca := probetest.NewCA(t)
+	var mu sync.Mutex
+	conns := map[string]int{}
+	addr := probetest.StartHTTPS(t, "127.0.0.1", probetest.HTTPSServer{
+		Cert: ca.Issue(t, time.Now().Add(time.Hour), probeHost),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			conns[r.RemoteAddr]++
+			mu.Unlock()
+			http.Redirect(w, r, "https://auth.example.com/start", http.StatusFound)
+		}),
+	})
+	c := &probe.HTTPSClient{Timeout: 5 * time.Second, Roots: ca.Pool()}
+	r, err := c.Get(context.Background(), probe.HTTPSRequest{Addr: addr, Host: probeHost, Requests: 3})
+	require.NoError(t, err)
+	assert.Len(t, r.FirstBytes, 3)
+	assert.Equal(t, r.FirstBytes[0], r.Timings.FirstByte)
+	assert.Equal(t, http.StatusFound, r.Status)
+	assert.NotEmpty(t, r.TLS.Subject)
+	mu.Lock()
+	assert.Len(t, conns, 1, "one connection")
+	for _, n := range conns {
+		assert.Equal(t, 3, n)
+	}
+	mu.Unlock()
+
+	r, err = c.Get(context.Background(), probe.HTTPSRequest{Addr: addr, Host: probeHost})
+	require.NoError(t, err)
+	assert.Len(t, r.FirstBytes, 1)
 }

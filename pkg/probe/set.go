@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -50,6 +51,18 @@ type Set struct {
 	redirect func(netip.AddrPort) netip.AddrPort
 	live     *Liveness
 	slots    chan struct{}
+
+	mu   sync.Mutex
+	gets map[HTTPSRequest]*httpsCall
+}
+
+// httpsCall is one HTTPS probe that every check asking the same request shares: LA401, LA402
+// and LA403 ask each address the same thing, and one TLS handshake per address answers all.
+type httpsCall struct {
+	done      chan struct{}
+	reply     *HTTPSReply
+	err       error
+	cancelled bool // the asker's context ended: not an answer for the others
 }
 
 // NewSet builds the probers of one run. An unreadable or empty CA file is an error that names it.
@@ -71,7 +84,7 @@ func NewSet(cfg Config) (*Set, error) {
 	}
 	s.slots = make(chan struct{}, par)
 	if s.dns == nil {
-		s.dns = &DNSClient{Timeout: s.timeout}
+		s.dns = &DNSClient{Timeout: s.timeout, ReuseSockets: true}
 	}
 	if s.https == nil {
 		roots, err := LoadRoots(cfg.CAFile)
@@ -105,6 +118,13 @@ func LoadRoots(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// Close releases what the probes keep between questions (idle DNS sockets).
+func (s *Set) Close() {
+	if c, ok := s.dns.(interface{ CloseIdle() }); ok {
+		c.CloseIdle()
+	}
+}
+
 // Timeout is the bound of one probe, for messages ("no answer within 2s").
 func (s *Set) Timeout() time.Duration { return s.timeout }
 
@@ -129,8 +149,43 @@ func (s *Set) Query(ctx context.Context, server netip.AddrPort, name string, qty
 	return reply, nil
 }
 
-// Get makes one pinned HTTPS request, unless req.Addr's address is already known dead.
+// Get makes one pinned HTTPS request, unless req.Addr's address is already known dead. The
+// same request asked again in the run (by another check) gets the first one's reply.
 func (s *Set) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
+	for {
+		s.mu.Lock()
+		if s.gets == nil {
+			s.gets = map[HTTPSRequest]*httpsCall{}
+		}
+		c, shared := s.gets[req]
+		if !shared {
+			c = &httpsCall{done: make(chan struct{})}
+			s.gets[req] = c
+		}
+		s.mu.Unlock()
+		if !shared {
+			c.reply, c.err = s.get(ctx, req)
+			if ctx.Err() != nil {
+				c.cancelled = true
+				s.mu.Lock()
+				delete(s.gets, req)
+				s.mu.Unlock()
+			}
+			close(c.done)
+			return c.reply, c.err
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if !c.cancelled {
+			return c.reply, c.err
+		}
+	}
+}
+
+func (s *Set) get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
 	var reply *HTTPSReply
 	err := s.live.Do(ctx, req.Addr, func(ctx context.Context) error {
 		if err := s.acquire(ctx); err != nil {

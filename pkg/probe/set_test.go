@@ -123,3 +123,57 @@ func TestAddrSets(t *testing.T) {
 	assert.Equal(t, 2*time.Millisecond, probe.Median([]time.Duration{5 * time.Millisecond, time.Millisecond, 2 * time.Millisecond}))
 	assert.Equal(t, 3*time.Millisecond, probe.Median([]time.Duration{4 * time.Millisecond, 2 * time.Millisecond}))
 }
+
+// countingHTTPS answers every Get after hold, counting the probes; a cancelled context ends it.
+type countingHTTPS struct {
+	calls atomic.Int32
+	hold  time.Duration
+}
+
+func (c *countingHTTPS) Get(ctx context.Context, req probe.HTTPSRequest) (*probe.HTTPSReply, error) {
+	c.calls.Add(1)
+	select {
+	case <-time.After(c.hold):
+		return &probe.HTTPSReply{Addr: req.Addr, Host: req.Host, Status: 302}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// LA401, LA402 and LA403 ask each address the same request: one probe answers them all; a
+// different request is its own probe; an asker that gave up does not leave its error to others.
+func TestSetSharesOneHTTPSProbePerRequest(t *testing.T) {
+	fake := &countingHTTPS{hold: 50 * time.Millisecond}
+	set, err := probe.NewSet(probe.Config{HTTPS: fake})
+	require.NoError(t, err)
+	req := probe.HTTPSRequest{Addr: netip.MustParseAddrPort("127.0.0.11:443"), Host: "grafana.apps.example.com", Requests: 3}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := set.Get(context.Background(), req)
+			assert.NoError(t, err)
+			assert.Equal(t, 302, r.Status)
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, fake.calls.Load(), "three askers, one probe")
+
+	other := req
+	other.Requests = 1
+	_, err = set.Get(context.Background(), other)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, fake.calls.Load())
+
+	fresh := req
+	fresh.Host = "other.apps.example.com"
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	_, err = set.Get(ctx, fresh)
+	require.ErrorIs(t, err, context.Canceled)
+	r, err := set.Get(context.Background(), fresh)
+	require.NoError(t, err, "the cancelled probe is not the answer")
+	assert.Equal(t, 302, r.Status)
+	assert.EqualValues(t, 4, fake.calls.Load())
+}

@@ -12,7 +12,8 @@ import (
 // Sample is one measured process run.
 type Sample struct {
 	Wall     time.Duration
-	MaxRSSKB int64 // peak resident memory of the process (getrusage ru_maxrss)
+	MaxRSSKB int64         // peak resident memory of the process (getrusage ru_maxrss)
+	CPU      time.Duration // user + system time of the process
 	Code     int
 	Stdout   []byte
 	Stderr   []byte
@@ -37,6 +38,7 @@ func RunProcess(ctx context.Context, timeout time.Duration, ns string, env []str
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			s.MaxRSSKB = ru.Maxrss
+			s.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 		s.Code = cmd.ProcessState.ExitCode()
 	}

@@ -14,6 +14,7 @@ type TimedPair struct {
 	Addresses     int
 	Doctor        Series // seconds
 	DoctorRSS     Series // MB
+	DoctorCPU     Series // seconds of user + system time
 	Manual        Series // seconds
 	DoctorFailing []string
 	SlowestChecks string // of the last doctor run
@@ -24,6 +25,7 @@ type TimedPair struct {
 func (p *TimedPair) addDoctor(r DoctorRun) {
 	p.Doctor = append(p.Doctor, r.Wall.Seconds())
 	p.DoctorRSS = append(p.DoctorRSS, float64(r.MaxRSSKB)/1024)
+	p.DoctorCPU = append(p.DoctorCPU, r.CPU.Seconds())
 	p.DoctorFailing = r.Report.Failing()
 	p.SlowestChecks = r.Report.Slowest(4)
 	p.API = append(p.API, r.API)
@@ -176,11 +178,12 @@ type ScaleRow struct {
 	Services, Pods int
 	Doctor         Series // seconds
 	DoctorRSS      Series // MB
+	DoctorCPU      Series // seconds
 	API            []APICounts
 }
 
 func ScaleRowOf(p TimedPair, services, pods int) ScaleRow {
-	return ScaleRow{Services: services, Pods: pods, Doctor: p.Doctor, DoctorRSS: p.DoctorRSS, API: p.API}
+	return ScaleRow{Services: services, Pods: pods, Doctor: p.Doctor, DoctorRSS: p.DoctorRSS, DoctorCPU: p.DoctorCPU, API: p.API}
 }
 
 // Scaled loads the cluster, measures doctor, and removes the load. loader is a client with a

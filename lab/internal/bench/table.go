@@ -75,7 +75,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "kubectl-lanaccess bench, %s, %s\n", r.Date, r.Machine)
 	fmt.Fprintf(w, "each figure: median [min-max] of %d runs unless marked; doctor = `doctor --no-helpers` (probe timeout %s) from the lab's LAN workstation\n\n", r.Runs, r.ProbeTimeout)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tDOCTOR\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
+	fmt.Fprintln(tw, "SCENARIO\tDOCTOR\tDOCTOR CPU\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
 	pair := func(name string, p TimedPair) {
 		if len(p.Doctor) == 0 {
 			return
@@ -84,16 +84,17 @@ func (r Report) WriteTable(w io.Writer) error {
 		if len(p.Manual) > 0 && len(p.Manual) != r.Runs {
 			manual += fmt.Sprintf(" (%d runs)", len(p.Manual))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), manual, Ratio(p.Doctor, p.Manual))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), p.DoctorCPU.Seconds(), manual, Ratio(p.Doctor, p.Manual))
 	}
 	pair(fmt.Sprintf("healthy, %d addresses", r.Healthy.Addresses), r.Healthy)
 	pair(fmt.Sprintf("1 of %d addresses dead (%s link down)", r.Dead.Addresses, r.DeadNode), r.Dead)
 	pair(fmt.Sprintf("healthy, %d addresses", r.Many.Addresses), r.Many)
 	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
-		fmt.Fprintf(tw, "%d vs %d addresses\t%s\t%s\t\n", r.Many.Addresses, r.Healthy.Addresses, Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.Manual, r.Healthy.Manual))
+		fmt.Fprintf(tw, "%d vs %d addresses\t%s\t%s\t%s\n", r.Many.Addresses, r.Healthy.Addresses,
+			Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.DoctorCPU, r.Healthy.DoctorCPU), Ratio(r.Many.Manual, r.Healthy.Manual))
 	}
-	fmt.Fprintln(tw, "\t\t\t")
-	fmt.Fprintln(tw, "CLUSTER SIZE\tDOCTOR\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")
+	fmt.Fprintln(tw, "\t\t\t\t")
+	fmt.Fprintln(tw, "CLUSTER SIZE\tDOCTOR\tDOCTOR CPU\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")
 	row := func(name string, s ScaleRow) {
 		if len(s.Doctor) == 0 {
 			return
@@ -102,15 +103,15 @@ func (r Report) WriteTable(w io.Writer) error {
 		for _, a := range s.API {
 			totals = append(totals, float64(a.Total))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s)\n", fmt.Sprintf("%d Services, %d pods", s.Services, s.Pods), s.Doctor.Seconds(), s.DoctorRSS.MB(), totals.Count(), s.API[0].Verbs())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s (%s)\n", fmt.Sprintf("%d Services, %d pods", s.Services, s.Pods), s.Doctor.Seconds(), s.DoctorCPU.Seconds(), s.DoctorRSS.MB(), totals.Count(), s.API[0].Verbs())
 		_ = name
 	}
 	row("small", r.Small)
 	row("loaded", r.Loaded)
-	fmt.Fprintln(tw, "\t\t\t")
-	fmt.Fprintln(tw, "START-UP\tWALL\tPEAK MEMORY\tBINARY")
+	fmt.Fprintln(tw, "\t\t\t\t")
+	fmt.Fprintln(tw, "START-UP\tWALL\t\tPEAK MEMORY\tBINARY")
 	if len(r.Startup.Version) > 0 {
-		fmt.Fprintf(tw, "kubectl-lanaccess version\t%s\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
+		fmt.Fprintf(tw, "kubectl-lanaccess version\t%s\t\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
 		fmt.Fprintf(tw, "/bin/true (this machine's floor)\t%s\t\t\n", r.Startup.Floor.Seconds())
 	}
 	if err := tw.Flush(); err != nil {
