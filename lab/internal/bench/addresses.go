@@ -232,35 +232,37 @@ func withAnswers(corefile string, addrs []string) string {
 	return strings.Join(out, "\n")
 }
 
-// waitZoneAnswers polls the zone DNS (from the workstation, at the first seed address) until
-// its A answer is exactly addrs. CoreDNS's reload plugin checks every 30 s (plus jitter).
+// waitZoneAnswers polls the zone DNS at every seed address (kube-proxy sends each to the
+// lan-dns pod on that node when there is one, so every replica is asked) until each answers
+// exactly addrs. Each CoreDNS replica's reload plugin checks every 30 s (plus jitter).
 func (b *Bench) waitZoneAnswers(ctx context.Context, addrs []string) error {
 	want := map[string]bool{}
 	for _, a := range addrs {
 		want[a] = true
 	}
-	server := b.seedAddrs()[0] + ":53"
 	c := &dns.Client{Timeout: 2 * time.Second}
-	return poll(ctx, 120*time.Second, func() error {
-		m := new(dns.Msg)
-		m.SetQuestion(dns.Fqdn(ZoneHost), dns.TypeA)
-		m.SetEdns0(4096, false) // 30 answers do not fit in 512 bytes
-		r, _, err := c.ExchangeContext(ctx, m, server)
-		if err != nil {
-			return err
-		}
-		got := map[string]bool{}
-		for _, rr := range r.Answer {
-			if a, ok := rr.(*dns.A); ok {
-				got[a.A.String()] = true
+	return poll(ctx, 150*time.Second, func() error {
+		for _, server := range b.seedAddrs() {
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(ZoneHost), dns.TypeA)
+			m.SetEdns0(4096, false) // 30 answers do not fit in 512 bytes
+			r, _, err := c.ExchangeContext(ctx, m, server+":53")
+			if err != nil {
+				return err
 			}
-		}
-		if len(got) != len(want) {
-			return fmt.Errorf("the zone answers %d addresses, want %d (CoreDNS reloads its Corefile within 45 s)", len(got), len(want))
-		}
-		for a := range want {
-			if !got[a] {
-				return fmt.Errorf("the zone does not answer %s yet", a)
+			got := map[string]bool{}
+			for _, rr := range r.Answer {
+				if a, ok := rr.(*dns.A); ok {
+					got[a.A.String()] = true
+				}
+			}
+			if len(got) != len(want) {
+				return fmt.Errorf("the zone answers %d addresses at %s, want %d (CoreDNS reloads its Corefile within 45 s)", len(got), server, len(want))
+			}
+			for a := range want {
+				if !got[a] {
+					return fmt.Errorf("the zone does not answer %s at %s yet", a, server)
+				}
 			}
 		}
 		return nil

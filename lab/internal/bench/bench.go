@@ -94,6 +94,11 @@ type doctorJSON struct {
 		ID         string `json:"id"`
 		Status     string `json:"status"`
 		DurationMs int64  `json:"durationMs"`
+		Findings   []struct {
+			Severity string `json:"severity"`
+			Object   string `json:"object"`
+			Message  string `json:"message"`
+		} `json:"findings"`
 	} `json:"checks"`
 }
 
@@ -106,6 +111,19 @@ func (d doctorJSON) Slowest(n int) string {
 		parts = append(parts, fmt.Sprintf("%s %dms", c[i].ID, c[i].DurationMs))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Explain is the failing findings, one per line, for an error message.
+func (d doctorJSON) Explain() string {
+	var b strings.Builder
+	for _, c := range d.Checks {
+		for _, f := range c.Findings {
+			if f.Severity == "fail" || c.Status == "error" {
+				fmt.Fprintf(&b, "%s %s: %s: %s\n", c.ID, c.Status, f.Object, f.Message)
+			}
+		}
+	}
+	return b.String()
 }
 
 // Failing lists the IDs of checks that failed or could not run (a skip is by design:

@@ -37,16 +37,18 @@ func (p *TimedPair) addDoctor(r DoctorRun) {
 // diagnose what the scenario set up does not count.
 func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRuns int, doctorCodes, manualCodes []int) (TimedPair, error) {
 	p := TimedPair{Addresses: len(addrs)}
-	if _, err := b.Doctor(ctx); err != nil {
+	if r, err := b.Doctor(ctx); err != nil {
 		return p, err
+	} else if err := wantExit("doctor (warm-up)", Sample{Code: r.Code}, doctorCodes...); err != nil {
+		return p, fmt.Errorf("%w: %v\n%s", err, r.Report.Failing(), r.Report.Explain())
 	}
 	for i := 0; i < runs; i++ {
 		r, err := b.Doctor(ctx)
 		if err != nil {
 			return p, err
 		}
-		if err := wantExit("doctor", r.Sample, doctorCodes...); err != nil {
-			return p, err
+		if err := wantExit("doctor", Sample{Code: r.Code}, doctorCodes...); err != nil {
+			return p, fmt.Errorf("%w: %v\n%s", err, r.Report.Failing(), r.Report.Explain())
 		}
 		p.addDoctor(r)
 	}
