@@ -48,7 +48,7 @@ type options struct {
 	load                              bench.Load
 	plugin, jsonFile                  string
 	skip                              map[string]bool
-	hold                              bool
+	hold                              string
 }
 
 func parseFlags() (options, error) {
@@ -63,7 +63,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.load.Namespaces, "namespaces", 20, "namespaces the load spreads over (the first is the setup's own)")
 	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-lanaccess", "the plugin binary (`make build`)")
 	flag.StringVar(&o.jsonFile, "json", "", "also write the measurements as JSON to this file")
-	flag.BoolVar(&o.hold, "hold", false, "only set the lab up with -addresses addresses and keep it so until Ctrl-C (to reproduce by hand)")
+	flag.StringVar(&o.hold, "hold", "", "only set one scenario up, many (-addresses addresses) or scale (the load), and keep it until Ctrl-C (to reproduce by hand)")
 	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup (comma-separated)")
 	flag.Parse()
 	o.skip = map[string]bool{}
@@ -133,7 +133,7 @@ func run(ctx context.Context) (err error) {
 		return err
 	}
 	b := &bench.Bench{Layout: l, Client: client, Faults: faults.Lab{Layout: l, Client: client},
-		Plugin: o.plugin, Script: script, Runs: o.runs, Log: os.Stderr, Hold: o.hold}
+		Plugin: o.plugin, Script: script, Runs: o.runs, Log: os.Stderr, Hold: o.hold != ""}
 	defer func() {
 		if uerr := b.UndoAll(); uerr != nil {
 			err = errors.Join(err, uerr)
@@ -158,8 +158,15 @@ func run(ctx context.Context) (err error) {
 		return err
 	}
 
-	if o.hold {
-		_, err := b.ManyAddresses(ctx, o.addresses)
+	if o.hold != "" {
+		switch o.hold {
+		case "many":
+			_, err = b.ManyAddresses(ctx, o.addresses)
+		case "scale":
+			_, err = b.Scaled(ctx, o.load, loader)
+		default:
+			return fmt.Errorf("-hold %s: many or scale", o.hold)
+		}
 		if ctx.Err() != nil {
 			return nil // Ctrl-C: the deferred undo takes the lab back
 		}

@@ -36,7 +36,7 @@ type Bench struct {
 	Script     string // manual-check.sh, written out
 	Runs       int
 	Log        io.Writer
-	Hold       bool // set the many-addresses lab up and wait for Ctrl-C instead of measuring
+	Hold       bool // set the scenario up and wait for Ctrl-C instead of measuring
 
 	undo []undoStep
 }

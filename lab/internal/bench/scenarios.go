@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -209,6 +210,11 @@ func (b *Bench) Scaled(ctx context.Context, ld Load, loader kubernetes.Interface
 	svcs, pods, err := Counts(ctx, loader)
 	if err != nil {
 		return ScaleRow{}, err
+	}
+	if b.Hold {
+		b.Logf("holding the loaded lab (%d Services, %d pods): Ctrl-C takes it back", svcs, pods)
+		<-ctx.Done()
+		return ScaleRow{}, errors.New("held, not measured")
 	}
 	b.Logf("loaded cluster: doctor x%d", b.Runs)
 	p, err := b.measurePair(ctx, b.seedAddrs(), b.Runs, 0, []int{0}, nil)
