@@ -170,6 +170,7 @@ func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) 
 	deadline := time.Now().Add(timeout)
 	var last error
 	mgr := Procs(l)
+	gone := map[string]int{}
 	for time.Now().Before(deadline) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -178,9 +179,16 @@ func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) 
 			if _, err := os.Stat(mgr.PidFile(name)); err != nil {
 				continue // not started by us in this call (Healthy checks processes itself)
 			}
+			// Seen gone on three polls in a row: a process caught in the middle of exec (ip netns
+			// exec replacing itself) shows an empty /proc/PID/cmdline for an instant.
 			if _, ok := mgr.Pid(name, l.StateDir); !ok {
-				return fmt.Errorf("%s exited: %s", name, logTail(mgr.LogFile(name), 3))
+				gone[name]++
+				if gone[name] >= 3 {
+					return fmt.Errorf("%s exited: %s", name, logTail(mgr.LogFile(name), 3))
+				}
+				continue
 			}
+			gone[name] = 0
 		}
 		resp, err := client.Get(l.APIServerURL() + "/readyz")
 		if err == nil {
