@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 )
 
 // TimedPair is doctor and the manual script measured in one scenario.
@@ -100,7 +102,22 @@ func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, str
 	if err := b.Faults.SetLink(ctx, node, false); err != nil {
 		return TimedPair{}, node, err
 	}
-	b.Defer("link of "+node, func(ctx context.Context) error { return b.Faults.SetLink(ctx, node, true) })
+	b.Defer("link of "+node, func(ctx context.Context) error {
+		if err := b.Faults.SetLink(ctx, node, true); err != nil {
+			return err
+		}
+		// The node went NotReady while cut off; the next scenario needs it Ready again.
+		return poll(ctx, 2*time.Minute, func() error {
+			n, err := b.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !labctl.NodeReady(n) {
+				return fmt.Errorf("node %s is not Ready again yet", node)
+			}
+			return nil
+		})
+	})
 	p, err := b.measurePair(ctx, b.seedAddrs(), b.Runs, manualRuns, []int{1}, []int{4})
 	return p, node, err
 }
