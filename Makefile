@@ -29,7 +29,7 @@ install: build ## install the plugin as $(PREFIX)/bin/kubectl-lanaccess (kubectl
 
 test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root)
 
-bench: build ## doctor vs the manual procedure on the lab: healthy, dead address, 30 addresses, 2,000 Services/10,000 pods, start-up (root, ~10 min)
+bench: build ## doctor vs the manual procedure on the lab: healthy, dead address, 30 addresses, 2,000 Services/10,000 pods, start-up (root, ~13 min)
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
