@@ -232,7 +232,7 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 		missing = append(missing, n.Permission)
 		f := engine.Finding{
 			Severity: engine.SeverityWarn,
-			Object:   "RBAC: " + n.Permission.String(),
+			Object:   "RBAC: " + n.String(),
 			Message:  fmt.Sprintf("not permitted: %s will be skipped", strings.Join(n.Checks, ", ")),
 			Evidence: map[string]any{
 				"verb": n.Verb, "group": n.Group, "resource": n.Resource, "subresource": n.Subresource,

@@ -97,7 +97,7 @@ func readExpectations(t *testing.T, path string) []expectation {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []expectation
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

@@ -66,7 +66,7 @@ func chooseProbeHost(env *Env) probeHost {
 	var inZone []routeHost
 	for _, r := range found {
 		h := strings.ToLower(strings.TrimSuffix(r.host, "."))
-		if zone == "" || strings.Contains(h, "*") || !(h == zone || strings.HasSuffix(h, "."+zone)) {
+		if zone == "" || strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) {
 			continue
 		}
 		r.host = h

@@ -72,7 +72,7 @@ func TestNamesFailingThroughTheTunnelWhileTheVIPAnswersIsDNSPlumbing(t *testing.
 func TestTheNetworkProberTellsAcceptedRefusedAndDNSAnswers(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		for {
 			c, err := ln.Accept()

@@ -27,16 +27,6 @@ func (tb toolbox) String() string {
 	return strings.Join(have, " ")
 }
 
-// first returns the first of tools the image has, or "".
-func (tb toolbox) first(tools ...string) string {
-	for _, t := range tools {
-		if tb[t] {
-			return t
-		}
-	}
-	return ""
-}
-
 func toolsCommand() []string {
 	return []string{"sh", "-c", `for t in ` + strings.Join(vpnTools, " ") + `; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done; echo @@end`}
 }

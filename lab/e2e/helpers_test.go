@@ -80,7 +80,7 @@ func httpsVia(host, ip string, timeout time.Duration) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp, nil
 }
 

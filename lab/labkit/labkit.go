@@ -103,7 +103,7 @@ func up(ctx context.Context, lockHeld bool) (*Lab, error) {
 		if err := build.Run(); err != nil {
 			return nil, fmt.Errorf("build the lab CLI: %w", err)
 		}
-		defer os.Remove(bin)
+		defer func() { _ = os.Remove(bin) }()
 		cmd := exec.CommandContext(ctx, bin, "up")
 		cmd.Dir = filepath.Dir(labDir)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

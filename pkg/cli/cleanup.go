@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,14 +28,23 @@ func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams generic
 				all = true
 			}
 			deleted, err := kube.Cleanup(cmd.Context(), c.typed, ns, all)
+			var werr error
 			for _, name := range deleted {
-				fmt.Fprintf(streams.Out, "deleted pod %s\n", name)
+				if werr == nil {
+					_, werr = fmt.Fprintf(streams.Out, "deleted pod %s\n", name)
+				}
 			}
 			if err != nil {
+				if werr != nil {
+					err = errors.Join(err, fmt.Errorf("writing the output: %w", werr))
+				}
 				return &ExitError{Code: ExitUnevaluated, Err: err}
 			}
 			if len(deleted) == 0 {
-				fmt.Fprintln(streams.Out, "nothing to clean up")
+				_, werr = fmt.Fprintln(streams.Out, "nothing to clean up")
+			}
+			if werr != nil {
+				return &ExitError{Code: ExitUnevaluated, Err: fmt.Errorf("writing the output: %w", werr)}
 			}
 			return nil
 		},

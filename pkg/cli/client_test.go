@@ -28,8 +28,6 @@ import (
 // A distinct flag name: other test files of this package may define their own -update.
 var updateClientGolden = flag.Bool("update-client-golden", false, "rewrite the client-config golden files")
 
-const seedFlags = "--zone=apps.example.com --dns-server=10.0.10.11,10.0.10.12,10.0.10.13"
-
 func newClientConfig(t *testing.T) (*cobra.Command, *bytes.Buffer) {
 	t.Helper()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()

@@ -103,7 +103,7 @@ func TestDoctorOnEachBrokenVariantFailsWithItsID(t *testing.T) {
 			doc := decode(t, out)
 			expect, err := os.Open(filepath.Join(dir, "expect"))
 			require.NoError(t, err)
-			defer expect.Close()
+			defer func() { _ = expect.Close() }()
 			wantFail := false
 			scanner := bufio.NewScanner(expect)
 			for scanner.Scan() {

@@ -27,7 +27,9 @@ Without a name, it lists them.`,
 			if len(args) == 0 {
 				tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
 				for _, m := range manifests.All() {
-					fmt.Fprintf(tw, "%s\t%s\n", m.Name, m.Description)
+					if _, err := fmt.Fprintf(tw, "%s\t%s\n", m.Name, m.Description); err != nil {
+						return err
+					}
 				}
 				return tw.Flush()
 			}

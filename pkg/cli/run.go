@@ -31,7 +31,8 @@ func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *Check
 		retry := f.Wait > 0 && ctx.Err() == nil && time.Now().Add(f.Interval).Before(deadline) && (err != nil || code != ExitOK)
 		if retry {
 			if err != nil {
-				fmt.Fprintf(streams.ErrOut, "attempt %d: %v; retrying in %s\n", attempt, err, f.Interval)
+				// Progress, best effort, as report.Attempt.
+				_, _ = fmt.Fprintf(streams.ErrOut, "attempt %d: %v; retrying in %s\n", attempt, err, f.Interval)
 			} else {
 				report.Attempt(streams.ErrOut, attempt, rep.Results, f.Interval.String())
 			}
@@ -118,7 +119,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	if err := write(file); err != nil {
-		file.Close()
+		_ = file.Close() // the write error is the one to report
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return file.Close()

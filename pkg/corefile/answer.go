@@ -78,11 +78,11 @@ func parseAnswer(text string, line int, q sampleQuery) Answer {
 // renderStatic substitutes the simple field actions of tmpl without executing it: executing
 // arbitrary templates from a cluster object could loop (range over a large number).
 func renderStatic(tmpl *gotmpl.Template, q sampleQuery) (string, bool) {
-	if tmpl.Tree == nil || tmpl.Tree.Root == nil {
+	if tmpl.Tree == nil || tmpl.Root == nil {
 		return "", true
 	}
 	var b strings.Builder
-	for _, n := range tmpl.Tree.Root.Nodes {
+	for _, n := range tmpl.Root.Nodes {
 		switch n := n.(type) {
 		case *parse.TextNode:
 			b.Write(n.Text)

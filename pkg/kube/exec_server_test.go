@@ -103,7 +103,7 @@ func (s *execServer) serveWebSocket(w http.ResponseWriter, req *http.Request, cm
 		s.t.Errorf("websocket open: %v", err)
 		return
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, _ = streams[remotecommand.StreamStdOut].Write(nil) // tells the client the streams exist
 	s.record(remotecommand.StreamProtocolV5Name, cmd)
 	var stdin io.Reader
@@ -129,7 +129,7 @@ func (s *execServer) serveSPDY(w http.ResponseWriter, req *http.Request, cmd []s
 	if conn == nil {
 		return
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	want := 3 // error, stdout, stderr
 	if req.URL.Query().Get("stdin") == "true" {
 		want++

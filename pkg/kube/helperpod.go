@@ -373,7 +373,9 @@ func (s *NodeShells) waitRunning(ctx context.Context, node, name string) error {
 	defer deadline.Stop()
 	tick := time.NewTicker(s.cfg.PollInterval)
 	defer tick.Stop()
-	last := "not yet seen"
+	// last is set on every pass before the select that reports it (the first Get comes
+	// before the first wait), so it needs no initial value.
+	var last string
 	for {
 		pod, err := s.client.CoreV1().Pods(s.cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {

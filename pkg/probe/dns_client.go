@@ -163,7 +163,7 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 	}
 	conn := sock.conn
 	keep := false
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer func() {
 		// Kept only after a clean exchange, and only if the cancel did not close it.
 		if stop() && keep {
@@ -241,8 +241,8 @@ func exchangeTCPOnce(ctx context.Context, q *dns.Msg, server netip.AddrPort, dea
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer func() { _ = conn.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, err

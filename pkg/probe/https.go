@@ -103,8 +103,8 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 	if err != nil {
 		return nil, fail("connect", err)
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer func() { _ = conn.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, fail("connect", err)

@@ -22,7 +22,7 @@ func run(t *testing.T, cmd []string) []byte {
 func TestTheTablesCommandReadsALiveListenerAndTheOwnersCommandNamesThisProcess(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	want := netip.MustParseAddrPort(ln.Addr().String())
 
 	dump, err := SplitDump(run(t, TablesCommand()))

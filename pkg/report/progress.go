@@ -69,7 +69,7 @@ func (p *Progress) write(line string) {
 	if n := p.width - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)
 	}
-	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+	_, _ = fmt.Fprintf(p.w, "\r%s%s", line, pad) // a transient line: best effort
 	p.width = len(line)
 }
 
@@ -81,7 +81,7 @@ func (p *Progress) Clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.width > 0 {
-		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+		_, _ = fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width)) // best effort, as write
 		p.width = 0
 	}
 }
@@ -95,10 +95,11 @@ func Attempt(w io.Writer, n int, results []engine.Result, next string) {
 			failing = append(failing, r.ID+"="+string(r.Status))
 		}
 	}
-	fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, strings.Join(failing, " "), next)
+	// Progress on stderr, best effort: the final report carries the result.
+	_, _ = fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, strings.Join(failing, " "), next)
 }
 
 // Error prints a final error line for the user.
 func Error(w io.Writer, err error) {
-	fmt.Fprintf(w, "error: %v\n", err)
+	_, _ = fmt.Fprintf(w, "error: %v\n", err) // nowhere left to report a failed write
 }

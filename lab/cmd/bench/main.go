@@ -127,7 +127,7 @@ func run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	script, err := bench.WriteScript(tmp)
 	if err != nil {
 		return err

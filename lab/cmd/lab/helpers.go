@@ -26,7 +26,7 @@ func newDelayCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer d.Close()
+			defer func() { _ = d.Close() }()
 			return d.Run(cmd.Context())
 		},
 	}
@@ -52,14 +52,14 @@ func newListenCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				defer ln.Close()
+				defer func() { _ = ln.Close() }()
 				go func() {
 					for {
 						c, err := ln.Accept()
 						if err != nil {
 							return
 						}
-						c.Close()
+						_ = c.Close()
 					}
 				}()
 			case "udp":
@@ -67,7 +67,7 @@ func newListenCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				defer pc.Close()
+				defer func() { _ = pc.Close() }()
 				go func() {
 					buf := make([]byte, 2048)
 					for {

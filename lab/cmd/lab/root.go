@@ -53,7 +53,7 @@ func newRootCommand() *cobra.Command {
 				return err
 			}
 			st, _ := labctl.LoadState(l)
-			fmt.Fprintf(cmd.OutOrStdout(), `lab ready (this command: %s)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), `lab ready (this command: %s)
 kubeconfig: %[2]s
 CA file:    %[3]s
 kubectl:    %[4]s
@@ -66,7 +66,7 @@ stays in the lab:
 
 nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab down`"+` removes it all
 `, time.Since(start).Round(100*time.Millisecond), l.AdminKubeconfig(), l.CAFile(), st.Binaries.KubectlBin(), nodeList(l), l.Bridge)
-			return nil
+			return err
 		},
 	}
 	up.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "bound on the whole bring-up (binaries already built)")

@@ -24,7 +24,8 @@ func newServeHTTPCommand() *cobra.Command {
 				ReadHeaderTimeout: 5 * time.Second,
 				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-					fmt.Fprintln(w, text)
+					// A client that went away is no error of the server's.
+					_, _ = fmt.Fprintln(w, text)
 				}),
 			}
 			go func() {

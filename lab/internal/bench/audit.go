@@ -103,7 +103,7 @@ func (a *AuditTail) Settle(max time.Duration) (APICounts, error) {
 	if err != nil {
 		return APICounts{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
 		return APICounts{}, err
 	}

@@ -76,7 +76,7 @@ func (b *Bench) undoSince(mark int) error {
 }
 
 func (b *Bench) Logf(format string, args ...any) {
-	fmt.Fprintf(b.Log, "[bench] "+format+"\n", args...)
+	_, _ = fmt.Fprintf(b.Log, "[bench] "+format+"\n", args...) // progress log, best effort
 }
 
 // DoctorRun is one measured doctor run.

@@ -39,8 +39,8 @@ func RunProcess(ctx context.Context, timeout time.Duration, ns string, env []str
 	if err != nil {
 		return Sample{}, err
 	}
-	rssFile.Close()
-	defer os.Remove(rssFile.Name())
+	_ = rssFile.Close() // only its name is used: time writes to it
+	defer func() { _ = os.Remove(rssFile.Name()) }()
 	argv = append([]string{timeBin, "-q", "-f", "%M", "-o", rssFile.Name()}, argv...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env

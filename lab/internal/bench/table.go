@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/textout"
 	"io"
 	"math"
 	"strings"
@@ -72,10 +73,11 @@ func pages(n int) int { return int(math.Ceil(float64(n) / 500)) }
 
 // WriteTable prints the report as one table.
 func (r Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "kubectl-lanaccess bench, %s, %s\n", r.Date, r.Machine)
-	fmt.Fprintf(w, "each figure: median [min-max] of %d runs unless marked; doctor = `doctor --no-helpers` (probe timeout %s) from the lab's LAN workstation\n\n", r.Runs, r.ProbeTimeout)
+	pr := &textout.Printer{}
+	pr.Printf(w, "kubectl-lanaccess bench, %s, %s\n", r.Date, r.Machine)
+	pr.Printf(w, "each figure: median [min-max] of %d runs unless marked; doctor = `doctor --no-helpers` (probe timeout %s) from the lab's LAN workstation\n\n", r.Runs, r.ProbeTimeout)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tDOCTOR\tDOCTOR CPU\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
+	pr.Println(tw, "SCENARIO\tDOCTOR\tDOCTOR CPU\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
 	pair := func(name string, p TimedPair) {
 		if len(p.Doctor) == 0 {
 			return
@@ -84,17 +86,17 @@ func (r Report) WriteTable(w io.Writer) error {
 		if len(p.Manual) > 0 && len(p.Manual) != r.Runs {
 			manual += fmt.Sprintf(" (%d runs)", len(p.Manual))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), p.DoctorCPU.Seconds(), manual, Ratio(p.Doctor, p.Manual))
+		pr.Printf(tw, "%s\t%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), p.DoctorCPU.Seconds(), manual, Ratio(p.Doctor, p.Manual))
 	}
 	pair(fmt.Sprintf("healthy, %d addresses", r.Healthy.Addresses), r.Healthy)
 	pair(fmt.Sprintf("1 of %d addresses dead (%s link down)", r.Dead.Addresses, r.DeadNode), r.Dead)
 	pair(fmt.Sprintf("healthy, %d addresses", r.Many.Addresses), r.Many)
 	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
-		fmt.Fprintf(tw, "%d vs %d addresses\t%s\t%s\t%s\n", r.Many.Addresses, r.Healthy.Addresses,
+		pr.Printf(tw, "%d vs %d addresses\t%s\t%s\t%s\n", r.Many.Addresses, r.Healthy.Addresses,
 			Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.DoctorCPU, r.Healthy.DoctorCPU), Ratio(r.Many.Manual, r.Healthy.Manual))
 	}
-	fmt.Fprintln(tw, "\t\t\t\t")
-	fmt.Fprintln(tw, "CLUSTER SIZE\tDOCTOR\tDOCTOR CPU\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")
+	pr.Println(tw, "\t\t\t\t")
+	pr.Println(tw, "CLUSTER SIZE\tDOCTOR\tDOCTOR CPU\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")
 	row := func(name string, s ScaleRow) {
 		if len(s.Doctor) == 0 {
 			return
@@ -103,35 +105,31 @@ func (r Report) WriteTable(w io.Writer) error {
 		for _, a := range s.API {
 			totals = append(totals, float64(a.Total))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s (%s)\n", fmt.Sprintf("%d Services, %d pods", s.Services, s.Pods), s.Doctor.Seconds(), s.DoctorCPU.Seconds(), s.DoctorRSS.MB(), totals.Count(), s.API[0].Verbs())
+		pr.Printf(tw, "%s\t%s\t%s\t%s\t%s (%s)\n", fmt.Sprintf("%d Services, %d pods", s.Services, s.Pods), s.Doctor.Seconds(), s.DoctorCPU.Seconds(), s.DoctorRSS.MB(), totals.Count(), s.API[0].Verbs())
 		_ = name
 	}
 	row("small", r.Small)
 	row("loaded", r.Loaded)
-	fmt.Fprintln(tw, "\t\t\t\t")
-	fmt.Fprintln(tw, "START-UP\tWALL\t\tPEAK MEMORY\tBINARY")
+	pr.Println(tw, "\t\t\t\t")
+	pr.Println(tw, "START-UP\tWALL\t\tPEAK MEMORY\tBINARY")
 	if len(r.Startup.Version) > 0 {
-		fmt.Fprintf(tw, "kubectl-lanaccess version\t%s\t\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
-		fmt.Fprintf(tw, "/bin/true (this machine's floor)\t%s\t\t\n", r.Startup.Floor.Seconds())
+		pr.Printf(tw, "kubectl-lanaccess version\t%s\t\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
+		pr.Printf(tw, "/bin/true (this machine's floor)\t%s\t\t\n", r.Startup.Floor.Seconds())
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
+	pr.Flush(tw)
+	pr.Println(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tTHIS RUN\tMET")
+	pr.Println(tw, "TARGET\tTHIS RUN\tMET")
 	for _, t := range r.Targets() {
 		met := "no"
 		if t.Met {
 			met = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Goal, t.Actual, met)
+		pr.Printf(tw, "%s\t%s\t%s\n", t.Goal, t.Actual, met)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	pr.Flush(tw)
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "\nnot run: %s\n", strings.Join(r.Skipped, "; "))
+		pr.Printf(w, "\nnot run: %s\n", strings.Join(r.Skipped, "; "))
 	}
-	return nil
+	return pr.Err
 }

@@ -139,7 +139,7 @@ func pick(node, svc string, eps []Endpoint) Endpoint {
 		}
 	}
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s|%s", node, svc)
+	_, _ = fmt.Fprintf(h, "%s|%s", node, svc) // a hash.Hash never returns a write error
 	return eps[int(h.Sum32()%uint32(len(eps)))]
 }
 

@@ -192,7 +192,7 @@ func waitAPIServer(ctx context.Context, l layout.Layout, timeout time.Duration) 
 		}
 		resp, err := client.Get(l.APIServerURL() + "/readyz")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

@@ -99,7 +99,8 @@ func Up(ctx context.Context, l layout.Layout, o Options) error {
 	if err := preflight(l); err != nil {
 		return err
 	}
-	say := func(format string, args ...any) { fmt.Fprintf(o.Out, "[lab] "+format+"\n", args...) }
+	// Progress log, best effort: a lost line must not fail the bring-up.
+	say := func(format string, args ...any) { _, _ = fmt.Fprintf(o.Out, "[lab] "+format+"\n", args...) }
 	bins, err := binaries.Build(ctx, o.LabDir, o.Out)
 	if err != nil {
 		return err
@@ -320,7 +321,7 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 	}
 
 	if len(errs) == 0 {
-		fmt.Fprintln(out, "[lab] down: no lab namespace, process or file left")
+		_, _ = fmt.Fprintln(out, "[lab] down: no lab namespace, process or file left") // progress log, best effort
 	}
 	return errors.Join(errs...)
 }

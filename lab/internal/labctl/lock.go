@@ -23,14 +23,14 @@ func LockLab(l layout.Layout, out io.Writer) (func(), error) {
 		return nil, fmt.Errorf("lab lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(out, "[lab] another test run is using the lab (lock %s); waiting\n", l.TestLock())
+		_, _ = fmt.Fprintf(out, "[lab] another test run is using the lab (lock %s); waiting\n", l.TestLock())
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("lab lock: %w", err)
 		}
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 	}, nil
 }

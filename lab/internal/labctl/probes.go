@@ -123,7 +123,7 @@ func proxyRedirects(l layout.Layout) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusFound {
 			return fmt.Errorf("https://%s via %s answered %s, want 302", ProbeHost, target, resp.Status)
 		}

@@ -100,7 +100,7 @@ func dirDigest(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b))
+		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b)) // a hash.Hash never returns a write error
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -51,7 +51,7 @@ func Open(queue uint16, delay time.Duration) (*Delayer, error) {
 		return nil, fmt.Errorf("netfilter netlink socket: %w", err)
 	}
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return nil, fmt.Errorf("bind netlink: %w", err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20)
@@ -71,7 +71,7 @@ func Open(queue uint16, delay time.Duration) (*Delayer, error) {
 		{{cfgFlags, flags}, {cfgMask, flags}},
 	} {
 		if err := d.request(msgConfig, attrs); err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			return nil, fmt.Errorf("configure queue %d: %w", queue, err)
 		}
 	}

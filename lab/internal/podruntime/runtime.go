@@ -215,13 +215,14 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	}
 	sort.Strings(paths)
 	h := sha256.New()
-	fmt.Fprintln(h, strings.Join(pl.Argv, "\x00"))
+	// A hash.Hash never returns a write error.
+	_, _ = fmt.Fprintln(h, strings.Join(pl.Argv, "\x00"))
 	for _, path := range paths {
 		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
 			return err
 		}
 		onDisk, _ := os.ReadFile(path)
-		fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
+		_, _ = fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
 	}
 	digest := hex.EncodeToString(h.Sum(nil))
 	digestPath := filepath.Join(dir, c.Name+".digest")

@@ -54,7 +54,7 @@ func (m Manager) Start(spec Spec) (int, <-chan struct{}, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("log for %s: %w", spec.Name, err)
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }() // the child has its own copy of the descriptor
 	argv := spec.Argv
 	if spec.NS != "" {
 		// ip netns exec execs the program, so the pid we record is the program's own.
@@ -163,7 +163,8 @@ func alive(pid int) bool {
 		return false
 	}
 	i := strings.LastIndexByte(string(stat), ')')
-	return !(i > 0 && len(stat) > i+2 && stat[i+2] == 'Z')
+	zombie := i > 0 && len(stat) > i+2 && stat[i+2] == 'Z'
+	return !zombie
 }
 
 // Signal sends sig to the recorded process if it is alive and matches.

@@ -59,13 +59,13 @@ func CountingBlackhole(t testing.TB, ip string) *Hole {
 		}
 	}()
 	t.Cleanup(func() {
-		pc.Close()
-		ln.Close()
+		_ = pc.Close()
+		_ = ln.Close()
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range held {
-			c.Close()
+			_ = c.Close()
 		}
 	})
 	return hole

@@ -26,7 +26,7 @@ func listenPair(t testing.TB, ip string) (net.PacketConn, net.Listener, netip.Ad
 		ln, err := net.Listen("tcp", ap.String())
 		if err != nil {
 			lastErr = err
-			pc.Close()
+			_ = pc.Close()
 			continue // the port is free for UDP but taken for TCP: try another
 		}
 		return pc, ln, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
