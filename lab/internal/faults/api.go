@@ -15,8 +15,10 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 )
 
-// SyncTimeout bounds how long a fault waits for the daemon to act on an API change.
-const SyncTimeout = 30 * time.Second
+// SyncTimeout bounds how long a fault waits for the daemon to act on an API change. A rollout
+// starts its pods one after another (CoreDNS with ClusterFirst takes ~5 s to listen here), and
+// one CI run on a busy 2-core machine needed more than 30 s to undo SetDNSPolicy.
+const SyncTimeout = 60 * time.Second
 
 // WaitSynced waits until the daemon's loop (labctl.SyncRuntime or SyncProxy) has acted on
 // resource at resourceVersion rv or later.
