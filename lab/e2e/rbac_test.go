@@ -11,35 +11,17 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/labkit"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
-// shippedGrants turns the Roles and ClusterRoles of the shipped RBAC manifests into the exact
-// grants of a lab ServiceAccount; drop removes one resource from every rule.
+// shippedGrants are the grants of the shipped RBAC manifests; drop removes one resource from
+// every rule.
 func shippedGrants(t *testing.T, drop string, names ...string) []labkit.Grant {
 	t.Helper()
-	var grants []labkit.Grant
-	for _, name := range names {
-		raw, err := manifests.Get(name)
-		require.NoError(t, err)
-		objs, err := fixture.Decode(name, raw)
-		require.NoError(t, err)
-		for _, o := range objs {
-			var g labkit.Grant
-			switch r := o.(type) {
-			case *rbacv1.ClusterRole:
-				g.Rules = r.Rules
-			case *rbacv1.Role:
-				g = labkit.Grant{Namespace: r.Namespace, Rules: r.Rules}
-			default:
-				continue
-			}
-			g.Rules = without(g.Rules, drop)
-			grants = append(grants, g)
-		}
+	grants, err := labkit.ManifestGrants(names...)
+	require.NoError(t, err)
+	for i := range grants {
+		grants[i].Rules = without(grants[i].Rules, drop)
 	}
-	require.NotEmpty(t, grants)
 	return grants
 }
 

@@ -26,6 +26,9 @@ const (
 // Grant is a set of RBAC rules, cluster-wide (Namespace "") or in one namespace.
 type Grant = faults.Grant
 
+// ManifestGrants are the grants of shipped RBAC manifests (see faults.ManifestGrants).
+func ManifestGrants(names ...string) ([]Grant, error) { return faults.ManifestGrants(names...) }
+
 func opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), OpTimeout)
 }

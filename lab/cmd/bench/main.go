@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,8 +28,6 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/faults"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 func main() {
@@ -144,7 +141,8 @@ func run(ctx context.Context) (err error) {
 	if b.Audit, err = bench.NewAuditTail(labctl.AuditLogPath(l), user); err != nil {
 		return err
 	}
-	grants, err := doctorGrants()
+	// Exactly what the shipped read-only RBAC grants.
+	grants, err := faults.ManifestGrants("rbac-doctor")
 	if err != nil {
 		return err
 	}
@@ -224,32 +222,6 @@ func run(ctx context.Context) (err error) {
 	return nil
 }
 
-// doctorGrants are the rules of the shipped read-only RBAC (rbac-doctor): the benchmark runs
-// doctor with exactly what a cluster admin would grant it.
-func doctorGrants() ([]faults.Grant, error) {
-	raw, err := manifests.Get("rbac-doctor")
-	if err != nil {
-		return nil, err
-	}
-	objs, err := fixture.Decode("rbac-doctor", raw)
-	if err != nil {
-		return nil, err
-	}
-	var grants []faults.Grant
-	for _, o := range objs {
-		switch r := o.(type) {
-		case *rbacv1.ClusterRole:
-			grants = append(grants, faults.Grant{Rules: r.Rules})
-		case *rbacv1.Role:
-			grants = append(grants, faults.Grant{Namespace: r.Namespace, Rules: r.Rules})
-		}
-	}
-	if len(grants) == 0 {
-		return nil, errors.New("rbac-doctor has no Role or ClusterRole")
-	}
-	return grants, nil
-}
-
 // useLANResolver points the laptop's system resolver at the node addresses, as the seed's
 // client configuration does for the zone (nmcli, NRPT, /etc/resolver): doctor's LA402 then
 // learns at once that this machine uses the LAN DNS, instead of waiting on the lab's (broken
@@ -262,10 +234,8 @@ func useLANResolver(b *bench.Bench) error {
 	}
 	var conf strings.Builder
 	conf.WriteString("# written by kubectl-lanaccess bench (the seed's LAN client configuration)\n")
-	for _, n := range b.Layout.Nodes {
-		if !n.Dedicated {
-			fmt.Fprintf(&conf, "nameserver %s\n", n.LANIP)
-		}
+	for _, n := range b.Layout.SeedNodes() {
+		fmt.Fprintf(&conf, "nameserver %s\n", n.LANIP)
 	}
 	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
 		return err

@@ -121,9 +121,9 @@ func (b *Bench) addExtraNodes(ctx context.Context, addrs []string) error {
 		return fmt.Errorf("start %s: %w", benchKwok, err)
 	}
 	b.Defer("kwok for the extra nodes", func(ctx context.Context) error { return mgr.Stop(ctx, benchKwok, b.Layout.StateDir) })
-	seeds := b.seedNS()
+	seeds := b.Layout.SeedNodes()
 	for i, a := range addrs {
-		ns := seeds[i%len(seeds)]
+		ns := seeds[i%len(seeds)].NS
 		cidr := a + "/" + b.Layout.BridgeCIDR
 		if _, err := netns.Run(ctx, ns, "ip", "addr", "replace", cidr, "dev", "eth0"); err != nil {
 			return err
@@ -159,16 +159,6 @@ func internalIP(n *corev1.Node) string {
 		}
 	}
 	return ""
-}
-
-func (b *Bench) seedNS() []string {
-	var out []string
-	for _, n := range b.Layout.Nodes {
-		if !n.Dedicated {
-			out = append(out, n.NS)
-		}
-	}
-	return out
 }
 
 // setAddresses writes addrs into both Services' externalIPs and the zone's template answers,

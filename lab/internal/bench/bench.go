@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ func (b *Bench) Doctor(ctx context.Context) (DoctorRun, error) {
 		return DoctorRun{}, fmt.Errorf("doctor: %w\n%s", err, s.Stderr)
 	}
 	run := DoctorRun{Sample: s}
-	if err := jsonUnmarshal(s.Stdout, &run.Report); err != nil {
+	if err := json.Unmarshal(s.Stdout, &run.Report); err != nil {
 		return run, fmt.Errorf("doctor (exit %d) printed no JSON report: %w\n%s", s.Code, err, s.Stderr)
 	}
 	run.API, err = b.Audit.Settle(3 * time.Second)

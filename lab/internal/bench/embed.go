@@ -1,11 +1,6 @@
 package bench
 
-import (
-	_ "embed"
-	"encoding/json"
-)
+import _ "embed"
 
 //go:embed manual-check.sh
 var manualScript []byte
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

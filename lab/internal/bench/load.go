@@ -3,14 +3,17 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 )
 
 // Load is the cluster-size scenario: Services and pods spread over namespaces, one share of
@@ -40,77 +43,36 @@ func loadNamespace(i int) string {
 func (ld Load) Create(ctx context.Context, c kubernetes.Interface, workers int, log func(string, ...any)) error {
 	for i := 1; i < ld.Namespaces; i++ {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: loadNamespace(i), Labels: map[string]string{loadLabel: loadValue}}}
-		if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fmt.Errorf("namespace %s: %w", ns.Name, err)
 		}
 	}
-	type job struct {
-		svc bool
-		ns  string
-		i   int
-	}
-	jobs := make(chan job)
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				var err error
-				if j.svc {
-					err = createLoadService(ctx, c, j.ns, j.i)
-				} else {
-					err = createLoadPod(ctx, c, j.ns, j.i, ld.Services/ld.Namespaces)
-				}
-				if err != nil && !apierrors.IsAlreadyExists(err) {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	// errgroup bounds the requests in flight; the first error cancels the rest.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
 	start := time.Now()
-	send := func(j job) bool {
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed {
-			return false
-		}
-		select {
-		case jobs <- j:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	perNSsvc, perNSpod := ld.Services/ld.Namespaces, ld.Pods/ld.Namespaces
-	func() {
-		for n := 0; n < ld.Namespaces; n++ {
-			for i := 0; i < perNSsvc; i++ {
-				if !send(job{svc: true, ns: loadNamespace(n), i: i}) {
-					return
-				}
-			}
-			for i := 0; i < perNSpod; i++ {
-				if !send(job{ns: loadNamespace(n), i: i}) {
-					return
-				}
-			}
-			log("load: namespace %d/%d done (%s)", n+1, ld.Namespaces, time.Since(start).Round(time.Second))
+	for n := 0; n < ld.Namespaces && gctx.Err() == nil; n++ {
+		ns := loadNamespace(n)
+		for i := 0; i < perNSsvc; i++ {
+			g.Go(func() error { return ignoreExists(createLoadService(gctx, c, ns, i)) })
 		}
-	}()
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+		for i := 0; i < perNSpod; i++ {
+			g.Go(func() error { return ignoreExists(createLoadPod(gctx, c, ns, i, perNSsvc)) })
+		}
+		log("load: namespace %d/%d sent (%s)", n+1, ld.Namespaces, time.Since(start).Round(time.Second))
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 func createLoadService(ctx context.Context, c kubernetes.Interface, ns string, i int) error {
@@ -176,36 +138,24 @@ func (ld Load) Delete(ctx context.Context, c kubernetes.Interface) error {
 
 // Counts reads back how many Services and pods the cluster has in all.
 func Counts(ctx context.Context, c kubernetes.Interface) (services, pods int, err error) {
-	count := func(list func(metav1.ListOptions) (int, string, error)) (int, error) {
-		n, opts := 0, metav1.ListOptions{Limit: 500}
-		for {
-			k, cont, err := list(opts)
-			if err != nil {
-				return 0, err
-			}
-			n += k
-			if cont == "" {
-				return n, nil
-			}
-			opts.Continue = cont
-		}
-	}
-	services, err = count(func(o metav1.ListOptions) (int, string, error) {
-		l, err := c.CoreV1().Services("").List(ctx, o)
-		if err != nil {
-			return 0, "", err
-		}
-		return len(l.Items), l.Continue, nil
+	services, err = countAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return c.CoreV1().Services("").List(ctx, o)
 	})
 	if err != nil {
 		return 0, 0, err
 	}
-	pods, err = count(func(o metav1.ListOptions) (int, string, error) {
-		l, err := c.CoreV1().Pods("").List(ctx, o)
-		if err != nil {
-			return 0, "", err
-		}
-		return len(l.Items), l.Continue, nil
+	pods, err = countAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return c.CoreV1().Pods("").List(ctx, o)
 	})
 	return services, pods, err
+}
+
+// countAll counts the objects of a paginated LIST (client-go's pager, 500 per page).
+func countAll(ctx context.Context, opts metav1.ListOptions, list pager.ListPageFunc) (int, error) {
+	n := 0
+	err := pager.New(list).EachListItem(ctx, opts, func(runtime.Object) error {
+		n++
+		return nil
+	})
+	return n, err
 }

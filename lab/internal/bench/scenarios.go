@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
@@ -124,10 +125,8 @@ func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, str
 
 func (b *Bench) seedAddrs() []string {
 	var out []string
-	for _, n := range b.Layout.Nodes {
-		if !n.Dedicated {
-			out = append(out, n.LANIP)
-		}
+	for _, n := range b.Layout.SeedNodes() {
+		out = append(out, n.LANIP)
 	}
 	return out
 }
@@ -142,8 +141,8 @@ func (b *Bench) nodeWithoutServicePods(ctx context.Context) (string, error) {
 	for _, p := range pods.Items {
 		busy[p.Spec.NodeName] = true
 	}
-	for _, n := range b.Layout.Nodes {
-		if !n.Dedicated && !busy[n.NS] {
+	for _, n := range b.Layout.SeedNodes() {
+		if !busy[n.NS] {
 			return n.NS, nil
 		}
 	}
@@ -264,19 +263,13 @@ func (b *Bench) Scaled(ctx context.Context, ld Load, loader kubernetes.Interface
 // waitEndpointSlices waits until the EndpointSlice controller made a slice for every loaded
 // Service: until then the control plane is busy and doctor's timings would measure that.
 func waitEndpointSlices(ctx context.Context, c kubernetes.Interface, services int) error {
-	sel := metav1.ListOptions{LabelSelector: "endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io", Limit: 500}
+	sel := metav1.ListOptions{LabelSelector: "endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io"}
 	return poll(ctx, 5*time.Minute, func() error {
-		n, opts := 0, sel
-		for {
-			l, err := c.DiscoveryV1().EndpointSlices("").List(ctx, opts)
-			if err != nil {
-				return err
-			}
-			n += len(l.Items)
-			if l.Continue == "" {
-				break
-			}
-			opts.Continue = l.Continue
+		n, err := countAll(ctx, sel, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return c.DiscoveryV1().EndpointSlices("").List(ctx, o)
+		})
+		if err != nil {
+			return err
 		}
 		if n < services {
 			return fmt.Errorf("%d EndpointSlices for %d loaded Services", n, services)

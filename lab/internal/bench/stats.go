@@ -5,7 +5,7 @@ package bench
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -17,8 +17,7 @@ func (s Series) Median() float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	c := append(Series(nil), s...)
-	sort.Float64s(c)
+	c := slices.Sorted(slices.Values(s))
 	m := len(c) / 2
 	if len(c)%2 == 1 {
 		return c[m]
@@ -26,28 +25,20 @@ func (s Series) Median() float64 {
 	return (c[m-1] + c[m]) / 2
 }
 
-// Min is the smallest value.
+// Min is the smallest value (0 for no values).
 func (s Series) Min() float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	m := s[0]
-	for _, v := range s[1:] {
-		m = min(m, v)
-	}
-	return m
+	return slices.Min(s)
 }
 
-// Max is the largest value.
+// Max is the largest value (0 for no values).
 func (s Series) Max() float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	m := s[0]
-	for _, v := range s[1:] {
-		m = max(m, v)
-	}
-	return m
+	return slices.Max(s)
 }
 
 // Seconds formats a series of seconds as "median [min-max]" with a unit fit for the median.

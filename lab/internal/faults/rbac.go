@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 // RBACNamespace holds the ServiceAccounts the lab makes for permission tests.
@@ -77,6 +79,35 @@ func (f Lab) ServiceAccountKubeconfig(ctx context.Context, name string, grants [
 	}
 	path := f.Layout.Path("kubeconfigs", "sa-"+name+".kubeconfig")
 	return path, pki.WriteTokenKubeconfig(path, f.Layout.APIServerURL(), ca, tok.Status.Token)
+}
+
+// ManifestGrants turns the Roles and ClusterRoles of shipped RBAC manifests (pkg/manifests
+// names) into grants: a lab ServiceAccount given them holds exactly what a cluster admin would
+// grant the plugin.
+func ManifestGrants(names ...string) ([]Grant, error) {
+	var grants []Grant
+	for _, name := range names {
+		raw, err := manifests.Get(name)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := fixture.Decode(name, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			switch r := o.(type) {
+			case *rbacv1.ClusterRole:
+				grants = append(grants, Grant{Rules: r.Rules})
+			case *rbacv1.Role:
+				grants = append(grants, Grant{Namespace: r.Namespace, Rules: r.Rules})
+			}
+		}
+	}
+	if len(grants) == 0 {
+		return nil, fmt.Errorf("%v: no Role or ClusterRole", names)
+	}
+	return grants, nil
 }
 
 // DeleteServiceAccount removes what ServiceAccountKubeconfig made for name.

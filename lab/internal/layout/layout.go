@@ -111,6 +111,18 @@ func (l Layout) Hosts() []Host {
 	return append(hosts, l.Internet, l.Laptop)
 }
 
+// SeedNodes are the seed's three nodes (the dedicated VPN node left out): they carry the LAN
+// addresses of the Services.
+func (l Layout) SeedNodes() []Node {
+	var out []Node
+	for _, n := range l.Nodes {
+		if !n.Dedicated {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Node returns the node with that name.
 func (l Layout) Node(name string) (Node, error) {
 	for _, n := range l.Nodes {
