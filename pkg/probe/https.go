@@ -68,7 +68,7 @@ type HTTPSReply struct {
 type Timings struct {
 	Connect   time.Duration // TCP handshake
 	Handshake time.Duration // TLS handshake, after Connect
-	FirstByte time.Duration // request written -> first response byte
+	FirstByte time.Duration // request write started -> first response byte
 }
 
 // HTTPSClient is the real HTTPS prober. It speaks HTTP/1.1 by hand on the pinned connection so
@@ -139,13 +139,15 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		hreq.Header.Set("User-Agent", "kubectl-lanaccess")
 		hreq.Header.Set("Accept", "*/*")
 		hreq.Close = last
+		// The clock starts before the write: the server may read the request and start
+		// answering before Write returns here, and its time must not fall outside the sample.
+		sent := time.Now()
 		if err := hreq.Write(tconn); err != nil {
 			if i > 0 {
 				break // the server ended the connection early: keep the samples taken
 			}
 			return nil, fail("send request", err)
 		}
-		sent := time.Now()
 		if _, err := br.Peek(1); err != nil {
 			if i > 0 {
 				break
