@@ -31,6 +31,9 @@ const (
 // Finding is one observation with the object it concerns, the evidence behind it and, where
 // the user must act, a remediation they can paste (a command or YAML).
 type Finding struct {
+	// Code is the finding's stable code ("LA106-ADMISSION"), declared in the catalogue: users
+	// silence exactly one known finding with --skip CODE, and docs can link to it.
+	Code        string         `json:"code,omitempty"`
 	Severity    Severity       `json:"severity"`
 	Object      string         `json:"object,omitempty"`
 	Message     string         `json:"message"`
@@ -50,8 +53,12 @@ type Outcome struct {
 // Check is one entry of a catalogue. Checks are values with their dependencies injected when
 // they are built (see package checks); Run must honour ctx's deadline.
 type Check struct {
-	ID        string
-	Title     string
+	ID    string
+	Title string
+	// Section groups the check in reports ("DNS path"); Codes are the finding codes it may
+	// emit. Both come from the catalogue (package checks/catalogue).
+	Section   string
+	Codes     []string
 	DependsOn []string
 	// Timeout bounds the whole check; zero means the runner's default.
 	Timeout time.Duration
@@ -62,10 +69,14 @@ type Check struct {
 type Result struct {
 	ID       string        `json:"id"`
 	Title    string        `json:"title"`
+	Section  string        `json:"section,omitempty"`
 	Status   Status        `json:"status"`
 	Duration time.Duration `json:"-"`
 	Reason   string        `json:"reason,omitempty"`
 	Findings []Finding     `json:"findings"`
+	// Suppressed counts the findings silenced by --skip CODE, by code: they are left out of
+	// Findings and of the status, and said so in the report.
+	Suppressed map[string]int `json:"suppressed,omitempty"`
 }
 
 // Summary counts results by status.
@@ -115,4 +126,44 @@ func StatusOf(o Outcome) (Status, string) {
 		}
 	}
 	return st, ""
+}
+
+// UnreadSuffix makes the code of Partial's note ("LA102-UNREAD").
+const UnreadSuffix = "-UNREAD"
+
+// Partial keeps what a check found when part of its input could not be read: known problems
+// are reported as they are, and a check that found nothing wrong is SKIP with the reason
+// rather than PASS, because the unread part may hide a problem. unread "" = all was read.
+// The note about the unread part carries the code id+UnreadSuffix.
+func Partial(id string, findings []Finding, unread string) Outcome {
+	if unread == "" {
+		return Outcome{Findings: findings}
+	}
+	for _, f := range findings {
+		if f.Severity != SeverityInfo {
+			return Outcome{Findings: append(findings, Finding{Code: id + UnreadSuffix, Severity: SeverityInfo, Message: "not everything was checked: " + unread})}
+		}
+	}
+	return Outcome{Findings: findings, Skip: unread}
+}
+
+// HasSeverity reports whether some finding has severity sev.
+func HasSeverity(fs []Finding, sev Severity) bool {
+	for _, f := range fs {
+		if f.Severity == sev {
+			return true
+		}
+	}
+	return false
+}
+
+// WithSeverity returns the findings of severity sev.
+func WithSeverity(fs []Finding, sev Severity) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Severity == sev {
+			out = append(out, f)
+		}
+	}
+	return out
 }

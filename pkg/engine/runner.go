@@ -25,7 +25,9 @@ type Event struct {
 type Runner struct {
 	Checks []Check
 	// Only and Skip select checks by ID (or ID prefix such as "LA3"). A dependency that is not
-	// selected counts as satisfied: the user asked for that check alone.
+	// selected counts as satisfied: the user asked for that check alone. A Skip entry that is a
+	// finding code ("LA106-ADMISSION") silences exactly the findings with that code: the check
+	// runs and its status is computed without them.
 	Only, Skip     []string
 	DefaultTimeout time.Duration
 	Parallel       int
@@ -37,32 +39,87 @@ type Runner struct {
 // Validate reports IDs in Only/Skip that name no check, so a typo is a usage error, not a
 // silently empty run.
 func (r *Runner) Validate() error {
-	var unknown []string
-	for _, sel := range append(append([]string{}, r.Only...), r.Skip...) {
-		found := false
-		for _, c := range r.Checks {
-			if matches(sel, c.ID) {
-				found = true
-				break
-			}
-		}
-		if !found {
+	var unknown, codesInOnly []string
+	for _, sel := range r.Only {
+		if IsCode(sel) {
+			codesInOnly = append(codesInOnly, sel)
+		} else if !r.knownID(sel) {
 			unknown = append(unknown, sel)
 		}
+	}
+	for _, sel := range r.Skip {
+		if (IsCode(sel) && !r.knownCode(sel)) || (!IsCode(sel) && !r.knownID(sel)) {
+			unknown = append(unknown, sel)
+		}
+	}
+	if len(codesInOnly) > 0 {
+		return fmt.Errorf("--only takes check IDs, not finding codes (%s): silence one finding with --skip CODE", strings.Join(codesInOnly, ", "))
 	}
 	if len(unknown) > 0 {
 		ids := make([]string, 0, len(r.Checks))
 		for _, c := range r.Checks {
 			ids = append(ids, c.ID)
 		}
-		return fmt.Errorf("unknown check ID %s (known: %s)", strings.Join(unknown, ", "), strings.Join(ids, ", "))
+		return fmt.Errorf("unknown check ID or finding code %s (check IDs: %s; the README's catalogue lists each check's codes)", strings.Join(unknown, ", "), strings.Join(ids, ", "))
 	}
 	return nil
 }
 
+func (r *Runner) knownID(sel string) bool {
+	for _, c := range r.Checks {
+		if matches(sel, c.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) knownCode(code string) bool {
+	for _, c := range r.Checks {
+		for _, k := range c.Codes {
+			if strings.EqualFold(k, strings.TrimSpace(code)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IsCode tells a finding code ("LA106-ADMISSION") from a check ID or prefix ("LA106", "LA1").
+func IsCode(sel string) bool {
+	id, rest, ok := strings.Cut(strings.TrimSpace(sel), "-")
+	return ok && rest != "" && id != ""
+}
+
 func matches(sel, id string) bool {
 	sel = strings.ToUpper(strings.TrimSpace(sel))
-	return sel != "" && strings.HasPrefix(id, sel)
+	return sel != "" && !IsCode(sel) && strings.HasPrefix(id, sel)
+}
+
+// suppress removes the findings whose code --skip names, counting them by code.
+func (r *Runner) suppress(fs []Finding) ([]Finding, map[string]int) {
+	var counts map[string]int
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Code != "" && r.skipsCode(f.Code) {
+			if counts == nil {
+				counts = map[string]int{}
+			}
+			counts[f.Code]++
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, counts
+}
+
+func (r *Runner) skipsCode(code string) bool {
+	for _, s := range r.Skip {
+		if IsCode(s) && strings.EqualFold(strings.TrimSpace(s), code) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Runner) selected(id string) (bool, string) {
@@ -117,7 +174,7 @@ func (r *Runner) Run(ctx context.Context) []Result {
 		go func(i int, c Check) {
 			defer wg.Done()
 			defer close(done[i])
-			res := Result{ID: c.ID, Title: c.Title, Findings: []Finding{}}
+			res := Result{ID: c.ID, Title: c.Title, Section: c.Section, Findings: []Finding{}}
 			finish := func() {
 				results[i] = res
 				observe(Event{Check: c, Result: &results[i], Index: i})
@@ -144,6 +201,7 @@ func (r *Runner) Run(ctx context.Context) []Result {
 			start := now()
 			o := r.runOne(ctx, c)
 			res.Duration = now().Sub(start)
+			o.Findings, res.Suppressed = r.suppress(o.Findings)
 			res.Status, res.Reason = StatusOf(o)
 			if o.Findings != nil {
 				res.Findings = o.Findings

@@ -80,7 +80,7 @@ func TestUnknownSelectionIsAUsageError(t *testing.T) {
 	err := r.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "LA999")
-	assert.Contains(t, err.Error(), "known: LA001")
+	assert.Contains(t, err.Error(), "check IDs: LA001")
 }
 
 func TestCheckThatOverrunsItsDeadlineIsAnError(t *testing.T) {
@@ -144,4 +144,51 @@ func TestObserverSeesStartAndFinish(t *testing.T) {
 	assert.True(t, events[0].Started)
 	assert.Equal(t, StatusPass, events[1].Result.Status)
 	assert.Equal(t, 1, events[1].Total)
+}
+
+func TestSkippingACodeSilencesExactlyThoseFindings(t *testing.T) {
+	c := Check{ID: "LA106", Codes: []string{"LA106-ADMISSION", "LA106-INTERCEPTION", "LA106-DEPRECATED"}, Run: func(context.Context) Outcome {
+		return Outcome{Findings: []Finding{
+			{Code: "LA106-ADMISSION", Severity: SeverityWarn},
+			{Code: "LA106-DEPRECATED", Severity: SeverityInfo},
+		}}
+	}}
+	r := Runner{Checks: []Check{c}, Skip: []string{"la106-admission"}}
+	require.NoError(t, r.Validate())
+	res := r.Run(context.Background())
+	require.Len(t, res, 1)
+	assert.Equal(t, StatusPass, res[0].Status, "the only warning was silenced")
+	assert.Equal(t, map[string]int{"LA106-ADMISSION": 1}, res[0].Suppressed)
+	require.Len(t, res[0].Findings, 1)
+	assert.Equal(t, "LA106-DEPRECATED", res[0].Findings[0].Code)
+
+	other := Runner{Checks: []Check{c}, Skip: []string{"LA106-INTERCEPTION"}}
+	res = other.Run(context.Background())
+	assert.Equal(t, StatusWarn, res[0].Status, "silencing another code leaves this warning")
+}
+
+func TestSelectionsOfCodesAreValidated(t *testing.T) {
+	c := Check{ID: "LA106", Codes: []string{"LA106-ADMISSION"}}
+	for _, tc := range []struct {
+		r    Runner
+		want string
+	}{
+		{Runner{Checks: []Check{c}, Skip: []string{"LA106-NOPE"}}, "LA106-NOPE"},
+		{Runner{Checks: []Check{c}, Only: []string{"LA106-ADMISSION"}}, "--only takes check IDs"},
+	} {
+		err := tc.r.Validate()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	ok := Runner{Checks: []Check{c}, Skip: []string{"LA106-ADMISSION"}}
+	assert.NoError(t, ok.Validate())
+}
+
+func TestPartialKeepsProblemsAndSkipsAnEmptyVerdict(t *testing.T) {
+	o := Partial("LA102", nil, "could not read pods")
+	assert.Equal(t, "could not read pods", o.Skip)
+	o = Partial("LA102", []Finding{{Code: "LA102-NO-POD", Severity: SeverityFail}}, "could not read endpointslices")
+	assert.Empty(t, o.Skip)
+	require.Len(t, o.Findings, 2)
+	assert.Equal(t, "LA102-UNREAD", o.Findings[1].Code)
 }

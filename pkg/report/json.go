@@ -19,10 +19,12 @@ type jsonReport struct {
 type jsonCheck struct {
 	ID         string           `json:"id"`
 	Title      string           `json:"title"`
+	Section    string           `json:"section,omitempty"`
 	Status     engine.Status    `json:"status"`
 	DurationMs int64            `json:"durationMs"`
 	Reason     string           `json:"reason,omitempty"`
 	Findings   []engine.Finding `json:"findings"`
+	Suppressed map[string]int   `json:"suppressed,omitempty"`
 }
 
 // WriteJSON writes the stable JSON contract (schemaVersion 1).
@@ -46,8 +48,8 @@ func WriteJSON(w io.Writer, r Report) error {
 			f = []engine.Finding{}
 		}
 		out.Checks = append(out.Checks, jsonCheck{
-			ID: res.ID, Title: res.Title, Status: res.Status,
-			DurationMs: res.Duration.Milliseconds(), Reason: res.Reason, Findings: f,
+			ID: res.ID, Title: res.Title, Section: res.Section, Status: res.Status,
+			DurationMs: res.Duration.Milliseconds(), Reason: res.Reason, Findings: f, Suppressed: res.Suppressed,
 		})
 	}
 	enc := json.NewEncoder(w)

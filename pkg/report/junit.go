@@ -71,7 +71,7 @@ func WriteJUnit(w io.Writer, r Report) error {
 		total += res.Duration
 		c := junitCase{
 			Name:      res.ID + " " + res.Title,
-			Classname: r.Command + "." + strings.ReplaceAll(Group(res.ID), " ", "_"),
+			Classname: r.Command + "." + strings.ReplaceAll(Section(res), " ", "_"),
 			Time:      seconds(res.Duration),
 		}
 		body := findingsText(res.Findings)

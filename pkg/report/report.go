@@ -3,8 +3,6 @@
 package report
 
 import (
-	"strings"
-
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -34,21 +32,10 @@ type KV struct {
 	Value string `json:"value"`
 }
 
-// Group names the section a check belongs to, from its ID.
-func Group(id string) string {
-	switch {
-	case strings.HasPrefix(id, "LA0"), strings.HasPrefix(id, "LA1"):
-		return "Configuration"
-	case strings.HasPrefix(id, "LA2"):
-		return "Node listeners"
-	case strings.HasPrefix(id, "LA3"):
-		return "DNS path"
-	case strings.HasPrefix(id, "LA4"):
-		return "HTTPS path"
-	case strings.HasPrefix(id, "VPN"):
-		return "VPN trace"
-	case strings.HasPrefix(id, "WS"):
-		return "This workstation"
+// Section names the report section of a result: the catalogue's, "Other" when it has none.
+func Section(res engine.Result) string {
+	if res.Section == "" {
+		return "Other"
 	}
-	return "Other"
+	return res.Section
 }

@@ -24,18 +24,18 @@ func sampleReport() Report {
 		Cluster: Cluster{Context: "lab", Server: "https://10.0.10.1:6443"},
 		Subject: []KV{{"proxy", "Service traefik/traefik"}, {"dns", "Service lan-dns/lan-dns"}, {"zone", "apps.example.com."}},
 		Results: []engine.Result{
-			{ID: "LA001", Title: "API reachable and permissions granted", Status: engine.StatusPass, Duration: 12 * time.Millisecond, Findings: []engine.Finding{}},
-			{ID: "LA101", Title: "The three address lists agree", Status: engine.StatusFail, Duration: 3 * time.Millisecond, Findings: []engine.Finding{{
-				Severity: engine.SeverityFail, Object: "ConfigMap lan-dns/lan-dns",
+			{ID: "LA001", Section: "Configuration", Title: "API reachable and permissions granted", Status: engine.StatusPass, Duration: 12 * time.Millisecond, Findings: []engine.Finding{}},
+			{ID: "LA101", Section: "Configuration", Title: "The three address lists agree", Status: engine.StatusFail, Duration: 3 * time.Millisecond, Findings: []engine.Finding{{
+				Code: "LA101-ZONE-MISSING", Severity: engine.SeverityFail, Object: "ConfigMap lan-dns/lan-dns",
 				Message:     "the zone answers 2 addresses, the Services carry 3",
 				Evidence:    map[string]any{"zone": []string{"10.0.10.11", "10.0.10.12"}, "proxy": []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}},
 				Remediation: "kubectl -n lan-dns edit configmap lan-dns\n# add: answer \"{{ .Name }} 60 IN A 10.0.10.13\"",
 			}}},
-			{ID: "LA105", Title: "DNS Deployment is highly available", Status: engine.StatusWarn, Duration: 2 * time.Millisecond, Findings: []engine.Finding{{
-				Severity: engine.SeverityWarn, Object: "Deployment lan-dns/lan-dns", Message: "no PodDisruptionBudget keeps a replica during drains",
-			}, {Severity: engine.SeverityInfo, Message: "2 replicas on 2 nodes"}}},
-			{ID: "LA201", Title: "No host process on the Service ports", Status: engine.StatusSkip, Reason: "disabled by --no-helpers"},
-			{ID: "LA301", Title: "Every node answers the zone", Status: engine.StatusError, Duration: 2 * time.Second, Reason: "check deadline of 2s exceeded"},
+			{ID: "LA105", Section: "Configuration", Title: "DNS Deployment is highly available", Status: engine.StatusWarn, Duration: 2 * time.Millisecond, Suppressed: map[string]int{"LA105-ROOT": 1}, Findings: []engine.Finding{{
+				Code: "LA105-NO-PDB", Severity: engine.SeverityWarn, Object: "Deployment lan-dns/lan-dns", Message: "no PodDisruptionBudget keeps a replica during drains",
+			}, {Code: "LA105-SPREAD", Severity: engine.SeverityInfo, Message: "2 replicas on 2 nodes"}}},
+			{ID: "LA201", Section: "Node listeners", Title: "No host process on the Service ports", Status: engine.StatusSkip, Reason: "disabled by --no-helpers"},
+			{ID: "LA301", Section: "DNS path", Title: "Every node answers the zone", Status: engine.StatusError, Duration: 2 * time.Second, Reason: "check deadline of 2s exceeded"},
 		},
 	}
 }

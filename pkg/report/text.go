@@ -69,7 +69,7 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	}
 	group := ""
 	for _, res := range r.Results {
-		if g := Group(res.ID); g != group {
+		if g := Section(res); g != group {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", p.bold.Sprint(g))
 		}
@@ -86,6 +86,9 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 				continue
 			}
 			writeFinding(&b, p, f, o.Verbose || f.Severity != engine.SeverityInfo)
+		}
+		if len(res.Suppressed) > 0 {
+			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint("silenced by --skip: "+suppressedText(res.Suppressed)))
 		}
 	}
 	s := engine.Summarize(r.Results)
@@ -104,7 +107,11 @@ func writeFinding(b *strings.Builder, p palette, f engine.Finding, withEvidence 
 	if f.Object != "" {
 		fmt.Fprintf(b, "%s: ", p.bold.Sprint(f.Object))
 	}
-	fmt.Fprintf(b, "%s\n", f.Message)
+	fmt.Fprintf(b, "%s", f.Message)
+	if f.Code != "" && f.Severity != engine.SeverityInfo {
+		fmt.Fprintf(b, " %s", p.dim.Sprintf("[%s]", f.Code))
+	}
+	b.WriteString("\n")
 	if withEvidence {
 		if ev := evidenceText(f.Evidence); ev != "" {
 			fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("evidence:"), ev)
@@ -166,4 +173,18 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// suppressedText is "LA106-ADMISSION (1), LA107-NO-AUTH (2)", sorted.
+func suppressedText(m map[string]int) string {
+	codes := make([]string, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	parts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%s (%d)", c, m[c]))
+	}
+	return strings.Join(parts, ", ")
 }
