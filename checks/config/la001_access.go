@@ -1,4 +1,4 @@
-package checks
+package config
 
 import (
 	"context"
@@ -7,191 +7,112 @@ import (
 	"sort"
 	"strings"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// Permission is one verb on one resource that doctor needs. Namespace "" means all
-// namespaces (or a cluster-scoped resource).
-type Permission struct {
-	Verb        string
-	Group       string
-	Resource    string
-	Subresource string
-	Namespace   string
-}
-
-func (p Permission) String() string {
-	r := p.Resource
-	if p.Subresource != "" {
-		r += "/" + p.Subresource
-	}
-	if p.Group != "" {
-		r += "." + p.Group
-	}
-	where := "in all namespaces"
-	if p.Namespace != "" {
-		where = "in namespace " + p.Namespace
-	}
-	return p.Verb + " " + r + " " + where
-}
-
-// Access is the answer of one SelfSubjectAccessReview.
-type Access struct {
-	Allowed bool
-	Reason  string
-}
-
-// FactMissingPermissions is the Facts key under which LA001 records the permissions that
-// were denied ([]Permission, empty when all were granted).
-const FactMissingPermissions = "LA001.missingPermissions"
-
-// FactAccessPrefix prefixes the Facts keys under which Permitted caches each answer
-// ("access: list nodes in all namespaces").
-const FactAccessPrefix = "access: "
-
-// Permitted reports whether the current user may verb the resource ("pods/exec" for a
-// subresource; group "" for the core group; ns "" for all namespaces or cluster scope). When
-// it may not, reason names what is missing, ready to be a SKIP reason: "not permitted by RBAC:
-// create pods/exec in all namespaces". Answers are cached in Facts; LA001 asks for everything
-// doctor needs up front, other checks may ask for more. When the question cannot be asked (no
-// client, API error) the answer is "permitted": the check then meets the real error itself.
-func (e *Env) Permitted(ctx context.Context, verb, group, resource, ns string) (bool, string) {
-	p := Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns}
-	if i := strings.Index(resource, "/"); i >= 0 {
-		p.Resource, p.Subresource = resource[:i], resource[i+1:]
-	}
-	a, err := e.review(ctx, p)
-	if err != nil || a.Allowed {
-		return true, ""
-	}
-	return false, "not permitted by RBAC: " + p.String()
-}
-
-// review asks the API server once per permission and run.
-func (e *Env) review(ctx context.Context, p Permission) (Access, error) {
-	key := FactAccessPrefix + p.String()
-	if e.Facts != nil {
-		if v, ok := e.Facts.Get(key); ok {
-			if a, ok := v.(Access); ok {
-				return a, nil
-			}
-		}
-	}
-	if e.Client == nil {
-		return Access{}, fmt.Errorf("no Kubernetes client")
-	}
-	r, err := e.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Namespace: p.Namespace,
-		}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return Access{}, err
-	}
-	a := Access{Allowed: r.Status.Allowed && !r.Status.Denied, Reason: r.Status.Reason}
-	if e.Facts != nil {
-		e.Facts.Set(key, a)
-	}
-	return a, nil
-}
-
-// need is one permission and the checks that cannot run without it.
+// need is one question LA001 asks, and the checks that cannot run without it.
 type need struct {
-	Permission
+	kube.AccessQuestion
 	Checks []string
 	// Optional permissions serve checks that work without them (helper pods for LA201): a
 	// missing one is information, not a warning.
 	Optional bool
 }
 
-// neededPermissions lists what doctor reads, in the namespaces of the discovered setup.
-// Custom resources whose CRD is not installed are not asked about.
+func (n need) String() string {
+	r := n.Resource
+	if n.Subresource != "" {
+		r += "/" + n.Subresource
+	}
+	if n.Group != "" {
+		r += "." + n.Group
+	}
+	where := "in all namespaces"
+	if n.Namespace != "" {
+		where = "in namespace " + n.Namespace
+	}
+	return n.Verb + " " + r + " " + where
+}
+
+// neededPermissions derives LA001's questions from the plugin's one permission list
+// (manifests.Permissions, which the shipped RBAC is tested against): the permissions doctor
+// uses (its checks or its discovery), in the namespaces of the discovered setup. Reads are
+// asked as list, the verb doctor calls; custom resources whose CRD is not installed are not
+// asked about, nor helper pods with --no-helpers.
 func neededPermissions(env *Env) []need {
-	var proxyNS, dnsNS string
+	var setupNS []string
 	installed := map[string]bool{}
 	if s := env.Setup; s != nil {
-		if s.ProxyService != nil {
-			proxyNS = s.ProxyService.Namespace
-		}
-		if s.DNSService != nil {
-			dnsNS = s.DNSService.Namespace
+		for _, svc := range []string{nsOf(s.ProxyService), nsOf(s.DNSService)} {
+			if svc != "" && !slices.Contains(setupNS, svc) {
+				setupNS = append(setupNS, svc)
+			}
 		}
 		installed = s.Installed
 	}
-	list := func(group, resource, ns string, checks ...string) need {
-		return need{Permission: Permission{Verb: "list", Group: group, Resource: resource, Namespace: ns}, Checks: checks}
-	}
-	needs := []need{
-		list("", "services", "", "LA106"),
-		list("", "nodes", "", "LA101", "LA201"),
-		list("", "pods", proxyNS, "LA102"),
-		list("apps", "deployments", proxyNS, "LA102"),
-		list("discovery.k8s.io", "endpointslices", proxyNS, "LA102"),
-		list("", "pods", dnsNS, "LA103", "LA105"),
-		list("apps", "deployments", dnsNS, "LA105"),
-		list("discovery.k8s.io", "endpointslices", dnsNS, "LA103"),
-		list("", "configmaps", dnsNS, "LA104"),
-		list("policy", "poddisruptionbudgets", dnsNS, "LA105"),
-		list("networking.k8s.io", "ingresses", "", "LA107"),
-		list("networking.k8s.io", "ingressclasses", "", "LA107"),
-		list("admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "LA106"),
-	}
-	optionalCRD := func(r kube.DynamicResource, checks ...string) {
-		if v, known := installed[r.Key()]; known && !v {
-			return // not installed: nothing to read
-		}
-		needs = append(needs, list(r.GVR.Group, r.GVR.Resource, "", checks...))
-	}
-	if v, known := installed[kube.ReadKey("admissionregistration.k8s.io", "validatingadmissionpolicies", "")]; !known || v {
-		needs = append(needs,
-			list("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "LA106"),
-			list("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "LA106"))
-	}
-	for _, r := range kube.TraefikIngressRoutes() {
-		optionalCRD(r, "LA107")
-	}
-	for _, r := range kube.TraefikMiddlewares() {
-		optionalCRD(r, "LA107")
-	}
-	for _, r := range kube.KyvernoPolicyResources() {
-		optionalCRD(r, "LA106")
-	}
-	optionalCRD(kube.GatekeeperTemplates(), "LA106")
-	helperNS := env.Options.HelperNamespace
+	helperNS := env.HelperNamespace
 	if helperNS == "" {
 		helperNS = "default"
 	}
-	needs = append(needs,
-		need{Permission: Permission{Verb: "create", Resource: "pods", Subresource: "exec"}, Checks: []string{"LA201"}, Optional: true},
-		need{Permission: Permission{Verb: "create", Resource: "pods", Namespace: helperNS}, Checks: []string{"LA201"}, Optional: true},
-		need{Permission: Permission{Verb: "delete", Resource: "pods", Namespace: helperNS}, Checks: []string{"LA201"}, Optional: true},
-	)
-	return mergeNeeds(needs)
-}
-
-// mergeNeeds asks once for a permission several checks need (the proxy and the DNS often
-// share a namespace).
-func mergeNeeds(needs []need) []need {
-	var out []need
-	index := map[Permission]int{}
-	for _, n := range needs {
-		i, seen := index[n.Permission]
-		if !seen {
-			index[n.Permission] = len(out)
-			out = append(out, n)
-			continue
-		}
-		for _, c := range n.Checks {
-			if !slices.Contains(out[i].Checks, c) {
-				out[i].Checks = append(out[i].Checks, c)
+	doctorIDs := catalogue.IDs(catalogue.ForCommand(catalogue.Doctor))
+	var needs []need
+	for _, p := range manifests.Permissions() {
+		var checks []string
+		for _, f := range p.For {
+			if f == "discovery" || slices.Contains(doctorIDs, f) {
+				checks = append(checks, f)
 			}
 		}
-		out[i].Optional = out[i].Optional && n.Optional
+		if len(checks) == 0 || p.Verb == "get" || p.Verb == "watch" || p.Grant == manifests.GrantVPNExec {
+			continue
+		}
+		if p.Grant == manifests.GrantHelpers && env.NoHelpers {
+			continue
+		}
+		resource, sub := p.Split()
+		if p.CRD {
+			if v, known := installed[kube.ReadKey(p.Group, resource, "")]; known && !v {
+				continue // not installed: nothing to read
+			}
+		}
+		var namespaces []string
+		switch p.Scope {
+		case manifests.SetupNamespaces:
+			namespaces = setupNS
+		case manifests.HelperNamespace:
+			namespaces = []string{helperNS}
+		default:
+			namespaces = []string{""}
+		}
+		for _, ns := range namespaces {
+			needs = append(needs, need{
+				AccessQuestion: kube.AccessQuestion{Verb: p.Verb, Group: p.Group, Resource: resource, Subresource: sub, Namespace: ns},
+				Checks:         withoutDiscovery(checks), Optional: p.Optional,
+			})
+		}
+	}
+	return needs
+}
+
+func nsOf(svc *corev1.Service) string {
+	if svc == nil {
+		return ""
+	}
+	return svc.Namespace
+}
+
+// withoutDiscovery names the checks a permission serves; discovery itself serves them all.
+func withoutDiscovery(checks []string) []string {
+	out := slices.DeleteFunc(slices.Clone(checks), func(c string) bool { return c == "discovery" })
+	if len(out) == 0 {
+		return []string{"discovery (every check)"}
 	}
 	return out
 }
@@ -200,37 +121,32 @@ func mergeNeeds(needs []need) []need {
 // need. One SelfSubjectAccessReview per permission; a missing one is named with the checks
 // that will SKIP because of it and the RBAC rule that grants it.
 func AccessAndPermissions(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA001",
-		Title: "The API server answers and the permissions doctor needs are granted",
-		Run:   func(ctx context.Context) engine.Outcome { return accessAndPermissions(ctx, env) },
-	}
+	return catalogue.Check("LA001", func(ctx context.Context) engine.Outcome { return accessAndPermissions(ctx, env) })
 }
 
 func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
-	if env.Client == nil {
-		return engine.Outcome{Err: fmt.Errorf("no Kubernetes client in the environment")}
+	if env.Access == nil {
+		return engine.Outcome{Err: fmt.Errorf("no access reviewer in the environment")}
 	}
 	var findings []engine.Finding
-	missing := []Permission{}
 	for _, n := range neededPermissions(env) {
-		a, err := env.review(ctx, n.Permission)
+		a, err := env.Access.Review(ctx, n.AccessQuestion)
 		if err != nil {
 			if apierrors.IsForbidden(err) {
 				return engine.Outcome{Findings: []engine.Finding{{
-					Severity: engine.SeverityWarn, Object: "selfsubjectaccessreviews.authorization.k8s.io",
+					Code: "LA001-REVIEW-FORBIDDEN", Severity: engine.SeverityWarn, Object: "selfsubjectaccessreviews.authorization.k8s.io",
 					Message:     "the API refuses to answer permission questions, so missing permissions show up as SKIP in each check instead",
 					Evidence:    map[string]any{"error": err.Error()},
 					Remediation: "kubectl create clusterrolebinding lanaccess-basic-user --clusterrole=system:basic-user --user=\"$(kubectl auth whoami -o jsonpath='{.status.userInfo.username}')\"",
 				}}}
 			}
-			return engine.Outcome{Err: fmt.Errorf("API server did not answer a SelfSubjectAccessReview (%s): %w", n.Permission, err)}
+			return engine.Outcome{Err: fmt.Errorf("API server did not answer a SelfSubjectAccessReview (%s): %w", n, err)}
 		}
 		if a.Allowed {
 			continue
 		}
-		missing = append(missing, n.Permission)
 		f := engine.Finding{
+			Code:     "LA001-PERMISSION",
 			Severity: engine.SeverityWarn,
 			Object:   "RBAC: " + n.String(),
 			Message:  fmt.Sprintf("not permitted: %s will be skipped", strings.Join(n.Checks, ", ")),
@@ -238,16 +154,13 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 				"verb": n.Verb, "group": n.Group, "resource": n.Resource, "subresource": n.Subresource,
 				"namespace": n.Namespace, "checks": n.Checks, "reason": a.Reason,
 			},
-			Remediation: grantCommand(n.Permission),
+			Remediation: grantCommand(n.AccessQuestion),
 		}
 		if n.Optional {
-			f.Severity = engine.SeverityInfo
+			f.Code, f.Severity = "LA001-PERMISSION-OPTIONAL", engine.SeverityInfo
 			f.Message = fmt.Sprintf("not permitted: %s works with less (existing pods, or reports what it could not read)", strings.Join(n.Checks, ", "))
 		}
 		findings = append(findings, f)
-	}
-	if env.Facts != nil {
-		env.Facts.Set(FactMissingPermissions, missing)
 	}
 	findings = append(findings, unreadableReads(env)...)
 	return engine.Outcome{Findings: findings}
@@ -269,7 +182,7 @@ func unreadableReads(env *Env) []engine.Finding {
 	var out []engine.Finding
 	for _, k := range keys {
 		out = append(out, engine.Finding{
-			Severity: engine.SeverityWarn, Object: k,
+			Code: "LA001-LIST-FAILED", Severity: engine.SeverityWarn, Object: k,
 			Message:     "the API server failed to list " + k + ": checks that need it will be skipped",
 			Evidence:    map[string]any{"error": env.Setup.Partial[k].Error()},
 			Remediation: "kubectl get --raw /readyz?verbose   # then retry; an aggregated API or CRD conversion webhook may be down",
@@ -278,21 +191,21 @@ func unreadableReads(env *Env) []engine.Finding {
 	return out
 }
 
-// grantCommand is a Role (or ClusterRole) and binding that grant p to the current user.
-func grantCommand(p Permission) string {
-	resource := p.Resource
-	if p.Subresource != "" {
-		resource += "/" + p.Subresource
+// grantCommand is a Role (or ClusterRole) and binding that grant q to the current user.
+func grantCommand(q kube.AccessQuestion) string {
+	resource := q.Resource
+	if q.Subresource != "" {
+		resource += "/" + q.Subresource
 	}
-	if p.Group != "" {
-		resource += "." + p.Group
+	if q.Group != "" {
+		resource += "." + q.Group
 	}
 	user := `"$(kubectl auth whoami -o jsonpath='{.status.userInfo.username}')"`
-	name := "lanaccess-" + p.Verb + "-" + strings.NewReplacer("/", "-", ".", "-").Replace(resource)
-	if p.Namespace == "" {
-		return fmt.Sprintf("kubectl create clusterrole %[1]s --verb=%[2]s --resource=%[3]s\nkubectl create clusterrolebinding %[1]s --clusterrole=%[1]s --user=%[4]s",
-			name, p.Verb, resource, user)
+	name := "lanaccess-" + q.Verb + "-" + strings.NewReplacer("/", "-", ".", "-").Replace(resource)
+	if q.Namespace == "" {
+		return remedy.Command("kubectl", "create", "clusterrole", name, "--verb="+q.Verb, "--resource="+resource) + "\n" +
+			remedy.Command("kubectl", "create", "clusterrolebinding", name, "--clusterrole="+name) + " --user=" + user
 	}
-	return fmt.Sprintf("kubectl -n %[5]s create role %[1]s --verb=%[2]s --resource=%[3]s\nkubectl -n %[5]s create rolebinding %[1]s --role=%[1]s --user=%[4]s",
-		name, p.Verb, resource, user, p.Namespace)
+	return remedy.Kubectl(q.Namespace, "create", "role", name, "--verb="+q.Verb, "--resource="+resource) + "\n" +
+		remedy.Kubectl(q.Namespace, "create", "rolebinding", name, "--role="+name) + " --user=" + user
 }

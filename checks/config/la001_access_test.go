@@ -1,4 +1,4 @@
-package checks
+package config
 
 import (
 	"errors"
@@ -11,10 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 func denyResource(resources ...string) func(authorizationv1.ResourceAttributes) bool {
@@ -30,7 +31,7 @@ func denyResource(resources ...string) func(authorizationv1.ResourceAttributes) 
 
 func reviewCount(env *Env) int {
 	n := 0
-	for _, a := range env.Client.(*fake.Clientset).Actions() {
+	for _, a := range fakeClient(env).Actions() {
 		if a.GetVerb() == "create" && a.GetResource().Resource == "selfsubjectaccessreviews" {
 			n++
 		}
@@ -46,10 +47,32 @@ func TestAccessAndPermissionsPassesWhenEverythingIsGranted(t *testing.T) {
 	asked := reviewCount(env)
 	assert.Equal(t, len(neededPermissions(env)), asked, "one review per needed permission")
 
-	ok, why := env.Permitted(t.Context(), "list", "", "nodes", "")
-	assert.True(t, ok)
-	assert.Empty(t, why)
-	assert.Equal(t, asked, reviewCount(env), "answers are cached in Facts")
+	_, err := env.Access.Review(t.Context(), kube.AccessQuestion{Verb: "list", Resource: "nodes"})
+	require.NoError(t, err)
+	assert.Equal(t, asked, reviewCount(env), "answers are cached per run")
+}
+
+func TestAccessAndPermissionsAsksForWhatTheShippedRBACGrants(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	granted := map[string]bool{}
+	for _, p := range manifests.Permissions() {
+		granted[p.Verb+" "+p.Group+"/"+p.Resource] = true
+	}
+	for _, n := range neededPermissions(env) {
+		r := n.Resource
+		if n.Subresource != "" {
+			r += "/" + n.Subresource
+		}
+		assert.True(t, granted[n.Verb+" "+n.Group+"/"+r], "LA001 asks for %s, which no shipped grant gives", n)
+	}
+}
+
+func TestAccessAndPermissionsDoesNotAskForHelperPodsWithNoHelpers(t *testing.T) {
+	env := configEnv(t, nil, nil)
+	env.NoHelpers = true
+	for _, n := range neededPermissions(env) {
+		assert.NotEqual(t, "default", n.Namespace, "no helper pod is created with --no-helpers: %s", n)
+	}
 }
 
 func TestAccessAndPermissionsNamesTheMissingVerbAndTheChecksItSkips(t *testing.T) {
@@ -62,19 +85,11 @@ func TestAccessAndPermissionsNamesTheMissingVerbAndTheChecksItSkips(t *testing.T
 	assert.Contains(t, warn[0].Message, "LA107 will be skipped")
 	assert.Contains(t, warn[0].Remediation, "kubectl create clusterrole lanaccess-list-ingressroutes-traefik-io --verb=list --resource=ingressroutes.traefik.io")
 
-	info := configFindings(o, engine.SeverityInfo, "RBAC: create pods/exec in all namespaces")
+	assert.Equal(t, "LA001-PERMISSION", warn[0].Code)
+
+	info := configFindings(o, engine.SeverityInfo, "RBAC: create pods/exec in namespace default")
 	require.Len(t, info, 1, "exec only serves LA201, which works with less")
-
-	ok, why := env.Permitted(t.Context(), "create", "", "pods/exec", "")
-	assert.False(t, ok)
-	assert.Equal(t, "not permitted by RBAC: create pods/exec in all namespaces", why)
-
-	v, found := env.Facts.Get(FactMissingPermissions)
-	require.True(t, found)
-	assert.ElementsMatch(t, []Permission{
-		{Verb: "list", Group: "traefik.io", Resource: "ingressroutes"},
-		{Verb: "create", Resource: "pods", Subresource: "exec"},
-	}, v)
+	assert.Equal(t, "LA001-PERMISSION-OPTIONAL", info[0].Code)
 }
 
 func TestAccessAndPermissionsAsksPerNamespaceAndOnceForSharedNamespaces(t *testing.T) {
@@ -86,10 +101,10 @@ func TestAccessAndPermissionsAsksPerNamespaceAndOnceForSharedNamespaces(t *testi
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Remediation, "kubectl -n lan-dns create role")
 
-	seen := map[Permission]bool{}
+	seen := map[kube.AccessQuestion]bool{}
 	for _, n := range neededPermissions(env) {
-		assert.False(t, seen[n.Permission], "asked twice: %s", n.Permission)
-		seen[n.Permission] = true
+		assert.False(t, seen[n.AccessQuestion], "asked twice: %s", n)
+		seen[n.AccessQuestion] = true
 	}
 }
 
@@ -108,7 +123,7 @@ func TestAccessAndPermissionsDoesNotAskAboutCRDsThatAreNotInstalled(t *testing.T
 func TestAccessAndPermissionsIsAnErrorWhenTheAPIDoesNotAnswer(t *testing.T) {
 	env := configEnv(t, nil, nil)
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
-	env.Client.(*fake.Clientset).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
+	fakeClient(env).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, refused
 	})
 	st, o := runConfigCheck(t, AccessAndPermissions(env))
@@ -118,15 +133,12 @@ func TestAccessAndPermissionsIsAnErrorWhenTheAPIDoesNotAnswer(t *testing.T) {
 
 func TestAccessAndPermissionsWarnsWhenReviewsAreForbidden(t *testing.T) {
 	env := configEnv(t, nil, nil)
-	env.Client.(*fake.Clientset).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
+	fakeClient(env).PrependReactor("create", "selfsubjectaccessreviews", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}, "", errors.New("denied"))
 	})
 	st, o := runConfigCheck(t, AccessAndPermissions(env))
 	assert.Equal(t, engine.StatusWarn, st)
 	require.Len(t, configFindings(o, engine.SeverityWarn, "selfsubjectaccessreviews.authorization.k8s.io"), 1)
-
-	ok, _ := env.Permitted(t.Context(), "list", "", "nodes", "")
-	assert.True(t, ok, "an unanswerable question is not a denial: the check meets the real error")
 }
 
 func TestAccessAndPermissionsReportsReadsThatFailedForAnotherReason(t *testing.T) {

@@ -1,10 +1,12 @@
-package checks
+package config
 
 import (
 	"bufio"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,23 +14,31 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
 )
 
 const (
-	configHealthy = "../testdata/fixtures/healthy"
-	configBroken  = "../testdata/fixtures/broken"
+	configHealthy = "../../testdata/fixtures/healthy"
+	configBroken  = "../../testdata/fixtures/broken"
 )
 
 // configCatalogue is the configuration half of doctor, in catalogue order.
-func configCatalogue(env *Env) []engine.Check {
-	return []engine.Check{
-		AccessAndPermissions(env), AddressConsistency(env), ProxyService(env), DNSService(env),
-		CorefileConfig(env), DNSDeployment(env), ExternalIPsSecurity(env), Audience(env),
-	}
+func configCatalogue(env *Env) []engine.Check { return Checks(env) }
+
+// fakeClients keeps the clientset behind each test Env (for counting and reactors).
+var (
+	fakeClientsMu sync.Mutex
+	fakeClients   = map[*Env]*fake.Clientset{}
+)
+
+func fakeClient(env *Env) *fake.Clientset {
+	fakeClientsMu.Lock()
+	defer fakeClientsMu.Unlock()
+	return fakeClients[env]
 }
 
 // configEnv discovers the healthy fixtures with the overlays in dirs, every permission
@@ -54,13 +64,18 @@ func configEnvWith(t *testing.T, sel kube.Selection, allow func(authorizationv1.
 	fixture.ReactAccess(cs, allow)
 	setup, err := kube.Discover(t.Context(), cs, dc, sel)
 	require.NoError(t, err)
-	return &Env{Client: cs, Dynamic: dc, Setup: setup, Facts: &Facts{}}
+	env := &Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default"}
+	fakeClientsMu.Lock()
+	fakeClients[env] = cs
+	fakeClientsMu.Unlock()
+	return env
 }
 
 func runConfigCheck(t *testing.T, c engine.Check) (engine.Status, engine.Outcome) {
 	t.Helper()
 	o := c.Run(t.Context())
 	st, _ := engine.StatusOf(o)
+	assert.Empty(t, catalogue.Undeclared(c.ID, o.Findings), "%s emits findings without a declared code", c.ID)
 	return st, o
 }
 

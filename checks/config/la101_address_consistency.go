@@ -1,7 +1,6 @@
-package checks
+package config
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // AddressConsistency is LA101: the proxy's externalIPs, the DNS Service's externalIPs and the
@@ -18,12 +18,7 @@ import (
 // connects to the proxy there; an address outside any of the three sets, or carried by no
 // node, is a connection that goes nowhere.
 func AddressConsistency(env *Env) engine.Check {
-	return engine.Check{
-		ID:        "LA101",
-		Title:     "Proxy, DNS and zone use the same node addresses",
-		DependsOn: []string{"LA001"},
-		Run:       func(ctx context.Context) engine.Outcome { return addressConsistency(env) },
-	}
+	return check(env, "LA101", addressConsistency)
 }
 
 // addrSource is one of the three lists of addresses.
@@ -36,6 +31,8 @@ type addrSource struct {
 	Forms  []addrForm
 	// Known is false when the list could not be read (the zone of an unparsable Corefile).
 	Known bool
+	// Namespace and Svc name the Service of a Service's list.
+	Namespace, Svc string
 }
 
 func (s addrSource) set() []netip.Addr {
@@ -49,21 +46,17 @@ func (s addrSource) set() []netip.Addr {
 	return out
 }
 
-func addressConsistency(env *Env) engine.Outcome {
-	if o, stop := noSetup(env); stop {
-		return o
-	}
-	s := env.Setup
+func addressConsistency(s *kube.Setup) engine.Outcome {
 	sources := []addrSource{serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs),
 		serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs), zoneAddrs(s)}
 	var findings []engine.Finding
 	for _, src := range sources {
 		findings = append(findings, formFindings(src)...)
 	}
-	findings = append(findings, setFindings(env, sources)...)
-	unread := unreadReason(env, kube.ReadKey("", "nodes", ""))
+	findings = append(findings, setFindings(s, sources)...)
+	unread := s.UnreadReason(kube.ReadKey("", "nodes", ""))
 	if unread == "" {
-		findings = append(findings, nodeFindings(env, sources)...)
+		findings = append(findings, nodeFindings(s, sources)...)
 	}
 	if !sources[2].Known {
 		why := "the zone's A answers are not known (no readable template IN A; LA104 says why, LA301 asks them live), so only the two Services were compared"
@@ -72,11 +65,11 @@ func addressConsistency(env *Env) engine.Outcome {
 		}
 		unread = why
 	}
-	return partialOutcome(findings, unread)
+	return engine.Partial("LA101", findings, unread)
 }
 
 func serviceAddrs(name, ns, svc string, ips []string) addrSource {
-	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: fmt.Sprintf("Service %s/%s", ns, svc), Known: true}
+	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: kube.Ref("Service", ns, svc), Namespace: ns, Svc: svc, Known: true}
 	if name == "dns" {
 		src.Title = "the DNS Service's externalIPs"
 	}
@@ -87,39 +80,13 @@ func serviceAddrs(name, ns, svc string, ips []string) addrSource {
 	return src
 }
 
-// zoneAddrs reads the static A answers of the zone's template.
+// zoneAddrs reads the zone template's A answers from discovery's model.
 func zoneAddrs(s *kube.Setup) addrSource {
-	src := addrSource{Name: "zone", Title: "the zone's A answers", Object: "zone " + s.Zone}
-	if s.ConfigMap != nil {
-		src.Object = configMapObject(s.ConfigMap)
-		if s.Zone != "" {
-			src.Object += " (zone " + s.Zone + ")"
-		}
-	}
-	if s.Corefile == nil {
-		return src
-	}
-	b := s.Corefile.ZoneBlockWithTemplateA(s.Zone)
-	if b == nil {
-		return src
-	}
-	src.Known = true
-	for _, t := range b.Templates {
-		if !t.Matches("IN", "A") || t.CatchAll() {
-			continue
-		}
-		for _, a := range t.Answers {
-			if !a.Static {
-				// The answer depends on the query (.Match, .Remote...): the set is not known.
-				src.Known = false
-				return src
-			}
-			if a.Type != "A" {
-				continue
-			}
-			src.Fields = append(src.Fields, fmt.Sprintf("Corefile line %d", a.Line))
-			src.Forms = append(src.Forms, answerForm(a))
-		}
+	z := s.ZoneAnswers
+	src := addrSource{Name: "zone", Title: "the zone's A answers", Object: z.Object, Known: z.Known}
+	for _, a := range z.Answers {
+		src.Fields = append(src.Fields, fmt.Sprintf("Corefile line %d", a.Line))
+		src.Forms = append(src.Forms, answerForm(a))
 	}
 	return src
 }
@@ -143,20 +110,20 @@ func formFindings(src addrSource) []engine.Finding {
 		if f.Problem == "" {
 			continue
 		}
-		sev := engine.SeverityWarn
+		sev, code := engine.SeverityWarn, "LA101-ADDRESS-NOT-CANONICAL"
 		msg := fmt.Sprintf("%s %q: %s", src.Fields[i], f.Raw, f.Problem)
 		switch {
 		case src.Name == "zone" && !f.Canonical:
 			// CoreDNS builds the record at query time: one bad answer fails them all.
-			sev = engine.SeverityFail
+			sev, code = engine.SeverityFail, "LA101-ZONE-ANSWER-INVALID"
 			msg += "; CoreDNS cannot build this A record, so every A query of the zone gets SERVFAIL"
 		case !f.Addr.IsValid() || strings.HasPrefix(f.Problem, "not a unicast"):
-			sev = engine.SeverityFail
+			sev, code = engine.SeverityFail, "LA101-ADDRESS-INVALID"
 		case strings.HasPrefix(f.Problem, "leading zeros"):
 			msg += fmt.Sprintf(" (Kubernetes reads %s, but inet_aton-based tools read the octets as octal)", f.Addr)
 		}
 		out = append(out, engine.Finding{
-			Severity: sev, Object: src.Object, Message: msg,
+			Code: code, Severity: sev, Object: src.Object, Message: msg,
 			Evidence:    map[string]any{"field": src.Fields[i], "value": f.Raw, "canonical": canonicalOrEmpty(f)},
 			Remediation: formRemediation(src, i, f),
 		})
@@ -178,28 +145,20 @@ func formRemediation(src addrSource, i int, f addrForm) string {
 		}
 		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide)", src.Fields[i])
 	}
-	ns, name := splitObject(src.Object)
-	value := `"` + f.Addr.String() + `"`
+	path := fmt.Sprintf("/spec/externalIPs/%d", i)
 	if !f.Addr.IsValid() {
-		return fmt.Sprintf("kubectl -n %s patch service %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/spec/externalIPs/%d\"}]'", ns, name, i)
+		return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "remove", Path: path})
 	}
-	return fmt.Sprintf("kubectl -n %s patch service %s --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/externalIPs/%d\",\"value\":%s}]'", ns, name, i, value)
-}
-
-// splitObject reads "Service ns/name".
-func splitObject(object string) (string, string) {
-	ref := object[strings.LastIndex(object, " ")+1:]
-	ns, name, _ := strings.Cut(ref, "/")
-	return ns, name
+	return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "replace", Path: path, Value: f.Addr.String()})
 }
 
 // setFindings compares the three sets: each list that differs from the reference (the set
 // two lists agree on, else the proxy's) is a FAIL with the three-way diff as evidence.
-func setFindings(env *Env, sources []addrSource) []engine.Finding {
+func setFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 	known := []addrSource{}
-	for _, s := range sources {
-		if s.Known {
-			known = append(known, s)
+	for _, src := range sources {
+		if src.Known {
+			known = append(known, src)
 		}
 	}
 	ref := known[0].set()
@@ -212,32 +171,40 @@ func setFindings(env *Env, sources []addrSource) []engine.Finding {
 	}
 	diff := threeWayDiff(known)
 	var out []engine.Finding
-	for _, s := range known {
-		got := s.set()
+	for _, src := range known {
+		got := src.set()
 		if slices.Equal(got, ref) {
 			continue
-		}
-		missing, extra := setMinus(ref, got), setMinus(got, ref)
-		var parts []string
-		if len(missing) > 0 {
-			parts = append(parts, "lacks "+addrList(missing))
-		}
-		if len(extra) > 0 {
-			parts = append(parts, "has "+addrList(extra)+" that the others do not")
 		}
 		ev := map[string]any{"reference": addrStrings(ref), "diff": diff}
 		for _, k := range known {
 			ev[k.Name] = addrStrings(k.set())
 		}
-		out = append(out, engine.Finding{
-			Severity:    engine.SeverityFail,
-			Object:      s.Object,
-			Message:     fmt.Sprintf("%s differ from the others: %s; workstations are sent to addresses where nothing answers, or never to some", s.Title, strings.Join(parts, " and ")),
-			Evidence:    ev,
-			Remediation: setRemediation(env, s, ref),
-		})
+		missing, extra := setMinus(ref, got), setMinus(got, ref)
+		codes := setCodes[src.Name]
+		if len(missing) > 0 {
+			out = append(out, engine.Finding{
+				Code: codes[0], Severity: engine.SeverityFail, Object: src.Object, Evidence: ev,
+				Message:     fmt.Sprintf("%s lack %s, which the others have: workstations are never sent there, or are sent where nothing answers", src.Title, addrList(missing)),
+				Remediation: setRemediation(s, src, ref),
+			})
+		}
+		if len(extra) > 0 {
+			out = append(out, engine.Finding{
+				Code: codes[1], Severity: engine.SeverityFail, Object: src.Object, Evidence: ev,
+				Message:     fmt.Sprintf("%s have %s, which the others do not: workstations are sent to addresses where nothing answers, or never to some", src.Title, addrList(extra)),
+				Remediation: setRemediation(s, src, ref),
+			})
+		}
 	}
 	return out
+}
+
+// setCodes are the codes of a list that lacks addresses, and of one that has extra ones.
+var setCodes = map[string][2]string{
+	"proxy": {"LA101-PROXY-MISSING", "LA101-PROXY-EXTRA"},
+	"dns":   {"LA101-DNS-MISSING", "LA101-DNS-EXTRA"},
+	"zone":  {"LA101-ZONE-MISSING", "LA101-ZONE-EXTRA"},
 }
 
 // threeWayDiff is one line per address: "10.0.10.13: proxy yes, dns no, zone yes".
@@ -266,29 +233,26 @@ func threeWayDiff(sources []addrSource) []string {
 	return lines
 }
 
-func setRemediation(env *Env, s addrSource, ref []netip.Addr) string {
-	if s.Name == "zone" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "kubectl -n %s edit configmap %s\n# the zone's template must answer exactly:\ntemplate IN A {\n", env.Setup.ConfigMap.Namespace, env.Setup.ConfigMap.Name)
-		for _, a := range ref {
-			fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN A %s\"\n", a)
+func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
+	if src.Name == "zone" {
+		ns, name := "", ""
+		if s.ConfigMap != nil {
+			ns, name = s.ConfigMap.Namespace, s.ConfigMap.Name
 		}
-		b.WriteString("}")
-		return b.String()
+		return remedy.EditConfigMap(ns, name) + "\n# the zone's template must answer exactly:\n" + remedy.ZoneTemplate(ref)
 	}
-	ns, name := splitObject(s.Object)
-	quoted := make([]string, 0, len(ref))
+	ips := make([]string, 0, len(ref))
 	for _, a := range ref {
-		quoted = append(quoted, `"`+a.String()+`"`)
+		ips = append(ips, a.String())
 	}
-	return fmt.Sprintf("kubectl -n %s patch service %s --type=merge -p '{\"spec\":{\"externalIPs\":[%s]}}'", ns, name, strings.Join(quoted, ","))
+	return remedy.MergePatch(src.Namespace, "service", src.Svc, map[string]any{"spec": map[string]any{"externalIPs": ips}})
 }
 
 // nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node.
-func nodeFindings(env *Env, sources []addrSource) []engine.Finding {
+func nodeFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 	var all []netip.Addr
-	for _, s := range sources {
-		for _, a := range s.set() {
+	for _, src := range sources {
+		for _, a := range src.set() {
 			if !slices.Contains(all, a) {
 				all = append(all, a)
 			}
@@ -297,33 +261,34 @@ func nodeFindings(env *Env, sources []addrSource) []engine.Finding {
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
 	var out []engine.Finding
 	for _, a := range all {
-		nodes := nodesWithInternalIP(env.Setup.Nodes, a)
-		fail := func(object, msg string, ev map[string]any) {
+		nodes := kube.NodesWithInternalIP(s.Nodes, a)
+		fail := func(code, object, msg string, ev map[string]any) {
 			ev["address"] = a.String()
-			out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: object, Message: msg, Evidence: ev,
+			out = append(out, engine.Finding{Code: code, Severity: engine.SeverityFail, Object: object, Message: msg, Evidence: ev,
 				Remediation: fmt.Sprintf("kubectl get nodes -o wide   # pick the InternalIPs of Ready Linux nodes\n# then remove %s from both Services' externalIPs and from the zone's template answers", a)})
 		}
 		switch {
 		case len(nodes) == 0:
-			fail(a.String(), fmt.Sprintf("%s is the InternalIP of no node: nothing routes it to a node, so nothing answers there", a), map[string]any{"nodes": nodeInternalIPs(env)})
+			fail("LA101-NO-NODE", a.String(), fmt.Sprintf("%s is the InternalIP of no node: nothing routes it to a node, so nothing answers there", a), map[string]any{"nodes": nodeInternalIPs(s)})
 		case len(nodes) > 1:
 			var names []string
 			for _, n := range nodes {
 				names = append(names, n.Name)
 			}
-			fail(a.String(), fmt.Sprintf("%s is the InternalIP of %d nodes (%s): the LAN cannot route it to one of them reliably", a, len(nodes), strings.Join(names, ", ")), map[string]any{"nodes": names})
-		case !nodeIsReady(nodes[0]):
-			fail(fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, is not Ready: connections to this address fail", nodes[0].Name, a), map[string]any{"node": nodes[0].Name})
-		case nodeOS(nodes[0]) != "linux":
-			fail(fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, runs %q, not Linux: the setup relies on Linux kube-proxy capturing the externalIPs", nodes[0].Name, a, nodeOS(nodes[0])), map[string]any{"node": nodes[0].Name, "os": nodeOS(nodes[0])})
+			fail("LA101-SEVERAL-NODES", a.String(), fmt.Sprintf("%s is the InternalIP of %d nodes (%s): the LAN cannot route it to one of them reliably", a, len(nodes), strings.Join(names, ", ")), map[string]any{"nodes": names})
+		case !kube.NodeReady(nodes[0]):
+			fail("LA101-NODE-NOT-READY", fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, is not Ready: connections to this address fail", nodes[0].Name, a), map[string]any{"node": nodes[0].Name})
+		case kube.NodeOS(nodes[0]) != "linux":
+			os := kube.NodeOS(nodes[0])
+			fail("LA101-NODE-NOT-LINUX", fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, runs %q, not Linux: the setup relies on Linux kube-proxy capturing the externalIPs", nodes[0].Name, a, os), map[string]any{"node": nodes[0].Name, "os": os})
 		}
 	}
 	return out
 }
 
-func nodeInternalIPs(env *Env) map[string]string {
+func nodeInternalIPs(s *kube.Setup) map[string]string {
 	out := map[string]string{}
-	for _, n := range env.Setup.Nodes {
+	for _, n := range s.Nodes {
 		for _, a := range n.Status.Addresses {
 			if a.Type == "InternalIP" {
 				out[n.Name] = a.Address

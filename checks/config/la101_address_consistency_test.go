@@ -1,4 +1,4 @@
-package checks
+package config
 
 import (
 	"errors"
@@ -30,7 +30,8 @@ func TestAddressConsistencyShowsTheThreeWayDiff(t *testing.T) {
 		"10.0.10.12: proxy yes, dns yes, zone yes",
 		"10.0.10.13: proxy yes, dns no, zone yes",
 	}, f[0].Evidence["diff"])
-	assert.Contains(t, f[0].Message, "lacks 10.0.10.13")
+	assert.Contains(t, f[0].Message, "lack 10.0.10.13")
+	assert.Equal(t, "LA101-DNS-MISSING", f[0].Code)
 	assert.Equal(t, `kubectl -n lan-dns patch service lan-dns --type=merge -p '{"spec":{"externalIPs":["10.0.10.11","10.0.10.12","10.0.10.13"]}}'`, f[0].Remediation)
 }
 

@@ -1,7 +1,6 @@
-package checks
+package config
 
 import (
-	"context"
 	"fmt"
 	"sort"
 
@@ -10,72 +9,66 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // ProxyService is LA102: the proxy Service exposes 80 and 443 on its externalIPs and reaches
 // ready pods. One replica works, but the LAN path is then no more available than the VPN one.
 func ProxyService(env *Env) engine.Check {
-	return engine.Check{
-		ID:        "LA102",
-		Title:     "The proxy Service exposes 80/443 and reaches ready pods",
-		DependsOn: []string{"LA001"},
-		Run:       func(ctx context.Context) engine.Outcome { return proxyService(env) },
-	}
+	return check(env, "LA102", proxyService)
 }
 
-func proxyService(env *Env) engine.Outcome {
-	if o, stop := noSetup(env); stop {
-		return o
-	}
-	s := env.Setup
+func proxyService(s *kube.Setup) engine.Outcome {
 	svc := s.ProxyService
-	obj := svcRef(svc)
+	obj := kube.ServiceRef(svc)
 	var findings []engine.Finding
-	var spec *corev1.PodSpec
+	var tmpl *corev1.PodTemplateSpec
 	if s.ProxyWorkload != nil {
-		spec = podSpecOf(&s.ProxyWorkload.Spec.Template, s.ProxyPods)
-	} else {
-		spec = podSpecOf(nil, s.ProxyPods)
+		tmpl = &s.ProxyWorkload.Spec.Template
 	}
+	spec := kube.PodSpecOf(tmpl, s.ProxyPods)
 
 	for _, want := range []struct {
 		port int32
 		sev  engine.Severity
+		code string
 		why  string
 	}{
-		{443, engine.SeverityFail, "HTTPS on the LAN addresses is the point of the setup"},
-		{80, engine.SeverityWarn, "http:// links and the redirect to HTTPS fail on the LAN path"},
+		{443, engine.SeverityFail, "LA102-NO-443", "HTTPS on the LAN addresses is the point of the setup"},
+		{80, engine.SeverityWarn, "LA102-NO-80", "http:// links and the redirect to HTTPS fail on the LAN path"},
 	} {
-		sp, ok := tcpPort(svc, want.port)
+		sp, ok := kube.ServicePortFor(svc, want.port, corev1.ProtocolTCP)
 		if !ok {
 			findings = append(findings, engine.Finding{
-				Severity: want.sev, Object: obj,
-				Message:     fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
-				Evidence:    map[string]any{"ports": describePorts(svc)},
-				Remediation: fmt.Sprintf("kubectl -n %s patch service %s --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/ports/-\",\"value\":{\"name\":\"port-%d\",\"port\":%d,\"protocol\":\"TCP\",\"targetPort\":%s}}]'", svc.Namespace, svc.Name, want.port, want.port, proxyTargetFor(want.port, spec)),
+				Code: want.code, Severity: want.sev, Object: obj,
+				Message:  fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
+				Evidence: map[string]any{"ports": kube.DescribePorts(svc)},
+				Remediation: remedy.JSONPatch(svc.Namespace, "service", svc.Name, remedy.PatchOp{Op: "add", Path: "/spec/ports/-",
+					Value: map[string]any{"name": fmt.Sprintf("port-%d", want.port), "port": want.port, "protocol": "TCP", "targetPort": proxyTargetFor(want.port, spec)}}),
 			})
 			continue
 		}
-		if t := resolveTargetPort(sp, spec); spec != nil && t.Problem != "" && t.Port == 0 {
+		if t := kube.ResolveTargetPort(sp, spec); spec != nil && t.Problem != "" && t.Port == 0 {
 			findings = append(findings, engine.Finding{
-				Severity: engine.SeverityFail, Object: obj,
+				Code: "LA102-TARGET-PORT", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("port %d: %s, so kube-proxy has no backend port for it", want.port, t.Problem),
 				Evidence:    map[string]any{"port": want.port, "targetPort": sp.TargetPort.String()},
 				Remediation: targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
 			})
 		}
 	}
-	findings = append(findings, endpointFindings(env, svc, s.ProxyPods, "proxy")...)
-	findings = append(findings, localPolicyFindings(env, svc)...)
+	findings = append(findings, endpointFindings(s, "LA102", svc, s.ProxyPods, "proxy")...)
+	findings = append(findings, localPolicyFindings(s, "LA102", svc)...)
 	if f, ok := singleReplica(s.ProxyWorkload, s.ProxyPods, obj); ok {
 		findings = append(findings, f)
 	}
-	return partialOutcome(findings, unreadReason(env, readsOf(svc.Namespace, "pods", "deployments.apps", "endpointslices.discovery.k8s.io")...))
+	return engine.Partial("LA102", findings, s.UnreadReason(kube.ReadKeysIn(svc.Namespace, "pods", "deployments.apps", "endpointslices.discovery.k8s.io")...))
 }
 
 // proxyTargetFor guesses the pod port for a missing Service port: Traefik's entry point
-// names, then the usual ones, else the same number.
-func proxyTargetFor(port int32, spec *corev1.PodSpec) string {
+// names, then the usual ones, else the same number (a JSON string or number).
+func proxyTargetFor(port int32, spec *corev1.PodSpec) any {
 	names := []string{"websecure", "https"}
 	if port == 80 {
 		names = []string{"web", "http"}
@@ -85,61 +78,45 @@ func proxyTargetFor(port int32, spec *corev1.PodSpec) string {
 			for _, c := range spec.Containers {
 				for _, cp := range c.Ports {
 					if cp.Name == n {
-						return fmt.Sprintf("%q", n)
+						return n
 					}
 				}
 			}
 		}
 	}
-	return fmt.Sprint(port)
+	return port
 }
 
-func tcpPort(svc *corev1.Service, port int32) (corev1.ServicePort, bool) {
-	for _, p := range svc.Spec.Ports {
-		if p.Port == port && protocolOrTCP(p.Protocol) == corev1.ProtocolTCP {
-			return p, true
-		}
-	}
-	return corev1.ServicePort{}, false
-}
-
-func describePorts(svc *corev1.Service) []string {
-	var out []string
-	for _, p := range svc.Spec.Ports {
-		out = append(out, fmt.Sprintf("%d/%s -> %s", p.Port, protocolOrTCP(p.Protocol), p.TargetPort.String()))
-	}
-	return out
-}
-
-// targetPortPatch points the Service port at value (a JSON number or quoted name), as a JSON
+// targetPortPatch points the Service port at value (a number or a port name), as a JSON
 // patch on the port's index.
-func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, value string) string {
+func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, value any) string {
 	idx := 0
 	for i, p := range svc.Spec.Ports {
-		if p.Port == sp.Port && protocolOrTCP(p.Protocol) == protocolOrTCP(sp.Protocol) {
+		if p.Port == sp.Port && kube.Protocol(p.Protocol) == kube.Protocol(sp.Protocol) {
 			idx = i
 		}
 	}
-	return fmt.Sprintf("kubectl -n %s patch service %s --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/ports/%d/targetPort\",\"value\":%s}]'", svc.Namespace, svc.Name, idx, value)
+	return remedy.JSONPatch(svc.Namespace, "service", svc.Name, remedy.PatchOp{Op: "replace", Path: fmt.Sprintf("/spec/ports/%d/targetPort", idx), Value: value})
 }
 
-// endpointFindings checks that the Service selects pods and has ready endpoints.
-func endpointFindings(env *Env, svc *corev1.Service, pods []corev1.Pod, role string) []engine.Finding {
-	obj := svcRef(svc)
+// endpointFindings checks that the Service selects pods and has ready endpoints; codes are
+// id-NO-SELECTOR, id-NO-POD and id-NO-READY-ENDPOINT.
+func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []corev1.Pod, role string) []engine.Finding {
+	obj := kube.ServiceRef(svc)
 	key := svc.Namespace + "/" + svc.Name
-	eps, sliced := env.Setup.EndpointSlices[key]
-	ready := readyEndpoints(eps)
+	eps, sliced := s.EndpointSlices[key]
+	ready := kube.ReadyEndpoints(eps)
 	var out []engine.Finding
 	if len(svc.Spec.Selector) == 0 {
-		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+		out = append(out, engine.Finding{Code: id + "-NO-SELECTOR", Severity: engine.SeverityWarn, Object: obj,
 			Message:     "the Service has no selector: its endpoints are maintained by hand and do not follow the pods",
-			Remediation: fmt.Sprintf("kubectl -n %s get endpointslices -l kubernetes.io/service-name=%s -o wide", svc.Namespace, svc.Name)})
-	} else if len(pods) == 0 && env.Setup.Unread(readsOf(svc.Namespace, "pods")[0]) == nil {
+			Remediation: remedy.Kubectl(svc.Namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name, "-o", "wide")})
+	} else if len(pods) == 0 && s.Unread(kube.ReadKeysIn(svc.Namespace, "pods")[0]) == nil {
 		sel := labels.SelectorFromSet(svc.Spec.Selector).String()
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj,
+		out = append(out, engine.Finding{Code: id + "-NO-POD", Severity: engine.SeverityFail, Object: obj,
 			Message:     fmt.Sprintf("the selector %s matches no pod: nothing serves the %s on the LAN addresses", sel, role),
 			Evidence:    map[string]any{"selector": sel},
-			Remediation: fmt.Sprintf("kubectl -n %s get pods --show-labels   # compare with: %s", svc.Namespace, sel)})
+			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "--show-labels") + "   # compare with: " + sel})
 		return out
 	}
 	if !sliced {
@@ -148,42 +125,30 @@ func endpointFindings(env *Env, svc *corev1.Service, pods []corev1.Pod, role str
 	if len(ready) == 0 {
 		var states []string
 		for _, p := range pods {
-			states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, podState(&p)))
+			states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, kube.PodState(&p)))
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj,
+		out = append(out, engine.Finding{Code: id + "-NO-READY-ENDPOINT", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("no ready endpoint: the %s answers nothing on the LAN addresses", role),
 			Evidence: map[string]any{"pods": states, "endpointSlices": len(eps)},
-			Remediation: fmt.Sprintf("kubectl -n %[1]s get pods -l %[2]s -o wide\nkubectl -n %[1]s describe endpointslices -l kubernetes.io/service-name=%[3]s",
-				svc.Namespace, labels.SelectorFromSet(svc.Spec.Selector).String(), svc.Name)})
+			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "-l", labels.SelectorFromSet(svc.Spec.Selector).String(), "-o", "wide") + "\n" +
+				remedy.Kubectl(svc.Namespace, "describe", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name)})
 	}
 	return out
-}
-
-func podState(p *corev1.Pod) string {
-	if podIsReady(p) {
-		return "ready"
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			return "not ready (" + w.Reason + ")"
-		}
-	}
-	return "not ready (" + string(p.Status.Phase) + ")"
 }
 
 // localPolicyFindings: with externalTrafficPolicy Local, kube-proxy sends traffic for an
 // externalIP only to endpoints on the node that received it; a node carrying an address
 // without a ready endpoint drops it.
-func localPolicyFindings(env *Env, svc *corev1.Service) []engine.Finding {
+func localPolicyFindings(s *kube.Setup, id string, svc *corev1.Service) []engine.Finding {
 	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
 		return nil
 	}
-	eps, ok := env.Setup.EndpointSlices[svc.Namespace+"/"+svc.Name]
+	eps, ok := s.EndpointSlices[svc.Namespace+"/"+svc.Name]
 	if !ok {
 		return nil
 	}
 	withEndpoint := map[string]bool{}
-	for _, e := range readyEndpoints(eps) {
+	for _, e := range kube.ReadyEndpoints(eps) {
 		withEndpoint[e.Node] = true
 	}
 	var out []engine.Finding
@@ -192,15 +157,16 @@ func localPolicyFindings(env *Env, svc *corev1.Service) []engine.Finding {
 		if !f.Addr.IsValid() {
 			continue
 		}
-		for _, n := range nodesWithInternalIP(env.Setup.Nodes, f.Addr) {
+		for _, n := range kube.NodesWithInternalIP(s.Nodes, f.Addr) {
 			if withEndpoint[n.Name] {
 				continue
 			}
 			out = append(out, engine.Finding{
-				Severity: engine.SeverityFail, Object: fmt.Sprintf("%s (%s)", n.Name, f.Addr),
-				Message:     fmt.Sprintf("%s has externalTrafficPolicy Local and no ready pod on %s: connections to %s are dropped", svcRef(svc), n.Name, f.Addr),
-				Evidence:    map[string]any{"externalTrafficPolicy": "Local", "nodesWithEndpoints": keysOf(withEndpoint)},
-				Remediation: fmt.Sprintf("kubectl -n %s patch service %s --type=merge -p '{\"spec\":{\"externalTrafficPolicy\":\"Cluster\"}}'   # or run a pod on every node that carries an address", svc.Namespace, svc.Name),
+				Code: id + "-LOCAL-POLICY", Severity: engine.SeverityFail, Object: fmt.Sprintf("%s (%s)", n.Name, f.Addr),
+				Message:  fmt.Sprintf("%s has externalTrafficPolicy Local and no ready pod on %s: connections to %s are dropped", kube.ServiceRef(svc), n.Name, f.Addr),
+				Evidence: map[string]any{"externalTrafficPolicy": "Local", "nodesWithEndpoints": keysOf(withEndpoint)},
+				Remediation: remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Cluster"}}) +
+					"   # or run a pod on every node that carries an address",
 			})
 		}
 	}
@@ -228,11 +194,11 @@ func singleReplica(dep *appsv1.Deployment, pods []corev1.Pod, obj string) (engin
 	if replicas != 1 {
 		return engine.Finding{}, false
 	}
-	f := engine.Finding{Severity: engine.SeverityInfo, Object: obj,
+	f := engine.Finding{Code: "LA102-ONE-REPLICA", Severity: engine.SeverityInfo, Object: obj,
 		Message:  "one proxy replica: the LAN path is no more available than the VPN path (a restart or a node failure cuts both)",
 		Evidence: map[string]any{"replicas": replicas}}
 	if dep != nil {
-		f.Remediation = fmt.Sprintf("kubectl -n %s scale deployment/%s --replicas=2", dep.Namespace, dep.Name)
+		f.Remediation = remedy.Kubectl(dep.Namespace, "scale", "deployment/"+dep.Name, "--replicas=2")
 	}
 	return f, true
 }

@@ -1,7 +1,6 @@
-package checks
+package config
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,9 +12,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
+
+// DNSPolicyDefault is the patch that makes the DNS pods inherit the node's resolvers, so
+// `forward . /etc/resolv.conf` never reaches the cluster DNS (LA105, LA304).
+func DNSPolicyDefault(ns, deployment string) string {
+	return remedy.MergePatch(ns, "deployment", deployment, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"dnsPolicy": "Default"}}}})
+}
 
 // DNSDeployment is LA105: the zone DNS survives a pod or node going away. systemd-resolved
 // moves to the next DNS server on the first failure and stays there until the link comes back,
@@ -25,29 +33,20 @@ import (
 // cluster DNS), NET_BIND_SERVICE kept when ALL capabilities are dropped (the official image's
 // binary carries that file capability and cannot even be executed without it), non-root.
 func DNSDeployment(env *Env) engine.Check {
-	return engine.Check{
-		ID:        "LA105",
-		Title:     "The DNS Deployment runs two replicas on different nodes, with a PDB and a safe pod spec",
-		DependsOn: []string{"LA001"},
-		Run:       func(ctx context.Context) engine.Outcome { return dnsDeployment(env) },
-	}
+	return check(env, "LA105", dnsDeployment)
 }
 
-func dnsDeployment(env *Env) engine.Outcome {
-	if o, stop := noSetup(env); stop {
-		return o
-	}
-	s := env.Setup
+func dnsDeployment(s *kube.Setup) engine.Outcome {
 	ns := s.DNSService.Namespace
-	unread := unreadReason(env, readsOf(ns, "deployments.apps", "pods", "poddisruptionbudgets.policy")...)
+	unread := s.UnreadReason(kube.ReadKeysIn(ns, "deployments.apps", "pods", "poddisruptionbudgets.policy")...)
 	dep := s.DNSWorkload
 	if dep == nil {
 		if len(s.DNSPods) == 0 {
-			return partialOutcome([]engine.Finding{{Severity: engine.SeverityFail, Object: svcRef(s.DNSService),
+			return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NO-WORKLOAD", Severity: engine.SeverityFail, Object: kube.ServiceRef(s.DNSService),
 				Message:     "no Deployment or pod matches the Service's selector: nothing serves the zone",
-				Remediation: fmt.Sprintf("kubectl -n %s get deployments,pods --show-labels", ns)}}, unread)
+				Remediation: remedy.Kubectl(ns, "get", "deployments,pods", "--show-labels")}}, unread)
 		}
-		return partialOutcome([]engine.Finding{{Severity: engine.SeverityInfo, Object: svcRef(s.DNSService),
+		return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NOT-A-DEPLOYMENT", Severity: engine.SeverityInfo, Object: kube.ServiceRef(s.DNSService),
 			Message: "the DNS pods are not managed by a Deployment: replicas, spread and PodDisruptionBudget are not checked"}}, unread)
 	}
 	obj := fmt.Sprintf("Deployment %s/%s", dep.Namespace, dep.Name)
@@ -58,10 +57,10 @@ func dnsDeployment(env *Env) engine.Outcome {
 		replicas = *dep.Spec.Replicas
 	}
 	if replicas < 2 {
-		findings = append(findings, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+		findings = append(findings, engine.Finding{Code: "LA105-ONE-REPLICA", Severity: engine.SeverityWarn, Object: obj,
 			Message:     fmt.Sprintf("%d replica: a restart or a node drain leaves no DNS, and systemd-resolved then stays on the organisation's DNS (the public VPN address) until the link reconnects", replicas),
 			Evidence:    map[string]any{"replicas": replicas},
-			Remediation: fmt.Sprintf("kubectl -n %s scale deployment/%s --replicas=2", dep.Namespace, dep.Name)})
+			Remediation: remedy.Kubectl(dep.Namespace, "scale", "deployment/"+dep.Name, "--replicas=2")})
 	}
 	if replicas >= 2 {
 		if f, ok := spreadFinding(dep, obj); ok {
@@ -69,11 +68,11 @@ func dnsDeployment(env *Env) engine.Outcome {
 		}
 	}
 	findings = append(findings, pdbFindings(s.PDBs, dep, replicas, obj)...)
-	findings = append(findings, dnsPolicyFinding(env, spec, obj, dep)...)
+	findings = append(findings, dnsPolicyFinding(s, spec, obj, dep)...)
 	findings = append(findings, capabilityFindings(spec, obj, dep)...)
 	findings = append(findings, rootFindings(spec, obj, dep)...)
 	findings = append(findings, placementFindings(s.DNSPods, obj)...)
-	return partialOutcome(findings, unread)
+	return engine.Partial("LA105", findings, unread)
 }
 
 // spreadFinding: nothing keeps two replicas off the same node.
@@ -91,24 +90,16 @@ func spreadFinding(dep *appsv1.Deployment, obj string) (engine.Finding, bool) {
 			}
 		}
 	}
-	labelsJSON := labelsAsJSON(dep.Spec.Template.Labels)
-	return engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+	return engine.Finding{Code: "LA105-NO-SPREAD", Severity: engine.SeverityWarn, Object: obj,
 		Message: "nothing keeps the replicas on different nodes (no topologySpreadConstraint on kubernetes.io/hostname with DoNotSchedule, no required anti-affinity): one node failure can take them all",
-		Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/hostname\",\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":%s}}]}}}}'",
-			dep.Namespace, dep.Name, labelsJSON)}, true
+		Remediation: remedy.MergePatch(dep.Namespace, "deployment", dep.Name, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": corev1.LabelHostname, "whenUnsatisfiable": "DoNotSchedule",
+				"labelSelector": map[string]any{"matchLabels": dep.Spec.Template.Labels}}}}}}})}, true
 }
 
-func labelsAsJSON(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%q:%q", k, l[k]))
-	}
-	return "{" + strings.Join(parts, ",") + "}"
+// pdbKeepOne makes a budget keep one pod and let the others go.
+func pdbKeepOne(p policyv1.PodDisruptionBudget) string {
+	return remedy.MergePatch(p.Namespace, "pdb", p.Name, map[string]any{"spec": map[string]any{"minAvailable": 1, "maxUnavailable": nil}})
 }
 
 // pdbFindings: a PodDisruptionBudget must keep at least one pod through a drain, and still
@@ -125,10 +116,14 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 		}
 	}
 	if len(matching) == 0 {
-		return []engine.Finding{{Severity: engine.SeverityWarn, Object: obj,
+		return []engine.Finding{{Code: "LA105-NO-PDB", Severity: engine.SeverityWarn, Object: obj,
 			Message: "no PodDisruptionBudget: a node drain may evict every replica at once",
-			Remediation: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: %s\nEOF",
-				dep.Name, dep.Namespace, labelsAsJSON(dep.Spec.Template.Labels))}}
+			Remediation: remedy.Apply(remedy.YAML(policyv1.PodDisruptionBudget{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+				ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+					Selector: &metav1.LabelSelector{MatchLabels: dep.Spec.Template.Labels}},
+			}))}}
 	}
 	var out []engine.Finding
 	for _, p := range matching {
@@ -139,13 +134,13 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 		case !ok:
 			continue
 		case keep < 1:
-			out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
+			out = append(out, engine.Finding{Code: "LA105-PDB-PROTECTS-NOTHING", Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
 				Message:     fmt.Sprintf("keeps %d of %d pods through a drain: it protects nothing", keep, replicas),
-				Remediation: fmt.Sprintf("kubectl -n %s patch pdb %s --type=merge -p '{\"spec\":{\"minAvailable\":1,\"maxUnavailable\":null}}'", p.Namespace, p.Name)})
+				Remediation: pdbKeepOne(p)})
 		case keep >= replicas:
-			out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
+			out = append(out, engine.Finding{Code: "LA105-PDB-BLOCKS-DRAINS", Severity: engine.SeverityWarn, Object: pobj, Evidence: ev,
 				Message:     fmt.Sprintf("keeps %d of %d pods: no pod may ever be evicted, so node drains block", keep, replicas),
-				Remediation: fmt.Sprintf("kubectl -n %s patch pdb %s --type=merge -p '{\"spec\":{\"minAvailable\":1,\"maxUnavailable\":null}}'", p.Namespace, p.Name)})
+				Remediation: pdbKeepOne(p)})
 		}
 	}
 	return out
@@ -169,7 +164,7 @@ func pdbKeeps(p policyv1.PodDisruptionBudget, replicas int32) (int32, bool) {
 
 // dnsPolicyFinding: with ClusterFirst, `forward . /etc/resolv.conf` forwards the LAN's
 // queries to the cluster DNS, which answers *.svc.cluster.local names to the whole LAN.
-func dnsPolicyFinding(env *Env, spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
+func dnsPolicyFinding(s *kube.Setup, spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
 	policy := spec.DNSPolicy
 	if policy == "" {
 		policy = corev1.DNSClusterFirst
@@ -180,7 +175,7 @@ func dnsPolicyFinding(env *Env, spec *corev1.PodSpec, obj string, dep *appsv1.De
 		return nil
 	}
 	viaResolvConf := true
-	if cf := env.Setup.Corefile; cf != nil {
+	if cf := s.Corefile; cf != nil {
 		viaResolvConf = false
 		for i := range cf.Blocks {
 			for _, up := range cf.Blocks[i].Forwarders() {
@@ -190,10 +185,10 @@ func dnsPolicyFinding(env *Env, spec *corev1.PodSpec, obj string, dep *appsv1.De
 			}
 		}
 	}
-	f := engine.Finding{Object: obj, Evidence: map[string]any{"dnsPolicy": string(policy)},
-		Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"dnsPolicy\":\"Default\"}}}}'", dep.Namespace, dep.Name)}
+	f := engine.Finding{Code: "LA105-CLUSTER-FIRST-HARMLESS", Object: obj, Evidence: map[string]any{"dnsPolicy": string(policy)},
+		Remediation: DNSPolicyDefault(dep.Namespace, dep.Name)}
 	if viaResolvConf {
-		f.Severity = engine.SeverityFail
+		f.Code, f.Severity = "LA105-CLUSTER-FIRST", engine.SeverityFail
 		f.Message = fmt.Sprintf("dnsPolicy %s: the pod's /etc/resolv.conf points at the cluster DNS, so `forward . /etc/resolv.conf` sends the LAN's queries there and cluster-internal names (*.svc.cluster.local) resolve for the whole LAN", policy)
 	} else {
 		f.Severity = engine.SeverityInfo
@@ -214,11 +209,11 @@ func capabilityFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment
 		if !slices.Contains(caps.Drop, "ALL") || slices.Contains(caps.Add, "NET_BIND_SERVICE") {
 			continue
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj,
+		out = append(out, engine.Finding{Code: "LA105-NET-BIND-DROPPED", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("container %s drops ALL capabilities without adding NET_BIND_SERVICE back: the CoreDNS binary carries that file capability, so the kernel refuses to run it (exec /coredns: operation not permitted), whatever the port", c.Name),
 			Evidence: map[string]any{"container": c.Name, "image": c.Image, "drop": caps.Drop, "add": caps.Add},
-			Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=json -p '[{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/%d/securityContext/capabilities/add\",\"value\":[\"NET_BIND_SERVICE\"]}]'",
-				dep.Namespace, dep.Name, i)})
+			Remediation: remedy.JSONPatch(dep.Namespace, "deployment", dep.Name, remedy.PatchOp{Op: "add",
+				Path: fmt.Sprintf("/spec/template/spec/containers/%d/securityContext/capabilities/add", i), Value: []string{"NET_BIND_SERVICE"}})})
 	}
 	return out
 }
@@ -247,10 +242,10 @@ func rootFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []en
 		if (nonRoot && uid != 0) || uid > 0 {
 			continue
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+		out = append(out, engine.Finding{Code: "LA105-ROOT", Severity: engine.SeverityWarn, Object: obj,
 			Message:     fmt.Sprintf("container %s may run as root (no runAsNonRoot, no non-zero runAsUser): a DNS server open to the whole LAN should not", c.Name),
 			Evidence:    map[string]any{"container": c.Name, "runAsNonRoot": nonRoot, "runAsUser": uid},
-			Remediation: fmt.Sprintf("kubectl -n %s patch deployment %s --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"securityContext\":{\"runAsNonRoot\":true,\"runAsUser\":65532}}}}}'", dep.Namespace, dep.Name)})
+			Remediation: remedy.MergePatch(dep.Namespace, "deployment", dep.Name, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 65532}}}}})})
 	}
 	return out
 }
@@ -261,8 +256,8 @@ func placementFindings(pods []corev1.Pod, obj string) []engine.Finding {
 	var notReady []string
 	for i := range pods {
 		p := &pods[i]
-		if !podIsReady(p) {
-			notReady = append(notReady, fmt.Sprintf("%s (%s)", p.Name, podState(p)))
+		if !kube.PodReady(p) {
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", p.Name, kube.PodState(p)))
 			continue
 		}
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
@@ -277,21 +272,21 @@ func placementFindings(pods []corev1.Pod, obj string) []engine.Finding {
 		if len(byNode[n]) < 2 {
 			continue
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: obj,
+		out = append(out, engine.Finding{Code: "LA105-SAME-NODE", Severity: engine.SeverityWarn, Object: obj,
 			Message:  fmt.Sprintf("ready pods %s all run on node %s: losing that node stops the zone DNS", strings.Join(byNode[n], ", "), n),
 			Evidence: map[string]any{"node": n, "pods": byNode[n]},
 			Remediation: "# after adding a topologySpreadConstraint on kubernetes.io/hostname:\n" +
-				fmt.Sprintf("kubectl -n %s delete pod %s", podNamespace(pods), byNode[n][len(byNode[n])-1])})
+				remedy.Kubectl(podNamespace(pods), "delete", "pod", byNode[n][len(byNode[n])-1])})
 	}
 	if len(notReady) > 0 {
 		sev := engine.SeverityWarn
 		if len(nodes) == 0 {
 			sev = engine.SeverityFail
 		}
-		out = append(out, engine.Finding{Severity: sev, Object: obj,
+		out = append(out, engine.Finding{Code: "LA105-PODS-NOT-READY", Severity: sev, Object: obj,
 			Message:     fmt.Sprintf("%d of %d DNS pods are not ready: %s", len(notReady), len(pods), strings.Join(notReady, ", ")),
 			Evidence:    map[string]any{"notReady": notReady},
-			Remediation: fmt.Sprintf("kubectl -n %s describe pods %s", podNamespace(pods), strings.Fields(notReady[0])[0])})
+			Remediation: remedy.Kubectl(podNamespace(pods), "describe", "pods", strings.Fields(notReady[0])[0])})
 	}
 	return out
 }

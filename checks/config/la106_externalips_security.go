@@ -1,7 +1,6 @@
-package checks
+package config
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -11,12 +10,15 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // ExternalIPsSecurity is LA106. Anyone who may create or edit a Service may claim any address
@@ -25,22 +27,13 @@ import (
 // cluster an admission control should reserve the field. The field is also deprecated
 // (KEP-5707): kube-proxy is planned to stop implementing it by default.
 func ExternalIPsSecurity(env *Env) engine.Check {
-	return engine.Check{
-		ID:        "LA106",
-		Title:     "No other Service claims our addresses, and externalIPs are reserved by admission control",
-		DependsOn: []string{"LA001"},
-		Run:       func(ctx context.Context) engine.Outcome { return externalIPsSecurity(env) },
-	}
+	return check(env, "LA106", externalIPsSecurity)
 }
 
 // protectionObject is the Object of findings about admission control.
 const protectionObject = "admission control (CVE-2020-8554)"
 
-func externalIPsSecurity(env *Env) engine.Outcome {
-	if o, stop := noSetup(env); stop {
-		return o
-	}
-	s := env.Setup
+func externalIPsSecurity(s *kube.Setup) engine.Outcome {
 	var findings []engine.Finding
 	findings = append(findings, interceptionFindings(s)...)
 	prot, unknown := protectionFindings(s)
@@ -52,7 +45,7 @@ func externalIPsSecurity(env *Env) engine.Outcome {
 		unread = append(unread, "Services in other namespaces could not be read, so interception by them is not checked: "+err.Error())
 	}
 	unread = append(unread, unknown...)
-	return partialOutcome(findings, strings.Join(unread, "; "))
+	return engine.Partial("LA106", findings, strings.Join(unread, "; "))
 }
 
 // claim is one address:port/protocol a Service makes kube-proxy capture.
@@ -87,7 +80,7 @@ func serviceClaims(svc *corev1.Service) []claim {
 	var out []claim
 	for _, a := range addrs {
 		for _, p := range svc.Spec.Ports {
-			out = append(out, claim{Addr: a, Port: p.Port, Proto: protocolOrTCP(p.Protocol)})
+			out = append(out, claim{Addr: a, Port: p.Port, Proto: kube.Protocol(p.Protocol)})
 		}
 	}
 	return out
@@ -98,7 +91,7 @@ func interceptionFindings(s *kube.Setup) []engine.Finding {
 	ourAddrs := map[netip.Addr]bool{}
 	for _, svc := range []*corev1.Service{s.ProxyService, s.DNSService} {
 		for _, c := range serviceClaims(svc) {
-			ours[c] = svcRef(svc)
+			ours[c] = kube.ServiceRef(svc)
 			ourAddrs[c.Addr] = true
 		}
 	}
@@ -120,13 +113,13 @@ func interceptionFindings(s *kube.Setup) []engine.Finding {
 		}
 		switch {
 		case len(clash) > 0:
-			out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: svcRef(svc),
+			out = append(out, engine.Finding{Code: "LA106-INTERCEPTION", Severity: engine.SeverityFail, Object: kube.ServiceRef(svc),
 				Message:  fmt.Sprintf("claims %s, which %s also exposes: kube-proxy may hand LAN traffic for our addresses to this Service (interception, CVE-2020-8554)", strings.Join(clash, ", "), strings.Join(keysOf(victims), " and ")),
 				Evidence: map[string]any{"claims": clash, "externalIPs": svc.Spec.ExternalIPs},
-				Remediation: fmt.Sprintf("kubectl -n %s get service %s -o yaml   # who owns it? then, if it has no business on these addresses:\nkubectl -n %s patch service %s --type=json -p '[{\"op\":\"remove\",\"path\":\"/spec/externalIPs\"}]'",
-					svc.Namespace, svc.Name, svc.Namespace, svc.Name)})
+				Remediation: remedy.Kubectl(svc.Namespace, "get", "service", svc.Name, "-o", "yaml") + "   # who owns it? then, if it has no business on these addresses:\n" +
+					remedy.JSONPatch(svc.Namespace, "service", svc.Name, remedy.PatchOp{Op: "remove", Path: "/spec/externalIPs"})})
 		case len(sameAddr) > 0:
-			out = append(out, engine.Finding{Severity: engine.SeverityInfo, Object: svcRef(svc),
+			out = append(out, engine.Finding{Code: "LA106-SHARED-ADDRESS", Severity: engine.SeverityInfo, Object: kube.ServiceRef(svc),
 				Message:  fmt.Sprintf("uses our addresses on other ports (%s): no clash today, but it shows who may claim them", strings.Join(sameAddr, ", ")),
 				Evidence: map[string]any{"claims": sameAddr}})
 		}
@@ -164,13 +157,13 @@ func protectionFindings(s *kube.Setup) ([]engine.Finding, []string) {
 		for _, p := range enforced {
 			names = append(names, p.What)
 		}
-		return []engine.Finding{{Severity: engine.SeverityInfo, Object: protectionObject,
+		return []engine.Finding{{Code: "LA106-ADMISSION-ENFORCED", Severity: engine.SeverityInfo, Object: protectionObject,
 			Message:  "spec.externalIPs is restricted by " + strings.Join(names, ", "),
 			Evidence: map[string]any{"enforcedBy": names}}}, nil
 	}
 	var out []engine.Finding
 	for _, p := range weak {
-		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: protectionObject,
+		out = append(out, engine.Finding{Code: "LA106-ADMISSION-NOT-ENFORCED", Severity: engine.SeverityWarn, Object: protectionObject,
 			Message:     fmt.Sprintf("%s mentions externalIPs but does not enforce: %s", p.What, p.Why),
 			Evidence:    map[string]any{"control": p.What},
 			Remediation: p.Remedy})
@@ -182,7 +175,7 @@ func protectionFindings(s *kube.Setup) ([]engine.Finding, []string) {
 		}
 	}
 	if len(weak) == 0 && len(unknown) == 0 {
-		out = append(out, engine.Finding{Severity: engine.SeverityWarn, Object: protectionObject,
+		out = append(out, engine.Finding{Code: "LA106-ADMISSION", Severity: engine.SeverityWarn, Object: protectionObject,
 			Message: "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook mentions it): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic. " +
 				"The DenyServiceExternalIPs admission plugin cannot be seen through the API; it is unlikely to be on, since it also refuses every new externalIP, this setup's included",
 			Evidence:    map[string]any{"checked": []string{"ValidatingAdmissionPolicies", "ValidatingWebhookConfigurations", "Kyverno policies", "Gatekeeper constraints"}},
@@ -222,8 +215,8 @@ func findProtections(s *kube.Setup) []protection {
 		p := protection{What: fmt.Sprintf("Gatekeeper %s %s", c.GetKind(), c.GetName()), Enforced: action == "" || strings.EqualFold(action, "deny")}
 		if !p.Enforced {
 			p.Why = "enforcementAction is " + action
-			p.Remedy = fmt.Sprintf("kubectl patch %s.%s %s --type=merge -p '{\"spec\":{\"enforcementAction\":\"deny\"}}'",
-				strings.ToLower(c.GetKind()), kube.GatekeeperConstraint(c.GetKind()).GVR.Group, c.GetName())
+			p.Remedy = remedy.MergePatch("", strings.ToLower(c.GetKind())+"."+kube.GatekeeperConstraint(c.GetKind()).GVR.Group, c.GetName(),
+				map[string]any{"spec": map[string]any{"enforcementAction": "deny"}})
 		}
 		out = append(out, p)
 	}
@@ -236,7 +229,7 @@ func admissionPolicyProtection(vap *admissionregistrationv1.ValidatingAdmissionP
 		return nil
 	}
 	p := protection{What: "ValidatingAdmissionPolicy " + vap.Name, Why: "no ValidatingAdmissionPolicyBinding puts it in force",
-		Remedy: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: %[1]s\nspec:\n  policyName: %[1]s\n  validationActions: [Deny]\nEOF", vap.Name)}
+		Remedy: remedy.Apply(remedy.YAML(denyBinding(vap.Name)))}
 	for _, b := range bindings {
 		if b.Spec.PolicyName != vap.Name {
 			continue
@@ -246,7 +239,7 @@ func admissionPolicyProtection(vap *admissionregistrationv1.ValidatingAdmissionP
 			break
 		}
 		p.Why = fmt.Sprintf("binding %s only has validationActions %v", b.Name, b.Spec.ValidationActions)
-		p.Remedy = fmt.Sprintf("kubectl patch validatingadmissionpolicybinding %s --type=merge -p '{\"spec\":{\"validationActions\":[\"Deny\"]}}'", b.Name)
+		p.Remedy = remedy.MergePatch("", "validatingadmissionpolicybinding", b.Name, map[string]any{"spec": map[string]any{"validationActions": []string{"Deny"}}})
 	}
 	return []protection{p}
 }
@@ -308,11 +301,8 @@ func kyvernoProtection(pol unstructured.Unstructured) (protection, bool) {
 	}
 	if !p.Enforced {
 		p.Why = "validationFailureAction is Audit (Kyverno's default): violations are only reported"
-		p.Remedy = fmt.Sprintf("kubectl patch %s %s --type=merge -p '{\"spec\":{\"validationFailureAction\":\"Enforce\"}}'   # newer Kyverno: each rule's validate.failureAction: Enforce",
-			strings.ToLower(pol.GetKind())+".kyverno.io", pol.GetName())
-		if ns := pol.GetNamespace(); ns != "" {
-			p.Remedy = strings.Replace(p.Remedy, "kubectl patch", "kubectl -n "+ns+" patch", 1)
-		}
+		p.Remedy = remedy.MergePatch(pol.GetNamespace(), strings.ToLower(pol.GetKind())+".kyverno.io", pol.GetName(),
+			map[string]any{"spec": map[string]any{"validationFailureAction": "Enforce"}}) + "   # newer Kyverno: each rule's validate.failureAction: Enforce"
 	}
 	if pol.GetNamespace() != "" {
 		p.What += " in namespace " + pol.GetNamespace()
@@ -329,42 +319,56 @@ func kyvernoProtection(pol unstructured.Unstructured) (protection, bool) {
 func admissionPolicyYAML(s *kube.Setup) string {
 	var owners, addrs []string
 	for _, svc := range []*corev1.Service{s.ProxyService, s.DNSService} {
-		owners = append(owners, fmt.Sprintf("'%s/%s'", svc.Namespace, svc.Name))
+		owners = append(owners, svc.Namespace+"/"+svc.Name)
 		for _, ip := range svc.Spec.ExternalIPs {
-			q := fmt.Sprintf("'%s'", ip)
-			if !slices.Contains(addrs, q) {
-				addrs = append(addrs, q)
+			if !slices.Contains(addrs, ip) {
+				addrs = append(addrs, ip)
 			}
 		}
 	}
-	return fmt.Sprintf(`kubectl apply -f - <<'EOF'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: restrict-service-externalips
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [""]
-        apiVersions: ["v1"]
-        operations: ["CREATE", "UPDATE"]
-        resources: ["services"]
-  validations:
-    - expression: >-
-        !has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0 ||
-        ((object.metadata.namespace + '/' + object.metadata.name) in [%s] &&
-        object.spec.externalIPs.all(ip, ip in [%s]))
-      message: spec.externalIPs is reserved for %s (CVE-2020-8554)
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: restrict-service-externalips
-spec:
-  policyName: restrict-service-externalips
-  validationActions: [Deny]
-EOF`, strings.Join(owners, ", "), strings.Join(addrs, ", "), strings.ReplaceAll(strings.Join(owners, " and "), "'", ""))
+	const name = "restrict-service-externalips"
+	expr := "!has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0 ||\n" +
+		"((object.metadata.namespace + '/' + object.metadata.name) in " + celList(owners) + " &&\n" +
+		"object.spec.externalIPs.all(ip, ip in " + celList(addrs) + "))"
+	policy := admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: expr,
+				Message:    "spec.externalIPs is reserved for " + strings.Join(owners, " and ") + " (CVE-2020-8554)",
+			}},
+		},
+	}
+	return remedy.Apply(remedy.YAML(policy, denyBinding(name)))
+}
+
+// celList is a CEL list of string literals; the values are Kubernetes names and IP addresses,
+// quoted as CEL strings by strconv (CEL's string literal escapes are Go's).
+func celList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// denyBinding puts a ValidatingAdmissionPolicy in force.
+func denyBinding(policy string) admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: policy},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: policy, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
 }
 
 // kubeProxyFindings reads kubeadm's kube-proxy configuration: with the feature gate
@@ -378,13 +382,13 @@ func kubeProxyFindings(s *kube.Setup) []engine.Finding {
 		FeatureGates map[string]bool `json:"featureGates"`
 	}
 	if err := yaml.Unmarshal([]byte(s.KubeProxyConfig), &cfg); err != nil {
-		return []engine.Finding{{Severity: engine.SeverityWarn, Object: obj,
+		return []engine.Finding{{Code: "LA106-KUBE-PROXY-CONFIG", Severity: engine.SeverityWarn, Object: obj,
 			Message:     "config.conf does not parse, so kube-proxy's feature gates are unknown (and kube-proxy itself cannot load it on restart): " + err.Error(),
 			Evidence:    map[string]any{"key": "config.conf", "error": err.Error()},
 			Remediation: "kubectl -n kube-system edit configmap kube-proxy   # fix config.conf at the line named above"}}
 	}
 	if on, set := cfg.FeatureGates["AllowServiceExternalIPs"]; set && !on {
-		return []engine.Finding{{Severity: engine.SeverityFail, Object: obj,
+		return []engine.Finding{{Code: "LA106-KUBE-PROXY-GATE-OFF", Severity: engine.SeverityFail, Object: obj,
 			Message:     "kube-proxy runs with the feature gate AllowServiceExternalIPs=false: it programs no rule for any externalIP, so nothing answers on the LAN addresses",
 			Evidence:    map[string]any{"featureGates": cfg.FeatureGates},
 			Remediation: "kubectl -n kube-system edit configmap kube-proxy   # featureGates: {AllowServiceExternalIPs: true}\nkubectl -n kube-system rollout restart daemonset kube-proxy"}}
@@ -410,12 +414,12 @@ func deprecationFinding(s *kube.Setup) engine.Finding {
 	if len(seen) > 0 {
 		ev["apiWarningsSeen"] = seen
 	}
-	f := engine.Finding{Severity: engine.SeverityInfo, Object: "spec.externalIPs (" + svcRef(s.ProxyService) + ", " + svcRef(s.DNSService) + ")",
+	f := engine.Finding{Code: "LA106-DEPRECATED", Severity: engine.SeverityInfo, Object: "spec.externalIPs (" + kube.ServiceRef(s.ProxyService) + ", " + kube.ServiceRef(s.DNSService) + ")",
 		Message: "spec.externalIPs is deprecated since Kubernetes 1.36: every create or update of these Services returns the warning \"spec.externalIPs is deprecated and may no longer be implemented in some clusters\". " +
 			"It still works; kube-proxy's feature gate AllowServiceExternalIPs is planned to default to off in 1.40 and the implementation to go in 1.43, so plan the move (a LoadBalancer implementation such as MetalLB or kube-vip announcing the same addresses, or Gateway API)",
 		Evidence: ev}
 	if minor, ok := kubeMinor(s.ServerVersion); ok && minor >= 40 {
-		f.Severity = engine.SeverityWarn
+		f.Code, f.Severity = "LA106-GATE-DEFAULT-OFF", engine.SeverityWarn
 		f.Message = fmt.Sprintf("this cluster runs Kubernetes 1.%d, where kube-proxy's AllowServiceExternalIPs is planned to be off by default: unless kube-proxy enables it, externalIPs are not programmed at all", minor)
 		f.Remediation = "kubectl -n kube-system get configmap kube-proxy -o yaml | grep -A3 featureGates   # AllowServiceExternalIPs: true keeps them, until 1.43"
 	}

@@ -1,48 +1,31 @@
-package checks
+package netpath
 
 import (
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // errNoProbes is an environment built without probers: a wiring bug, not a cluster fault.
 var errNoProbes = errors.New("no network probers in the environment (Env.Probes is nil)")
 
 // dnsPath gathers what every DNS check needs, or says why the check cannot run.
-type dnsPath struct {
-	targets []netTarget
-	host    probeHost
-	zone    string // without the trailing dot; "" when unknown
-	service string
-}
-
-func newDNSPath(env *Env) (*dnsPath, engine.Outcome, bool) {
+func dnsPath(env *Env) (*Path, []Target, engine.Outcome, bool) {
 	if env.Probes == nil {
-		return nil, engine.Outcome{Err: errNoProbes}, false
+		return nil, nil, engine.Outcome{Err: errNoProbes}, false
 	}
-	if env.Setup == nil || env.Setup.DNSService == nil {
-		return nil, engine.Outcome{Skip: "no DNS Service was found (name it with --dns-service)"}, false
+	p := &env.Path
+	if len(p.DNS) == 0 {
+		return nil, nil, engine.Outcome{Skip: p.NoDNS}, false
 	}
-	svc := env.Setup.DNSService
-	targets, _ := netServiceTargets(svc, netServicePort(svc, 53, "dns", "dns-udp", "dns-tcp"), env.Setup.Nodes)
-	if len(targets) == 0 {
-		return nil, engine.Outcome{Skip: netServiceObject(svc) + " has no valid externalIPs: no address to ask (see LA101)"}, false
-	}
-	return &dnsPath{
-		targets: targets,
-		host:    chooseProbeHost(env),
-		zone:    strings.ToLower(strings.TrimSuffix(env.Setup.Zone, ".")),
-		service: netServiceObject(svc),
-	}, engine.Outcome{}, true
+	return p, p.DNS, engine.Outcome{}, true
 }
 
 // nameResult is one question's outcome at one address.
@@ -61,7 +44,7 @@ func randomLabel(zone string) string {
 // netEachTarget runs fn for every target concurrently and returns the results in target order.
 // The probe Set bounds how many probes are in flight and short-cuts dead addresses, so a
 // target that does not answer costs one timeout whatever the number of questions.
-func netEachTarget[T any](ctx context.Context, targets []netTarget, fn func(context.Context, netTarget) T) []T {
+func netEachTarget[T any](ctx context.Context, targets []Target, fn func(context.Context, Target) T) []T {
 	out := make([]T, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
@@ -77,17 +60,20 @@ func netEachTarget[T any](ctx context.Context, targets []netTarget, fn func(cont
 
 // netUnreachable turns a probe error on a target into a FAIL finding: a workstation given this
 // address meets the same error. A dead address is said once, whatever was being asked.
-func netUnreachable(t netTarget, what string, err error, ev map[string]any) engine.Finding {
+func netUnreachable(id string, t Target, what string, err error, ev map[string]any) engine.Finding {
 	ev["address"] = t.Addr.String()
 	ev["error"] = err.Error()
-	f := engine.Finding{Severity: engine.SeverityFail, Object: t.Object, Evidence: ev}
+	f := engine.Finding{Code: id + "-PROBE-ERROR", Severity: engine.SeverityFail, Object: t.Object, Evidence: ev}
 	switch {
 	case probe.IsNotProbed(err), probe.IsNoAnswer(err):
+		f.Code = id + "-NO-ANSWER"
 		f.Message = fmt.Sprintf("%s gave no answer (%s): a workstation given this address waits, then retries elsewhere or fails", t.Addr.Addr(), what)
-		f.Remediation = fmt.Sprintf("# is the node up and is %[1]s routed to it from this network?\nping -c 3 %[1]s\nkubectl get nodes -o wide | grep -w %[1]s", t.Addr.Addr())
+		a := t.Addr.Addr().String()
+		f.Remediation = "# is the node up and is " + a + " routed to it from this network?\n" + remedy.Command("ping", "-c", "3", a) + "\nkubectl get nodes -o wide | " + remedy.Command("grep", "-w", a)
 	case probe.IsRefused(err):
+		f.Code = id + "-REFUSED"
 		f.Message = fmt.Sprintf("%s refused %s: the host is up but nothing takes port %d (kube-proxy does not capture it)", t.Addr.Addr(), what, t.Addr.Port())
-		f.Remediation = "# kube-proxy captures externalIPs only for the Service's ports, on a node where kube-proxy runs:\nkubectl get svc -A -o wide | grep -w " + t.Addr.Addr().String() + "\nkubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide"
+		f.Remediation = "# kube-proxy captures externalIPs only for the Service's ports, on a node where kube-proxy runs:\nkubectl get svc -A -o wide | " + remedy.Command("grep", "-w", t.Addr.Addr().String()) + "\nkubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide"
 	default:
 		f.Message = fmt.Sprintf("%s: %s failed: %v", t.Addr, what, err)
 	}
@@ -104,31 +90,7 @@ func netInterrupted(ctx context.Context) error {
 
 // netNoneAnswered is ERROR, not FAIL, when not one address answered: from this machine nothing
 // can be said about the setup (it may simply not be on the LAN).
-func netNoneAnswered(targets []netTarget, timeout fmt.Stringer) error {
+func netNoneAnswered(targets []Target, timeout fmt.Stringer) error {
 	return fmt.Errorf("none of the %d addresses (%s) answered from this machine within %s: is this machine on the LAN?",
-		len(targets), probe.JoinAddrs(netTargetAddrs(targets)), timeout)
-}
-
-// zoneTemplateAddrs reads the A answers of the zone's template from the Corefile, for evidence
-// beside the Services' externalIPs; an unreadable Corefile yields nil (LA104 reports it).
-func zoneTemplateAddrs(env *Env) []netip.Addr {
-	s := env.Setup
-	if s == nil || s.ConfigMap == nil || s.CorefileKey == "" {
-		return nil
-	}
-	cf, err := corefile.Parse("Corefile", []byte(s.ConfigMap.Data[s.CorefileKey]))
-	if err != nil {
-		return nil
-	}
-	b := cf.ZoneBlockWithTemplateA(s.Zone)
-	if b == nil {
-		return nil
-	}
-	var out []netip.Addr
-	for _, a := range b.AAnswers() {
-		if a.Addr.IsValid() {
-			out = append(out, a.Addr)
-		}
-	}
-	return probe.SortAddrs(out)
+		len(targets), probe.JoinAddrs(targetAddrs(targets)), timeout)
 }

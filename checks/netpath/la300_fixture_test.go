@@ -1,7 +1,9 @@
-package checks
+package netpath
 
 import (
 	"fmt"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/stretchr/testify/assert"
 	"net/netip"
 	"testing"
 	"time"
@@ -12,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
 )
 
 // The network checks' tests stand three loopback addresses in for the three nodes of the seed
@@ -37,6 +39,7 @@ type netFixture struct {
 	t        *testing.T
 	setup    *kube.Setup
 	opts     Options
+	host     string // --host
 	redirect map[netip.AddrPort]netip.AddrPort
 	cfg      probe.Config
 }
@@ -156,13 +159,15 @@ func (f *netFixture) env() *Env {
 	}
 	set, err := probe.NewSet(cfg)
 	require.NoError(f.t, err)
-	return &Env{Setup: f.setup, Options: f.opts, Facts: &Facts{}, Probes: set}
+	f.setup.DeriveModels(f.host)
+	return &Env{Path: PathFromSetup(f.setup), Options: f.opts, Probes: set}
 }
 
 func runNetCheck(t *testing.T, c engine.Check) (engine.Status, engine.Outcome) {
 	t.Helper()
 	o := c.Run(t.Context())
 	st, _ := engine.StatusOf(o)
+	assert.Empty(t, catalogue.Undeclared(c.ID, o.Findings), "%s emits findings without a declared code", c.ID)
 	return st, o
 }
 
@@ -178,3 +183,10 @@ func netFindings(o engine.Outcome, sev engine.Severity, object string) []engine.
 }
 
 func lanNode(i int) string { return fmt.Sprintf("node-%d (%s)", i+1, lanNodeIPs[i]) }
+
+func mustRule(t *testing.T, s string) LocationRule {
+	t.Helper()
+	r, err := ParseLocationRule(s)
+	require.NoError(t, err)
+	return r
+}

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
@@ -16,11 +17,7 @@ import (
 // random label with exactly the DNS Service's externalIPs, over UDP and over TCP, with the AA
 // flag; and every address answers the same, since a workstation sticks to one server.
 func DNSAnswers(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA301",
-		Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
-		Run:   func(ctx context.Context) engine.Outcome { return dnsAnswers(ctx, env) },
-	}
+	return catalogue.Check("LA301", func(ctx context.Context) engine.Outcome { return dnsAnswers(ctx, env) })
 }
 
 type aQuery struct {
@@ -36,14 +33,14 @@ type aResult struct {
 }
 
 func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newDNSPath(env)
+	p, targets, out, ok := dnsPath(env)
 	if !ok {
 		return out
 	}
-	if p.zone == "" {
+	if p.Zone == "" {
 		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
 	}
-	names := netUniqueNames(p.host.Name, p.zone, randomLabel(p.zone))
+	names := netUniqueNames(p.Host.Name, p.Zone, randomLabel(p.Zone))
 	// Every name over UDP (what workstations ask), and the probe host over TCP as well: TCP is
 	// the same server behind another transport, one name proves it, and a TCP exchange costs a
 	// connection per address.
@@ -55,7 +52,7 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 	// The first question (probe host over UDP, what a workstation asks first) goes alone, so
 	// that it is the address's first contact; the others then go out at once: the Set bounds
 	// them, and a server that hangs on TCP only costs one timeout, not one per name.
-	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) []aResult {
+	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []aResult {
 		rs := make([]aResult, len(queries))
 		ask := func(i int) {
 			q := queries[i]
@@ -78,13 +75,13 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Err: err}
 	}
 
-	want := probe.SortAddrs(externalAddrs(env.Setup.DNSService))
+	want := p.Expected
 	base := func() map[string]any {
-		return p.host.evidence(map[string]any{
+		return p.hostEvidence(map[string]any{
 			"expected":         probe.AddrStrings(want),
-			"expectedFrom":     p.service + " externalIPs",
-			"zoneTemplate":     probe.AddrStrings(zoneTemplateAddrs(env)),
-			"proxyExternalIPs": probe.AddrStrings(probe.SortAddrs(externalAddrs(env.Setup.ProxyService))),
+			"expectedFrom":     p.DNSObject + " externalIPs",
+			"zoneTemplate":     probe.AddrStrings(p.ZoneTemplate),
+			"proxyExternalIPs": probe.AddrStrings(p.ProxyAddrs),
 			"names":            names,
 		})
 	}
@@ -93,14 +90,14 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 	perAddr := map[string]any{}
 	// byName[name] = address -> answer set over UDP, for the "every address agrees" test.
 	byName := map[string]map[string]string{}
-	for i, t := range p.targets {
+	for i, t := range targets {
 		rs := results[i]
 		if allNoAnswer(rs) {
-			findings = append(findings, netUnreachable(t, rs[0].String(), rs[0].err, base()))
+			findings = append(findings, netUnreachable("LA301", t, rs[0].String(), rs[0].err, base()))
 			continue
 		}
 		answered++
-		fs, summary := judgeAAnswers(t, rs, want, base, env)
+		fs, summary := judgeAAnswers(p, t, rs, want, base)
 		findings = append(findings, fs...)
 		perAddr[t.Addr.Addr().String()] = summary
 		for _, r := range rs {
@@ -112,17 +109,18 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 			}
 		}
 	}
-	findings = append(findings, disagreements(env, names, byName, p, base)...)
+	findings = append(findings, disagreements(p, names, byName, base)...)
 	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
 	}
 	ev := base()
 	ev["answers"] = perAddr
 	findings = append(findings, engine.Finding{
+		Code:     "LA301-SUMMARY",
 		Severity: engine.SeverityInfo,
-		Object:   p.service,
+		Object:   p.DNSObject,
 		Message: fmt.Sprintf("%d of %d addresses answered A for %s over UDP and TCP; expected %s",
-			answered, len(p.targets), strings.Join(names, ", "), probe.JoinAddrs(want)),
+			answered, len(targets), strings.Join(names, ", "), probe.JoinAddrs(want)),
 		Evidence: ev,
 	})
 	return engine.Outcome{Findings: findings}

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // longTTLSeconds: beyond an hour, workstations keep a removed address in their caches for too
@@ -18,7 +19,7 @@ import (
 const longTTLSeconds = 3600
 
 // judgeAAnswers returns the findings for one address and a summary of its answers.
-func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map[string]any, env *Env) ([]engine.Finding, map[string]any) {
+func judgeAAnswers(p *Path, t Target, rs []aResult, want []netip.Addr, base func() map[string]any) ([]engine.Finding, map[string]any) {
 	var findings []engine.Finding
 	answers := map[string]any{}
 	var wrong, notAA []string
@@ -28,7 +29,7 @@ func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map
 		key := r.String()
 		if r.err != nil {
 			ev := base()
-			findings = append(findings, netUnreachable(t, key, r.err, ev))
+			findings = append(findings, netUnreachable("LA301", t, key, r.err, ev))
 			answers[key] = "error: " + r.err.Error()
 			continue
 		}
@@ -60,12 +61,13 @@ func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map
 		ev["missing"] = probe.AddrStrings(probe.SortAddrs(missing))
 		ev["extra"] = probe.AddrStrings(probe.SortAddrs(extra))
 		findings = append(findings, engine.Finding{
+			Code:     "LA301-WRONG-ANSWER",
 			Severity: engine.SeverityFail,
 			Object:   t.Object,
 			Message: fmt.Sprintf("%s does not answer the DNS Service's externalIPs (%s): %s",
 				t.Addr.Addr(), probe.JoinAddrs(want), strings.Join(wrong, "; ")),
 			Evidence:    ev,
-			Remediation: templateRemediation(env, want),
+			Remediation: p.Fixes.EditCorefile() + "\n# in the zone's server block, answer exactly the DNS Service's externalIPs:\n" + remedy.ZoneTemplate(want),
 		})
 	}
 	if len(notAA) > 0 {
@@ -73,12 +75,13 @@ func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map
 		ev["address"] = t.Addr.String()
 		ev["notAuthoritative"] = notAA
 		findings = append(findings, engine.Finding{
+			Code:     "LA301-NOT-AUTHORITATIVE",
 			Severity: engine.SeverityWarn,
 			Object:   t.Object,
 			Message: fmt.Sprintf("%s answers without the AA flag (%s): the answer comes from a cache or a forwarder, not from the zone's template",
 				t.Addr.Addr(), strings.Join(notAA, ", ")),
 			Evidence:    ev,
-			Remediation: "# the zone's server block must serve the name with `template IN A`; check the block's zone and port:\n" + editCorefileCommand(env),
+			Remediation: "# the zone's server block must serve the name with `template IN A`; check the block's zone and port:\n" + p.Fixes.EditCorefile(),
 		})
 	}
 	if maxTTL > longTTLSeconds {
@@ -86,12 +89,13 @@ func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map
 		ev["address"] = t.Addr.String()
 		ev["ttlSeconds"] = maxTTL
 		findings = append(findings, engine.Finding{
+			Code:     "LA301-LONG-TTL",
 			Severity: engine.SeverityWarn,
 			Object:   t.Object,
 			Message: fmt.Sprintf("%s answers with a TTL of %ds: after an address change, workstations keep the old list for up to %s",
 				t.Addr.Addr(), maxTTL, time.Duration(maxTTL)*time.Second),
 			Evidence:    ev,
-			Remediation: "# lower the TTL in the template answers, e.g. 60:\n" + editCorefileCommand(env),
+			Remediation: "# lower the TTL in the template answers, e.g. 60:\n" + p.Fixes.EditCorefile(),
 		})
 	}
 	return findings, map[string]any{"answers": answers, "ttlMin": minTTL, "ttlMax": maxTTL}
@@ -100,7 +104,7 @@ func judgeAAnswers(t netTarget, rs []aResult, want []netip.Addr, base func() map
 // disagreements finds names for which the addresses that answered gave different sets: a
 // workstation sticks to one server, so different servers mean different workstations see
 // different things.
-func disagreements(env *Env, names []string, byName map[string]map[string]string, p *dnsPath, base func() map[string]any) []engine.Finding {
+func disagreements(p *Path, names []string, byName map[string]map[string]string, base func() map[string]any) []engine.Finding {
 	var out []engine.Finding
 	for _, n := range names {
 		sets := byName[n]
@@ -126,11 +130,12 @@ func disagreements(env *Env, names []string, byName map[string]map[string]string
 		ev["name"] = n
 		ev["answersByAddress"] = byAddr
 		out = append(out, engine.Finding{
+			Code:        "LA301-DISAGREE",
 			Severity:    engine.SeverityFail,
-			Object:      p.service,
+			Object:      p.DNSObject,
 			Message:     fmt.Sprintf("the addresses disagree on A %s (%s): a workstation sticks to one server, so workstations see different things", n, strings.Join(parts, "; ")),
 			Evidence:    ev,
-			Remediation: "# every DNS pod must serve the same Corefile; a pod that did not reload keeps the old one:\n" + restartDNS(env),
+			Remediation: "# every DNS pod must serve the same Corefile; a pod that did not reload keeps the old one:\n" + p.Fixes.RestartDNS(),
 		})
 	}
 	return out

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"net/netip"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
 )
 
 func TestDNSAnswers(t *testing.T) {

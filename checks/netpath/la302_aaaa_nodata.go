@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"context"
@@ -7,31 +7,29 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // AAAANoData is LA302: AAAA for the zone's names is NOERROR with no record (NODATA). NXDOMAIN
 // would tell caches the name does not exist at all (RFC 8020), SERVFAIL makes clients wait or
 // change server, and a public AAAA sends IPv6-capable workstations around the LAN path.
 func AAAANoData(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA302",
-		Title: "DNS answers AAAA in the zone with NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
-		Run:   func(ctx context.Context) engine.Outcome { return aaaaNoData(ctx, env) },
-	}
+	return catalogue.Check("LA302", func(ctx context.Context) engine.Outcome { return aaaaNoData(ctx, env) })
 }
 
 func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newDNSPath(env)
+	p, targets, out, ok := dnsPath(env)
 	if !ok {
 		return out
 	}
-	if p.zone == "" {
+	if p.Zone == "" {
 		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
 	}
-	names := netUniqueNames(p.host.Name, randomLabel(p.zone))
-	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) []nameResult {
+	names := netUniqueNames(p.Host.Name, randomLabel(p.Zone))
+	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []nameResult {
 		rs := make([]nameResult, 0, len(names))
 		for _, n := range names {
 			r, err := env.Probes.Query(ctx, t.Addr, n, dns.TypeAAAA, "udp")
@@ -45,14 +43,14 @@ func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
 	var findings []engine.Finding
 	answered := 0
 	perAddr := map[string]any{}
-	for i, t := range p.targets {
+	for i, t := range targets {
 		alive := true
 		seen := map[string]any{}
 		for _, r := range results[i] {
 			what := "AAAA " + r.name + " over udp"
-			ev := p.host.evidence(map[string]any{"address": t.Addr.String(), "name": r.name})
+			ev := p.hostEvidence(map[string]any{"address": t.Addr.String(), "name": r.name})
 			if r.err != nil {
-				findings = append(findings, netUnreachable(t, what, r.err, ev))
+				findings = append(findings, netUnreachable("LA302", t, what, r.err, ev))
 				if probe.IsNoAnswer(r.err) {
 					alive = false
 					break // the address is dead: one finding says it
@@ -62,7 +60,7 @@ func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
 			seen[r.name] = describeDNSReply(r.reply)
 			ev["rcode"] = r.reply.RcodeName()
 			ev["answers"] = probe.AddrStrings(r.reply.Addrs())
-			if f, bad := judgeAAAA(env, t, r, ev); bad {
+			if f, bad := judgeAAAA(p, t, r, ev); bad {
 				findings = append(findings, f)
 			}
 		}
@@ -72,13 +70,14 @@ func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
 		}
 	}
 	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
 	}
 	findings = append(findings, engine.Finding{
+		Code:     "LA302-SUMMARY",
 		Severity: engine.SeverityInfo,
-		Object:   p.service,
-		Message:  fmt.Sprintf("%d of %d addresses answered AAAA for %s", answered, len(p.targets), strings.Join(names, ", ")),
-		Evidence: p.host.evidence(map[string]any{"answers": perAddr, "names": names}),
+		Object:   p.DNSObject,
+		Message:  fmt.Sprintf("%d of %d addresses answered AAAA for %s", answered, len(targets), strings.Join(names, ", ")),
+		Evidence: p.hostEvidence(map[string]any{"answers": perAddr, "names": names}),
 	})
 	return engine.Outcome{Findings: findings}
 }
@@ -97,28 +96,31 @@ func describeDNSReply(r *probe.DNSReply) string {
 }
 
 // anyTemplateFix is the Corefile lines that make every other type NODATA in the zone.
-func anyTemplateFix(env *Env) string {
-	return editCorefileCommand(env) + "\n# in the zone's server block, after `template IN A { ... }`:\ntemplate ANY ANY {\n    rcode NOERROR\n}"
+func anyTemplateFix(p *Path) string {
+	return p.Fixes.EditCorefile() + "\n# in the zone's server block, after `template IN A { ... }`:\n" + remedy.CatchAll
 }
 
-func judgeAAAA(env *Env, t netTarget, r nameResult, ev map[string]any) (engine.Finding, bool) {
+func judgeAAAA(p *Path, t Target, r nameResult, ev map[string]any) (engine.Finding, bool) {
 	f := engine.Finding{Severity: engine.SeverityFail, Object: t.Object, Evidence: ev}
 	rep := r.reply
 	switch {
 	case rep.NoData(dns.TypeAAAA):
 		return f, false
 	case rep.Rcode() == dns.RcodeSuccess:
+		f.Code = "LA302-AAAA-ANSWER"
 		f.Message = fmt.Sprintf("%s answers AAAA %s with %s: IPv6-capable workstations connect there instead of the LAN addresses",
 			t.Addr.Addr(), r.name, probe.JoinAddrs(rep.Addrs()))
-		f.Remediation = "# the zone must not answer AAAA; remove AAAA answers and keep only:\n" + anyTemplateFix(env)
+		f.Remediation = "# the zone must not answer AAAA; remove AAAA answers and keep only:\n" + anyTemplateFix(p)
 	case rep.NXDomain():
+		f.Code = "LA302-NXDOMAIN"
 		f.Message = fmt.Sprintf("%s answers AAAA %s with NXDOMAIN: resolvers may cache the whole name as non-existent (RFC 8020) and fail the A lookup too",
 			t.Addr.Addr(), r.name)
-		f.Remediation = anyTemplateFix(env)
+		f.Remediation = anyTemplateFix(p)
 	default:
+		f.Code = "LA302-RCODE"
 		f.Message = fmt.Sprintf("%s answers AAAA %s with %s: the question falls through the zone's templates; workstations wait for it or try another server",
 			t.Addr.Addr(), r.name, rep.RcodeName())
-		f.Remediation = anyTemplateFix(env)
+		f.Remediation = anyTemplateFix(p)
 	}
 	return f, true
 }

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/config"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
@@ -18,19 +20,15 @@ var clusterNames = []string{"kubernetes.default.svc.cluster.local", "kube-dns.ku
 
 // NoClusterLeak is LA304: cluster-internal names do not resolve through the LAN DNS.
 func NoClusterLeak(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA304",
-		Title: "DNS does not resolve cluster-internal names for the LAN",
-		Run:   func(ctx context.Context) engine.Outcome { return noClusterLeak(ctx, env) },
-	}
+	return catalogue.Check("LA304", func(ctx context.Context) engine.Outcome { return noClusterLeak(ctx, env) })
 }
 
 func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newDNSPath(env)
+	p, targets, out, ok := dnsPath(env)
 	if !ok {
 		return out
 	}
-	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) []nameResult {
+	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []nameResult {
 		rs := make([]nameResult, 0, len(clusterNames))
 		for _, n := range clusterNames {
 			r, err := env.Probes.Query(ctx, t.Addr, n, dns.TypeA, "udp")
@@ -44,20 +42,17 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}
 	}
-	policy := ""
-	if w := env.Setup.DNSWorkload; w != nil {
-		policy = string(w.Spec.Template.Spec.DNSPolicy)
-	}
+	policy := p.Fixes.DNSPolicy
 	var findings []engine.Finding
 	answered := 0
 	perAddr := map[string]any{}
-	for i, t := range p.targets {
+	for i, t := range targets {
 		seen := map[string]any{}
 		alive := true
 		for _, r := range results[i] {
-			ev := p.host.evidence(map[string]any{"address": t.Addr.String(), "name": r.name})
+			ev := p.hostEvidence(map[string]any{"address": t.Addr.String(), "name": r.name})
 			if r.err != nil {
-				findings = append(findings, netUnreachable(t, "A "+r.name+" over udp", r.err, ev))
+				findings = append(findings, netUnreachable("LA304", t, "A "+r.name+" over udp", r.err, ev))
 				alive = alive && !probe.IsNoAnswer(r.err)
 				continue
 			}
@@ -65,7 +60,7 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 			if addrs := r.reply.Addrs(); r.reply.Rcode() == dns.RcodeSuccess && len(addrs) > 0 {
 				ev["answers"] = probe.AddrStrings(addrs)
 				ev["dnsPolicy"] = policy
-				findings = append(findings, leakFinding(env, t, r.name, addrs, policy, ev))
+				findings = append(findings, leakFinding(p, t, r.name, addrs, policy, ev))
 			}
 		}
 		if alive {
@@ -74,29 +69,31 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 		}
 	}
 	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
 	}
 	findings = append(findings, engine.Finding{
+		Code:     "LA304-SUMMARY",
 		Severity: engine.SeverityInfo,
-		Object:   p.service,
-		Message:  fmt.Sprintf("%d of %d addresses were asked %s", answered, len(p.targets), strings.Join(clusterNames, ", ")),
-		Evidence: p.host.evidence(map[string]any{"answers": perAddr}),
+		Object:   p.DNSObject,
+		Message:  fmt.Sprintf("%d of %d addresses were asked %s", answered, len(targets), strings.Join(clusterNames, ", ")),
+		Evidence: p.hostEvidence(map[string]any{"answers": perAddr}),
 	})
 	return engine.Outcome{Findings: findings}
 }
 
-func leakFinding(env *Env, t netTarget, name string, addrs []netip.Addr, policy string, ev map[string]any) engine.Finding {
+func leakFinding(p *Path, t Target, name string, addrs []netip.Addr, policy string, ev map[string]any) engine.Finding {
 	why := "the DNS pods forward to the cluster DNS"
 	if policy != "" {
 		why += fmt.Sprintf(" (their dnsPolicy is %s)", policy)
 	}
 	fix := "# the LAN DNS pods must inherit the node's resolvers, not the cluster DNS:\n"
-	if w := env.Setup.DNSWorkload; w != nil {
-		fix += fmt.Sprintf(`kubectl -n %s patch deployment %s --type merge -p '{"spec":{"template":{"spec":{"dnsPolicy":"Default"}}}}'`, w.Namespace, w.Name)
+	if f := p.Fixes; f.DNSDeployment != "" {
+		fix += config.DNSPolicyDefault(f.DNSNamespace, f.DNSDeployment)
 	} else {
-		fix += `kubectl -n <namespace> patch deployment <dns deployment> --type merge -p '{"spec":{"template":{"spec":{"dnsPolicy":"Default"}}}}'`
+		fix += `kubectl -n <namespace> patch deployment <dns deployment> --type=merge -p '{"spec":{"template":{"spec":{"dnsPolicy":"Default"}}}}'`
 	}
 	return engine.Finding{
+		Code:     "LA304-LEAK",
 		Severity: engine.SeverityFail,
 		Object:   t.Object,
 		Message: fmt.Sprintf("%s resolves the cluster-internal name %s to %s: %s, so any machine on the LAN can enumerate Services",

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"fmt"
@@ -12,36 +12,25 @@ import (
 )
 
 // httpsPath gathers what every HTTPS check needs, or says why the check cannot run.
-type httpsPath struct {
-	targets []netTarget
-	host    probeHost
-	service string
-}
-
-func newHTTPSPath(env *Env) (*httpsPath, engine.Outcome, bool) {
+func httpsPath(env *Env) (*Path, []Target, engine.Outcome, bool) {
 	if env.Probes == nil {
-		return nil, engine.Outcome{Err: errNoProbes}, false
+		return nil, nil, engine.Outcome{Err: errNoProbes}, false
 	}
-	if env.Setup == nil || env.Setup.ProxyService == nil {
-		return nil, engine.Outcome{Skip: "no proxy Service was found (name it with --proxy-service)"}, false
+	p := &env.Path
+	if len(p.HTTPS) == 0 {
+		return nil, nil, engine.Outcome{Skip: p.NoHTTPS}, false
 	}
-	svc := env.Setup.ProxyService
-	targets, _ := netServiceTargets(svc, netServicePort(svc, 443, "websecure", "https"), env.Setup.Nodes)
-	if len(targets) == 0 {
-		return nil, engine.Outcome{Skip: netServiceObject(svc) + " has no valid externalIPs: no address to dial (see LA101)"}, false
+	if p.Host.Name == "" {
+		return nil, nil, engine.Outcome{Skip: "no probe host: the zone is not known and --host was not given"}, false
 	}
-	host := chooseProbeHost(env)
-	if host.Name == "" {
-		return nil, engine.Outcome{Skip: "no probe host: the zone is not known and --host was not given"}, false
-	}
-	return &httpsPath{targets: targets, host: host, service: netServiceObject(svc)}, engine.Outcome{}, true
+	return p, p.HTTPS, engine.Outcome{}, true
 }
 
 // request is what every HTTPS check asks an address: the same request, so the probe set
 // answers LA401, LA402 and LA403 with one connection per address; linkSamples requests on it
 // give LA403 its first-byte samples.
-func (p *httpsPath) request(t netTarget) probe.HTTPSRequest {
-	return probe.HTTPSRequest{Addr: t.Addr, Host: p.host.Name, Requests: linkSamples}
+func (p *Path) request(t Target) probe.HTTPSRequest {
+	return probe.HTTPSRequest{Addr: t.Addr, Host: p.Host.Name, Requests: linkSamples}
 }
 
 // httpsEvidence is what a reply says, for findings and the summary.
@@ -73,9 +62,9 @@ func netMillis(d time.Duration) float64 {
 // DefaultExpectStatus is what a route behind forward-auth answers an anonymous visitor.
 const DefaultExpectStatus = 302
 
-// locationRule is --expect-location: a host name (compared with the Location's host) or a
+// LocationRule is --expect-location: a host name (compared with the Location's host) or a
 // regular expression (matched against the whole Location).
-type locationRule struct {
+type LocationRule struct {
 	raw  string
 	host string
 	re   *regexp.Regexp
@@ -83,28 +72,26 @@ type locationRule struct {
 
 var plainHost = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?$`)
 
-// ValidateExpectLocation tells the CLI whether --expect-location is usable: a host name, or a
-// regular expression that compiles.
-func ValidateExpectLocation(s string) error {
-	_, err := parseLocationRule(s)
-	return err
-}
-
-func parseLocationRule(s string) (locationRule, error) {
+// ParseLocationRule reads --expect-location: a host name, or a regular expression that
+// compiles. The CLI parses it before any check runs.
+func ParseLocationRule(s string) (LocationRule, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || plainHost.MatchString(s) {
-		return locationRule{raw: s, host: strings.ToLower(s)}, nil
+		return LocationRule{raw: s, host: strings.ToLower(s)}, nil
 	}
 	re, err := regexp.Compile(s)
 	if err != nil {
-		return locationRule{}, fmt.Errorf("--expect-location %q is neither a host name nor a valid regular expression: %w", s, err)
+		return LocationRule{}, fmt.Errorf("--expect-location %q is neither a host name nor a valid regular expression: %w", s, err)
 	}
-	return locationRule{raw: s, re: re}, nil
+	return LocationRule{raw: s, re: re}, nil
 }
 
-func (l locationRule) set() bool { return l.raw != "" }
+func (l LocationRule) set() bool { return l.raw != "" }
 
-func (l locationRule) matches(loc *url.URL, raw string) bool {
+// Raw is the rule as given ("" when none).
+func (l LocationRule) Raw() string { return l.raw }
+
+func (l LocationRule) matches(loc *url.URL, raw string) bool {
 	if l.re != nil {
 		return l.re.MatchString(raw)
 	}

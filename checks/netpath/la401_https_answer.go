@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // expirySoonDays is when a certificate's renewal should have happened already (cert-manager
@@ -21,11 +23,7 @@ const expirySoonDays = 14
 // host and not about to expire, the same certificate on every address, and Traefik's default
 // certificate recognised for what it means.
 func HTTPSAnswer(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA401",
-		Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
-		Run:   func(ctx context.Context) engine.Outcome { return httpsAnswer(ctx, env) },
-	}
+	return catalogue.Check("LA401", func(ctx context.Context) engine.Outcome { return httpsAnswer(ctx, env) })
 }
 
 type httpsResult struct {
@@ -34,19 +32,16 @@ type httpsResult struct {
 }
 
 func httpsAnswer(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newHTTPSPath(env)
+	p, targets, out, ok := httpsPath(env)
 	if !ok {
 		return out
 	}
-	rule, err := parseLocationRule(env.Options.ExpectLocation)
-	if err != nil {
-		return engine.Outcome{Err: err}
-	}
+	rule := env.Options.ExpectLocation
 	status := env.Options.ExpectStatus
 	if status == 0 {
 		status = DefaultExpectStatus
 	}
-	results := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) httpsResult {
+	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) httpsResult {
 		r, err := env.Probes.Get(ctx, p.request(t))
 		return httpsResult{reply: r, err: err}
 	})
@@ -57,17 +52,17 @@ func httpsAnswer(ctx context.Context, env *Env) engine.Outcome {
 	answered := 0
 	perAddr := map[string]any{}
 	fingerprints := map[string]string{} // address -> leaf SHA-256
-	for i, t := range p.targets {
+	for i, t := range targets {
 		r := results[i]
 		if r.err != nil {
-			findings = append(findings, netUnreachable(t, "HTTPS "+p.host.Name, r.err, p.host.evidence(map[string]any{})))
+			findings = append(findings, netUnreachable("LA401", t, "HTTPS "+p.Host.Name, r.err, p.hostEvidence(map[string]any{})))
 			if !probe.IsNoAnswer(r.err) {
 				answered++
 			}
 			continue
 		}
 		answered++
-		ev := p.host.evidence(httpsEvidence(r.reply))
+		ev := p.hostEvidence(httpsEvidence(r.reply))
 		ev["address"] = t.Addr.String()
 		perAddr[t.Addr.Addr().String()] = httpsEvidence(r.reply)
 		fingerprints[t.Addr.Addr().String()] = r.reply.TLS.SHA256
@@ -75,64 +70,65 @@ func httpsAnswer(ctx context.Context, env *Env) engine.Outcome {
 		findings = append(findings, judgeAnswer(t, p, r.reply, status, rule, ev)...)
 	}
 	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(p.targets, env.Probes.Timeout())}
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
 	}
 	if f, differ := fingerprintsDiffer(p, fingerprints); differ {
 		findings = append(findings, f)
 	}
 	findings = append(findings, engine.Finding{
+		Code:     "LA401-SUMMARY",
 		Severity: engine.SeverityInfo,
-		Object:   p.service,
+		Object:   p.ProxyObject,
 		Message: fmt.Sprintf("%d of %d addresses answered https://%s/ (expected status %d%s)",
-			len(perAddr), len(p.targets), p.host.Name, status, locationNote(rule)),
-		Evidence: p.host.evidence(map[string]any{"answers": perAddr, "expectStatus": status, "expectLocation": rule.raw}),
+			len(perAddr), len(targets), p.Host.Name, status, locationNote(rule)),
+		Evidence: p.hostEvidence(map[string]any{"answers": perAddr, "expectStatus": status, "expectLocation": rule.raw}),
 	})
 	return engine.Outcome{Findings: findings}
 }
 
-func locationNote(rule locationRule) string {
+func locationNote(rule LocationRule) string {
 	if !rule.set() {
 		return ""
 	}
 	return ", Location matching " + rule.raw
 }
 
-func judgeCertificate(env *Env, t netTarget, p *httpsPath, r *probe.HTTPSReply, ev map[string]any) []engine.Finding {
+func judgeCertificate(env *Env, t Target, p *Path, r *probe.HTTPSReply, ev map[string]any) []engine.Finding {
 	c := r.TLS
-	fail := func(sev engine.Severity, msg, fix string) engine.Finding {
-		return engine.Finding{Severity: sev, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix}
+	fail := func(code string, sev engine.Severity, msg, fix string) engine.Finding {
+		return engine.Finding{Code: code, Severity: sev, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix}
 	}
-	findRoute := fmt.Sprintf("kubectl get ingressroute,ingress -A -o wide | grep -F %s", p.host.Name)
+	findRoute := "kubectl get ingressroute,ingress -A -o wide | " + remedy.Command("grep", "-F", p.Host.Name)
 	switch {
 	case c.TraefikDefault:
-		return []engine.Finding{fail(engine.SeverityFail,
+		return []engine.Finding{fail("LA401-DEFAULT-CERT", engine.SeverityFail,
 			fmt.Sprintf("%s served Traefik's default certificate (CN %q) for %s: no router with TLS matched this host, so Traefik fell back to its own self-signed certificate",
-				t.Addr.Addr(), probe.TraefikDefaultCN, p.host.Name),
-			"# a route must match Host(`"+p.host.Name+"`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n"+findRoute)}
+				t.Addr.Addr(), probe.TraefikDefaultCN, p.Host.Name),
+			"# a route must match Host(`"+p.Host.Name+"`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n"+findRoute)}
 	case !c.HostMatches:
-		return []engine.Finding{fail(engine.SeverityFail,
-			fmt.Sprintf("%s served a certificate for %s that does not cover %s: browsers refuse it", t.Addr.Addr(), certNames(c), p.host.Name),
-			"# the route's TLS secret (or whatever serves port 443 on this address) must hold a certificate for "+p.host.Name+":\n"+findRoute+
-				fmt.Sprintf("\nopenssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -subject -ext subjectAltName", t.Addr, p.host.Name))}
+		return []engine.Finding{fail("LA401-CERT-HOST", engine.SeverityFail,
+			fmt.Sprintf("%s served a certificate for %s that does not cover %s: browsers refuse it", t.Addr.Addr(), certNames(c), p.Host.Name),
+			"# the route's TLS secret (or whatever serves port 443 on this address) must hold a certificate for "+p.Host.Name+":\n"+findRoute+
+				"\n"+remedy.Command("openssl", "s_client", "-connect", t.Addr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -subject -ext subjectAltName")}
 	case c.Expired:
-		return []engine.Finding{fail(engine.SeverityFail,
-			fmt.Sprintf("%s served a certificate for %s that is not valid now (valid until %s)", t.Addr.Addr(), p.host.Name, c.NotAfter.UTC().Format(time.DateOnly)),
+		return []engine.Finding{fail("LA401-CERT-EXPIRED", engine.SeverityFail,
+			fmt.Sprintf("%s served a certificate for %s that is not valid now (valid until %s)", t.Addr.Addr(), p.Host.Name, c.NotAfter.UTC().Format(time.DateOnly)),
 			"# renew the certificate (cert-manager: check the Certificate and its CertificateRequest):\nkubectl get certificate -A")}
 	}
 	var out []engine.Finding
 	if c.Untrusted() {
 		if env.Options.Insecure {
-			out = append(out, fail(engine.SeverityInfo,
+			out = append(out, fail("LA401-CERT-UNTRUSTED-ACCEPTED", engine.SeverityInfo,
 				fmt.Sprintf("%s served a certificate this machine does not trust (%s); accepted because of --insecure", t.Addr.Addr(), c.VerifyError), ""))
 		} else {
-			out = append(out, fail(engine.SeverityFail,
+			out = append(out, fail("LA401-CERT-UNTRUSTED", engine.SeverityFail,
 				fmt.Sprintf("%s served a certificate this machine does not trust: %s", t.Addr.Addr(), c.VerifyError),
 				"# for a private CA, give its certificate (workstations need it installed too):\nkubectl lanaccess doctor --ca-file ca.pem\n# or accept it for this run only: --insecure"))
 		}
 	}
 	if c.DaysLeft < expirySoonDays {
-		out = append(out, fail(engine.SeverityWarn,
-			fmt.Sprintf("%s served a certificate for %s that expires in %d days (%s)", t.Addr.Addr(), p.host.Name, c.DaysLeft, c.NotAfter.UTC().Format(time.DateOnly)),
+		out = append(out, fail("LA401-CERT-EXPIRING", engine.SeverityWarn,
+			fmt.Sprintf("%s served a certificate for %s that expires in %d days (%s)", t.Addr.Addr(), p.Host.Name, c.DaysLeft, c.NotAfter.UTC().Format(time.DateOnly)),
 			"# renewal should have happened by now; check the issuer:\nkubectl get certificate,certificaterequest -A"))
 	}
 	return out
@@ -145,23 +141,23 @@ func certNames(c probe.TLSInfo) string {
 	return c.Subject
 }
 
-func judgeAnswer(t netTarget, p *httpsPath, r *probe.HTTPSReply, status int, rule locationRule, ev map[string]any) []engine.Finding {
+func judgeAnswer(t Target, p *Path, r *probe.HTTPSReply, status int, rule LocationRule, ev map[string]any) []engine.Finding {
 	var out []engine.Finding
-	fail := func(msg, fix string) {
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix})
+	fail := func(code, msg, fix string) {
+		out = append(out, engine.Finding{Code: code, Severity: engine.SeverityFail, Object: t.Object, Message: msg, Evidence: ev, Remediation: fix})
 	}
 	reqURL := p.request(t).URL()
 	if sameHTTPURL(r.LocationURL, reqURL) {
-		fail(fmt.Sprintf("%s redirects https://%s/ to itself (%s): a browser following it loops", t.Addr.Addr(), p.host.Name, r.Location),
+		fail("LA401-REDIRECT-LOOP", fmt.Sprintf("%s redirects https://%s/ to itself (%s): a browser following it loops", t.Addr.Addr(), p.Host.Name, r.Location),
 			"# a redirect middleware or the identity provider's callback points back at the protected URL; check the route's middlewares:\n"+
-				fmt.Sprintf("kubectl get ingressroute -A -o yaml | grep -B2 -A8 -F %s", p.host.Name))
+				"kubectl get ingressroute -A -o yaml | "+remedy.Command("grep", "-B2", "-A8", "-F", p.Host.Name))
 		return out
 	}
 	if r.Status != status {
-		fail(statusMessage(t, p.host.Name, r.Status, status, r.Location), statusFix(r.Status, status, p.host.Name))
+		fail("LA401-STATUS", statusMessage(t, p.Host.Name, r.Status, status, r.Location), statusFix(r.Status, status, p.Host.Name))
 	}
 	if rule.set() && isHTTPRedirect(r.Status) && !rule.matches(r.LocationURL, r.Location) {
-		fail(fmt.Sprintf("%s redirects to %q, which does not match --expect-location %s", t.Addr.Addr(), r.Location, rule.raw),
+		fail("LA401-LOCATION", fmt.Sprintf("%s redirects to %q, which does not match --expect-location %s", t.Addr.Addr(), r.Location, rule.raw),
 			"# the forward-auth middleware decides where anonymous visitors go; check its address:\nkubectl get middleware -A -o yaml")
 	}
 	return out
@@ -169,7 +165,7 @@ func judgeAnswer(t netTarget, p *httpsPath, r *probe.HTTPSReply, status int, rul
 
 func isHTTPRedirect(status int) bool { return status >= 300 && status < 400 }
 
-func statusMessage(t netTarget, host string, got, want int, location string) string {
+func statusMessage(t Target, host string, got, want int, location string) string {
 	base := fmt.Sprintf("%s answered %d %s for https://%s/ where %d was expected", t.Addr.Addr(), got, http.StatusText(got), host, want)
 	switch {
 	case got == http.StatusNotFound:
@@ -196,7 +192,7 @@ func statusFix(got, want int, host string) string {
 
 // fingerprintsDiffer says when addresses serve different certificates: a workstation's view then
 // depends on the address it picked.
-func fingerprintsDiffer(p *httpsPath, fps map[string]string) (engine.Finding, bool) {
+func fingerprintsDiffer(p *Path, fps map[string]string) (engine.Finding, bool) {
 	distinct := map[string][]string{}
 	for addr, fp := range fps {
 		distinct[fp] = append(distinct[fp], addr)
@@ -211,10 +207,11 @@ func fingerprintsDiffer(p *httpsPath, fps map[string]string) (engine.Finding, bo
 	}
 	sort.Strings(parts)
 	return engine.Finding{
+		Code:     "LA401-CERTS-DIFFER",
 		Severity: engine.SeverityWarn,
-		Object:   p.service,
-		Message:  fmt.Sprintf("the addresses serve different certificates for %s: %s", p.host.Name, strings.Join(parts, "; ")),
-		Evidence: p.host.evidence(map[string]any{"fingerprints": fps}),
+		Object:   p.ProxyObject,
+		Message:  fmt.Sprintf("the addresses serve different certificates for %s: %s", p.Host.Name, strings.Join(parts, "; ")),
+		Evidence: p.hostEvidence(map[string]any{"fingerprints": fps}),
 		Remediation: "# every proxy replica must serve the same certificate; a replica that did not pick up a renewal keeps the old one:\n" +
 			"kubectl get pods -A -o wide | grep -i traefik",
 	}, true

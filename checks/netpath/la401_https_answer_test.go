@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"net/http"
@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
 )
 
 const idpLocation = "https://auth.example.com/oauth2/start?rd=https%3A%2F%2Fgrafana.apps.example.com%2F"
@@ -59,12 +59,12 @@ func TestHTTPSAnswer(t *testing.T) {
 		{name: "a 302 to the identity provider with a valid certificate on every address passes", want: engine.StatusPass},
 		{
 			name: "the Location is checked against --expect-location as a host",
-			opts: func(o *Options) { o.ExpectLocation = "auth.example.com" },
+			opts: func(o *Options) { o.ExpectLocation = mustRule(t, "auth.example.com") },
 			want: engine.StatusPass,
 		},
 		{
 			name: "a Location elsewhere fails --expect-location",
-			opts: func(o *Options) { o.ExpectLocation = `^https://sso\.corp\.example/` },
+			opts: func(o *Options) { o.ExpectLocation = mustRule(t, `^https://sso\.corp\.example/`) },
 			want: engine.StatusFail, object: lanNode(0), message: "does not match --expect-location",
 		},
 		{
@@ -161,16 +161,19 @@ func TestHTTPSAnswer(t *testing.T) {
 }
 
 func TestHTTPSAnswerRejectsABadExpectLocation(t *testing.T) {
-	require.NoError(t, ValidateExpectLocation("auth.example.com"))
-	require.NoError(t, ValidateExpectLocation(`^https://auth\.example\.com/`))
-	require.ErrorContains(t, ValidateExpectLocation("https://(auth"), "--expect-location")
+	for _, ok := range []string{"auth.example.com", `^https://auth\.example\.com/`} {
+		_, err := ParseLocationRule(ok)
+		require.NoError(t, err)
+	}
+	_, err := ParseLocationRule("https://(auth")
+	require.ErrorContains(t, err, "--expect-location")
 }
 
 func TestHTTPSAnswerUsesTheProbeHostFromTheFlag(t *testing.T) {
 	ca := probetest.NewCA(t)
 	wiki := ca.Issue(t, time.Now().Add(60*24*time.Hour), "wiki.apps.example.com")
 	f := httpsFixture(t, ca, func(_ int, s *probetest.HTTPSServer) bool { s.Cert = wiki; return true })
-	f.opts.ProbeHost = "wiki.apps.example.com"
+	f.host = "wiki.apps.example.com"
 	st, o := runNetCheck(t, HTTPSAnswer(f.env()))
 	assert.Equal(t, engine.StatusPass, st, "findings: %+v", o.Findings)
 	assert.Equal(t, "--host", o.Findings[0].Evidence["probeHostSource"])

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // SamePathAnswer is LA402: the LAN path (a node address) and the path this machine's own
@@ -15,24 +17,20 @@ import (
 // so a workstation moving between the two sees one site. When the system resolver gives no
 // other address there is nothing to compare: that is said (info), never a failure.
 func SamePathAnswer(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA402",
-		Title: "HTTPS: the LAN path and the system resolver's path serve the same certificate and answer",
-		Run:   func(ctx context.Context) engine.Outcome { return samePathAnswer(ctx, env) },
-	}
+	return catalogue.Check("LA402", func(ctx context.Context) engine.Outcome { return samePathAnswer(ctx, env) })
 }
 
 func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newHTTPSPath(env)
+	p, targets, out, ok := httpsPath(env)
 	if !ok {
 		return out
 	}
 	info := func(msg string, ev map[string]any) engine.Outcome {
 		return engine.Outcome{Findings: []engine.Finding{{
-			Severity: engine.SeverityInfo, Object: p.service, Message: msg, Evidence: p.host.evidence(ev),
+			Code: "LA402-NO-SECOND-PATH", Severity: engine.SeverityInfo, Object: p.ProxyObject, Message: msg, Evidence: p.hostEvidence(ev),
 		}}}
 	}
-	resolved, err := env.Probes.LookupHost(ctx, p.host.Name)
+	resolved, err := env.Probes.LookupHost(ctx, p.Host.Name)
 	if ctx.Err() != nil {
 		return engine.Outcome{Err: netInterrupted(ctx)}
 	}
@@ -41,10 +39,10 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		if err != nil {
 			why = err.Error()
 		}
-		return info(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.host.Name, why),
+		return info(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.Host.Name, why),
 			map[string]any{"resolverError": why})
 	}
-	lan := netTargetAddrs(p.targets)
+	lan := targetAddrs(targets)
 	var other []netip.Addr
 	for _, a := range resolved {
 		if !slices.Contains(lan, a) {
@@ -53,10 +51,10 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	}
 	if len(other) == 0 {
 		return info(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
-			p.host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
+			p.Host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
 
-	lanReply, lanTarget := firstLANAnswer(ctx, env, p)
+	lanReply, lanTarget := firstLANAnswer(ctx, env, p, targets)
 	if lanReply == nil {
 		if ctx.Err() != nil {
 			return engine.Outcome{Err: netInterrupted(ctx)}
@@ -64,8 +62,8 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		return info("no LAN address answered HTTPS (LA401 says why): nothing to compare the system resolver's path with",
 			map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
-	vpnAddr := netip.AddrPortFrom(other[0], p.targets[0].Addr.Port())
-	vpnReply, err := env.Probes.Get(ctx, probe.HTTPSRequest{Addr: vpnAddr, Host: p.host.Name})
+	vpnAddr := netip.AddrPortFrom(other[0], targets[0].Addr.Port())
+	vpnReply, err := env.Probes.Get(ctx, probe.HTTPSRequest{Addr: vpnAddr, Host: p.Host.Name})
 	if ctx.Err() != nil {
 		return engine.Outcome{Err: netInterrupted(ctx)}
 	}
@@ -78,31 +76,31 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	if err != nil {
 		ev["error"] = err.Error()
 		return info(fmt.Sprintf("the system resolver's address %s for %s did not answer HTTPS from this machine (%v): not connected to the VPN? Nothing to compare",
-			vpnAddr.Addr(), p.host.Name, err), ev)
+			vpnAddr.Addr(), p.Host.Name, err), ev)
 	}
 	ev["lan"] = httpsEvidence(lanReply)
 	ev["system"] = httpsEvidence(vpnReply)
 	var findings []engine.Finding
-	warn := func(msg, fix string) {
-		findings = append(findings, engine.Finding{Severity: engine.SeverityWarn, Object: p.service, Message: msg, Evidence: p.host.evidence(ev), Remediation: fix})
+	warn := func(code, msg, fix string) {
+		findings = append(findings, engine.Finding{Code: code, Severity: engine.SeverityWarn, Object: p.ProxyObject, Message: msg, Evidence: p.hostEvidence(ev), Remediation: fix})
 	}
 	if lanReply.TLS.SHA256 != vpnReply.TLS.SHA256 {
-		warn(fmt.Sprintf("the LAN path (%s) serves a certificate for %s other than the system resolver's path (%s): %s (%s) versus %s (%s)",
-			lanTarget.Addr.Addr(), p.host.Name, vpnAddr.Addr(), lanReply.TLS.Subject, lanReply.TLS.SHA256, vpnReply.TLS.Subject, vpnReply.TLS.SHA256),
+		warn("LA402-CERT-DIFFERS", fmt.Sprintf("the LAN path (%s) serves a certificate for %s other than the system resolver's path (%s): %s (%s) versus %s (%s)",
+			lanTarget.Addr.Addr(), p.Host.Name, vpnAddr.Addr(), lanReply.TLS.Subject, lanReply.TLS.SHA256, vpnReply.TLS.Subject, vpnReply.TLS.SHA256),
 			"# both paths should end at the same proxy with the same TLS secret; compare them:\n"+
-				fmt.Sprintf("openssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -fingerprint -sha256\n", lanTarget.Addr, p.host.Name)+
-				fmt.Sprintf("openssl s_client -connect %s -servername %s </dev/null | openssl x509 -noout -fingerprint -sha256", vpnAddr, p.host.Name))
+				remedy.Command("openssl", "s_client", "-connect", lanTarget.Addr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -fingerprint -sha256\n"+
+				remedy.Command("openssl", "s_client", "-connect", vpnAddr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -fingerprint -sha256")
 	}
 	if lanReply.Status != vpnReply.Status || lanReply.Location != vpnReply.Location {
-		warn(fmt.Sprintf("the LAN path (%s) answers %d %s, the system resolver's path (%s) answers %d %s: users see a different site depending on the path",
+		warn("LA402-ANSWER-DIFFERS", fmt.Sprintf("the LAN path (%s) answers %d %s, the system resolver's path (%s) answers %d %s: users see a different site depending on the path",
 			lanTarget.Addr.Addr(), lanReply.Status, lanReply.Location, vpnAddr.Addr(), vpnReply.Status, vpnReply.Location),
 			"# both paths should reach the same proxy and routes; compare:\n"+
-				fmt.Sprintf("curl -sk -o /dev/null -w '%%{http_code} %%{redirect_url}\\n' --resolve %s:%d:%s https://%s/\n", p.host.Name, lanTarget.Addr.Port(), lanTarget.Addr.Addr(), p.host.Name)+
-				fmt.Sprintf("curl -sk -o /dev/null -w '%%{http_code} %%{redirect_url}\\n' https://%s/", p.host.Name))
+				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "--resolve", fmt.Sprintf("%s:%d:%s", p.Host.Name, lanTarget.Addr.Port(), lanTarget.Addr.Addr()), "https://"+p.Host.Name+"/")+"\n"+
+				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "https://"+p.Host.Name+"/"))
 	}
 	if len(findings) == 0 {
 		findings = append(findings, engine.Finding{
-			Severity: engine.SeverityInfo, Object: p.service, Evidence: p.host.evidence(ev),
+			Code: "LA402-SAME", Severity: engine.SeverityInfo, Object: p.ProxyObject, Evidence: p.hostEvidence(ev),
 			Message: fmt.Sprintf("the LAN path (%s) and the system resolver's path (%s) serve the same certificate (%s) and answer (%d)",
 				lanTarget.Addr.Addr(), vpnAddr.Addr(), lanReply.TLS.SHA256, lanReply.Status),
 		})
@@ -112,8 +110,8 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 
 // firstLANAnswer asks the LAN addresses in order until one answers; dead ones cost nothing more
 // once LA401 (or any probe) met them.
-func firstLANAnswer(ctx context.Context, env *Env, p *httpsPath) (*probe.HTTPSReply, netTarget) {
-	for _, t := range p.targets {
+func firstLANAnswer(ctx context.Context, env *Env, p *Path, targets []Target) (*probe.HTTPSReply, Target) {
+	for _, t := range targets {
 		if r, err := env.Probes.Get(ctx, p.request(t)); err == nil {
 			return r, t
 		}
@@ -121,5 +119,5 @@ func firstLANAnswer(ctx context.Context, env *Env, p *httpsPath) (*probe.HTTPSRe
 			break
 		}
 	}
-	return nil, netTarget{}
+	return nil, Target{}
 }

@@ -1,10 +1,11 @@
-package checks
+package netpath
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
@@ -26,11 +27,7 @@ const (
 // slows one connection in N (the seed's 100 Mb/s network card): a workstation picks one
 // address at random.
 func LinkQuality(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA403",
-		Title: "HTTPS: no node address is much slower than the others (handshake, first byte)",
-		Run:   func(ctx context.Context) engine.Outcome { return linkQuality(ctx, env) },
-	}
+	return catalogue.Check("LA403", func(ctx context.Context) engine.Outcome { return linkQuality(ctx, env) })
 }
 
 type linkSample struct {
@@ -43,11 +40,11 @@ func (s linkSample) medians() (connect, handshake, firstByte time.Duration) {
 }
 
 func linkQuality(ctx context.Context, env *Env) engine.Outcome {
-	p, out, ok := newHTTPSPath(env)
+	p, targets, out, ok := httpsPath(env)
 	if !ok {
 		return out
 	}
-	samples := netEachTarget(ctx, p.targets, func(ctx context.Context, t netTarget) linkSample {
+	samples := netEachTarget(ctx, targets, func(ctx context.Context, t Target) linkSample {
 		var s linkSample
 		r, err := env.Probes.Get(ctx, p.request(t))
 		if err != nil {
@@ -70,7 +67,7 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 	var findings []engine.Finding
 	perAddr := map[string]any{}
 	var measured []int
-	for i, t := range p.targets {
+	for i, t := range targets {
 		s := samples[i]
 		if s.err != nil {
 			perAddr[t.Addr.Addr().String()] = map[string]any{"notSampled": s.err.Error()}
@@ -81,16 +78,16 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 		measured = append(measured, i)
 	}
 	base := func() map[string]any {
-		return p.host.evidence(map[string]any{"rule": rule, "medians": perAddr})
+		return p.hostEvidence(map[string]any{"rule": rule, "medians": perAddr})
 	}
 	if len(measured) < 2 {
 		return engine.Outcome{Findings: []engine.Finding{{
-			Severity: engine.SeverityInfo, Object: p.service, Evidence: base(),
-			Message: fmt.Sprintf("%d of %d addresses could be sampled: nothing to compare", len(measured), len(p.targets)),
+			Code: "LA403-NOT-COMPARED", Severity: engine.SeverityInfo, Object: p.ProxyObject, Evidence: base(),
+			Message: fmt.Sprintf("%d of %d addresses could be sampled: nothing to compare", len(measured), len(targets)),
 		}}}
 	}
 	for _, i := range measured {
-		t := p.targets[i]
+		t := targets[i]
 		_, h, fb := samples[i].medians()
 		var otherH, otherFB []time.Duration
 		for _, j := range measured {
@@ -110,6 +107,7 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 				ev := base()
 				ev["address"] = t.Addr.String()
 				findings = append(findings, engine.Finding{
+					Code:     "LA403-SLOW",
 					Severity: engine.SeverityWarn,
 					Object:   t.Object,
 					Message: fmt.Sprintf("%s is slow: median %s %s against %s on the other addresses (%s); a workstation that picks it waits longer",
@@ -122,7 +120,7 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 		}
 	}
 	findings = append(findings, engine.Finding{
-		Severity: engine.SeverityInfo, Object: p.service, Evidence: base(),
+		Code: "LA403-SUMMARY", Severity: engine.SeverityInfo, Object: p.ProxyObject, Evidence: base(),
 		Message: fmt.Sprintf("%d addresses sampled %d times each (%s)", len(measured), linkSamples, rule),
 	})
 	return engine.Outcome{Findings: findings}

@@ -1,4 +1,4 @@
-package checks
+package netpath
 
 import (
 	"net/http"
@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
 )
 
 func TestLinkQuality(t *testing.T) {

@@ -1,4 +1,4 @@
-package checks
+package nodes
 
 import (
 	"context"
@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // NodeListeners is LA201: on every node that carries one of our addresses, nothing else holds
@@ -21,13 +20,7 @@ import (
 // externalIP before a local process sees it, so such a process is a silent conflict: it looks
 // healthy and serves nobody, or serves in place of the Service where capture does not apply.
 func NodeListeners(env *Env) engine.Check {
-	return engine.Check{
-		ID:    "LA201",
-		Title: "No process or pod on the nodes already holds the Service ports on the node addresses",
-		// Helper pods may need an image pull before the read.
-		Timeout: 4 * time.Minute,
-		Run:     func(ctx context.Context) engine.Outcome { return nodeListeners(ctx, env) },
-	}
+	return catalogue.Check("LA201", func(ctx context.Context) engine.Outcome { return nodeListeners(ctx, env) })
 }
 
 // nodeListenerResult is one node's verdict material.
@@ -43,13 +36,13 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	if env.Setup == nil || (env.Setup.ProxyService == nil && env.Setup.DNSService == nil) {
 		return engine.Outcome{Skip: "neither the proxy nor the DNS Service was found (name them with --proxy-service/--dns-service)"}
 	}
-	if !env.Options.NoHelpers && env.Helpers == nil {
-		return engine.Outcome{Err: errors.New("no node shell provider in the environment (Env.Helpers is nil)")}
+	if !env.NoHelpers && env.Shells == nil {
+		return engine.Outcome{Err: errors.New("no node shell provider in the environment (Env.Shells is nil)")}
 	}
 	nodes, orphans := listenerNodes(env.Setup.Nodes, env.Setup.ProxyService, env.Setup.DNSService)
 	var findings []engine.Finding
 	for _, a := range orphans {
-		findings = append(findings, engine.Finding{Severity: engine.SeverityInfo, Object: a.String(),
+		findings = append(findings, engine.Finding{Code: "LA201-NO-NODE", Severity: engine.SeverityInfo, Object: a.String(),
 			Message: "no node has this externalIP as its InternalIP, so there is no node to read (LA101 reports it)"})
 	}
 	if len(nodes) == 0 {
@@ -88,17 +81,17 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 			} else {
 				broken = append(broken, r.readErr.Error())
 			}
-		case r.read == nil && env.Options.NoHelpers:
+		case r.read == nil && env.NoHelpers:
 			notPermitted = append(notPermitted, "--no-helpers: the sockets of "+r.node.Node.Name+" were not read (doctor stays read-only; only the API's hostNetwork/hostPort pods were checked)")
 		}
 		if r.claimsErr != nil {
 			broken = append(broken, r.claimsErr.Error())
 		}
 	}
-	if anyFindingOfSeverity(findings, engine.SeverityFail) {
+	if engine.HasSeverity(findings, engine.SeverityFail) {
 		// A known conflict stands; nodes that could not be read are said next to it.
 		for _, why := range append(notPermitted, broken...) {
-			findings = append(findings, engine.Finding{Severity: engine.SeverityWarn, Message: "not read: " + why})
+			findings = append(findings, engine.Finding{Code: "LA201-NOT-READ", Severity: engine.SeverityWarn, Message: "not read: " + why})
 		}
 		return engine.Outcome{Findings: findings}
 	}
@@ -113,18 +106,16 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 
 func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string]bool) nodeListenerResult {
 	r := nodeListenerResult{node: n}
-	pods, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n.Node.Name).String(),
-	})
+	pods, err := env.Pods.PodsOnNode(ctx, n.Node.Name)
 	if err != nil {
 		r.claimsErr = fmt.Errorf("listing the pods of node %s: %w", n.Node.Name, err)
 	} else {
-		r.claims = podClaims(n, ownPodsExcluded(pods.Items), backends)
+		r.claims = podClaims(n, ownPodsExcluded(pods), backends)
 	}
-	if env.Options.NoHelpers {
+	if env.NoHelpers {
 		return r
 	}
-	sh, err := env.Helpers.Open(ctx, n.Node)
+	sh, err := env.Shells.Open(ctx, n.Node)
 	if err != nil {
 		r.readErr = err
 		return r
@@ -159,15 +150,15 @@ func claimFindings(r nodeListenerResult) []engine.Finding {
 			ev["hostIP"] = c.HostIP
 		}
 		if c.Backend {
-			out = append(out, engine.Finding{Severity: engine.SeverityInfo, Object: r.node.object(), Evidence: ev,
+			out = append(out, engine.Finding{Code: "LA201-BACKEND-CLAIMS-PORT", Severity: engine.SeverityInfo, Object: r.node.object(), Evidence: ev,
 				Message: c.describe() + "; it is one of the Service's own endpoints, so traffic reaches it either way"})
 			continue
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: r.node.object(), Evidence: ev,
+		out = append(out, engine.Finding{Code: "LA201-POD-CLAIMS-PORT", Severity: engine.SeverityFail, Object: r.node.object(), Evidence: ev,
 			Message: fmt.Sprintf("%s on %s, the port of %s: kube-proxy captures that traffic on the node address first, so one of them silently loses",
 				c.describe(), r.node.Node.Name, strings.Join(r.node.Ports[c.Key], ", ")),
-			Remediation: fmt.Sprintf("# find the workload that owns the pod, then remove port %d from its hostPort/hostNetwork ports (or move the externalIP to another node)\nkubectl -n %s get pod %s -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{\"\\n\"}'",
-				c.Key.Port, c.Pod.Namespace, c.Pod.Name)})
+			Remediation: fmt.Sprintf("# find the workload that owns the pod, then remove port %d from its hostPort/hostNetwork ports (or move the externalIP to another node)\n", c.Key.Port) +
+				remedy.Kubectl(c.Pod.Namespace, "get", "pod", c.Pod.Name, "-o", `jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{"\n"}`)})
 	}
 	return out
 }
@@ -183,7 +174,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 		if isResolvedStub(s.Local) {
 			msg = fmt.Sprintf("%s is systemd-resolved's stub listener: it is bound to loopback, not to the node address, so it is not a conflict", s.Local)
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Message: msg,
+		out = append(out, engine.Finding{Code: "LA201-LOOPBACK-ONLY", Severity: engine.SeverityInfo, Object: obj, Message: msg,
 			Evidence: map[string]any{"socket": s.Local.String(), "protocol": s.Key.Protocol, "inode": s.Inode}})
 	}
 	claimedByBackend := map[servicePortKey]string{}
@@ -205,7 +196,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 			ev["owner"] = r.read.OwnerNote
 		}
 		if pod, ok := claimedByBackend[s.Key]; ok {
-			out = append(out, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			out = append(out, engine.Finding{Code: "LA201-BACKEND-LISTENS", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 				Message: fmt.Sprintf("%s holds %s/%s, the port its own Service's hostNetwork endpoint %s declares: not a conflict", who, s.Local, s.Key.Protocol, pod)})
 			continue
 		}
@@ -221,7 +212,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 		if len(s.Owners) == 0 && r.read.OwnerNote != "" {
 			msg += " (" + r.read.OwnerNote + ")"
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityFail, Object: obj, Message: msg, Evidence: ev,
+		out = append(out, engine.Finding{Code: "LA201-PROCESS-LISTENS", Severity: engine.SeverityFail, Object: obj, Message: msg, Evidence: ev,
 			Remediation: socketRemediation(r.node.Node.Name, s)})
 	}
 	if len(r.read.Conflicts) == 0 {
@@ -233,7 +224,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 		if len(r.read.Missing) > 0 {
 			ev["tablesAbsent"] = fmt.Sprint(r.read.Missing)
 		}
-		out = append(out, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+		out = append(out, engine.Finding{Code: "LA201-CLEAN", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("nothing else listens on %s on the wildcard or the node address", strings.Join(ports, ", "))})
 	}
 	return out
@@ -248,13 +239,4 @@ func socketRemediation(node string, s nodeSocket) string {
 	}
 	b.WriteString("# then stop it (systemctl disable --now UNIT) or make it listen on 127.0.0.1 or another port")
 	return b.String()
-}
-
-func anyFindingOfSeverity(fs []engine.Finding, sev engine.Severity) bool {
-	for _, f := range fs {
-		if f.Severity == sev {
-			return true
-		}
-	}
-	return false
 }

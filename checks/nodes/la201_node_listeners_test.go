@@ -1,9 +1,10 @@
-package checks
+package nodes
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
 )
 
 // The recordings in testdata/la201 are real: a network namespace with 10.0.10.12 on an
@@ -81,11 +82,9 @@ func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
 	cs := fake.NewClientset(objs...)
 	ex := &kubetest.FakeExecutor{}
 	env := &Env{
-		Client:  cs,
-		Setup:   &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},
-		Facts:   &Facts{},
-		Exec:    ex,
-		Helpers: kube.NewNodeShells(cs, ex, kube.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
+		Setup:  &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},
+		Pods:   ClientPods{Client: cs},
+		Shells: kube.NewNodeShells(cs, ex, kube.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
 	}
 	return &la201Fixture{env: env, client: cs, exec: ex}
 }
@@ -107,17 +106,8 @@ func (f *la201Fixture) run(t *testing.T) (engine.Status, string, []engine.Findin
 	defer cancel()
 	o := c.Run(ctx)
 	st, reason := engine.StatusOf(o)
+	assert.Empty(t, catalogue.Undeclared(c.ID, o.Findings), "%s emits findings without a declared code", c.ID)
 	return st, reason, o.Findings
-}
-
-func findingsWithSeverity(fs []engine.Finding, sev engine.Severity) []engine.Finding {
-	var out []engine.Finding
-	for _, f := range fs {
-		if f.Severity == sev {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func TestCleanNodesPassAndTheResolvedStubIsSaidNotToBeAConflict(t *testing.T) {
@@ -147,7 +137,7 @@ func TestAListenerOnNode2FailsNamingTheNodeThePortAndTheProcess(t *testing.T) {
 		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
 	st, _, fs := f.run(t)
 	require.Equal(t, engine.StatusFail, st)
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 3, "%+v", fails)
 	byPort := map[int]engine.Finding{}
 	for _, x := range fails {
@@ -175,14 +165,14 @@ func TestThePortsComeFromTheServicesNotAFixedList(t *testing.T) {
 		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
 	st, _, fs := f.run(t)
 	require.Equal(t, engine.StatusFail, st)
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 1, "only 53/udp is a Service port now")
 	assert.Equal(t, 53, fails[0].Evidence["port"])
 }
 
 func TestWithNoHelpersNothingIsExecutedOrCreatedAndTheCheckSkipsSayingWhy(t *testing.T) {
 	f := newLA201Fixture(t)
-	f.env.Options.NoHelpers = true
+	f.env.NoHelpers = true
 	st, reason, _ := f.run(t)
 	assert.Equal(t, engine.StatusSkip, st)
 	assert.Contains(t, reason, "--no-helpers")
@@ -200,15 +190,15 @@ func TestAHostPortPodOnTheServicePortFailsFromTheAPIEvenWithoutHelpers(t *testin
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	f := newLA201Fixture(t, intruder)
-	f.env.Options.NoHelpers = true
+	f.env.NoHelpers = true
 	st, _, fs := f.run(t)
 	require.Equal(t, engine.StatusFail, st)
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 1)
 	assert.Equal(t, "node-1 (10.0.10.11)", fails[0].Object)
 	assert.Contains(t, fails[0].Message, "pod kube-system/svclb-traefik-x (container lb-tcp-80) claims 80/tcp by hostPort")
 	assert.Contains(t, fails[0].Remediation, "kubectl -n kube-system get pod svclb-traefik-x")
-	warns := findingsWithSeverity(fs, engine.SeverityWarn)
+	warns := engine.WithSeverity(fs, engine.SeverityWarn)
 	assert.NotEmpty(t, warns, "the unread sockets are said next to the failure")
 }
 
@@ -225,11 +215,11 @@ func TestTheServicesOwnHostNetworkEndpointIsNotAConflict(t *testing.T) {
 		node("node-2", la201Recording(t, "tables-conflict.txt"), la201Recording(t, "owners-conflict.txt"))
 	st, _, fs := f.run(t)
 	require.Equal(t, engine.StatusFail, st, "53/udp is still someone else's")
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 1)
 	assert.Equal(t, 53, fails[0].Evidence["port"])
 	var endpointInfo int
-	for _, x := range findingsWithSeverity(fs, engine.SeverityInfo) {
+	for _, x := range engine.WithSeverity(fs, engine.SeverityInfo) {
 		if strings.Contains(x.Message, "traefik/traefik-abc") {
 			endpointInfo++
 		}
@@ -249,7 +239,7 @@ func TestAReaderWithoutHostPIDSaysWhyTheProcessIsUnnamed(t *testing.T) {
 	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", la201Recording(t, "tables-conflict.txt"), "")
 	st, _, fs := f.run(t)
 	require.Equal(t, engine.StatusFail, st)
-	for _, x := range findingsWithSeverity(fs, engine.SeverityFail) {
+	for _, x := range engine.WithSeverity(fs, engine.SeverityFail) {
 		assert.Contains(t, x.Message, "does not share the node's PID namespace")
 		assert.NotContains(t, x.Evidence, "pid")
 	}

@@ -1,12 +1,15 @@
-package checks
+package nodes
 
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 // servicePortKey is a port as kube-proxy captures it on an externalIP: number and transport.
@@ -64,13 +67,8 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 	var out []listenerNode
 	for i := range nodes {
 		n := &nodes[i]
-		for _, na := range n.Status.Addresses {
-			if na.Type != corev1.NodeInternalIP {
-				continue
-			}
-			if a, err := netip.ParseAddr(na.Address); err == nil {
-				byAddr[a.Unmap()] = i
-			}
+		for _, a := range kube.NodeInternalIPs(n) {
+			byAddr[a] = i
 		}
 	}
 	index := map[string]int{}
@@ -80,10 +78,10 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 			continue
 		}
 		name := svc.Namespace + "/" + svc.Name
-		for _, a := range externalAddrs(svc) {
+		for _, a := range kube.ExternalAddrs(svc) {
 			i, ok := byAddr[a]
 			if !ok {
-				if !containsAddr(orphans, a) {
+				if !slices.Contains(orphans, a) {
 					orphans = append(orphans, a)
 				}
 				continue
@@ -95,19 +93,16 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 				index[node.Name] = j
 				out = append(out, listenerNode{Node: node, Ports: map[servicePortKey][]string{}})
 			}
-			if !containsAddr(out[j].Addrs, a) {
+			if !slices.Contains(out[j].Addrs, a) {
 				out[j].Addrs = append(out[j].Addrs, a)
 			}
 			for _, p := range svc.Spec.Ports {
-				proto := strings.ToLower(string(p.Protocol))
-				if proto == "" {
-					proto = "tcp"
-				}
+				proto := strings.ToLower(string(kube.Protocol(p.Protocol)))
 				if proto != "tcp" && proto != "udp" {
 					continue // SCTP sockets are not in /proc/net/{tcp,udp}
 				}
 				k := servicePortKey{Protocol: proto, Port: uint16(p.Port)}
-				if !containsString(out[j].Ports[k], name) {
+				if !slices.Contains(out[j].Ports[k], name) {
 					out[j].Ports[k] = append(out[j].Ports[k], name)
 				}
 			}
@@ -115,24 +110,6 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Node.Name < out[j].Node.Name })
 	return out, orphans
-}
-
-func containsAddr(list []netip.Addr, a netip.Addr) bool {
-	for _, x := range list {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // portClaim is a pod that, by its spec alone, takes one of our ports on the node: a
@@ -166,10 +143,7 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 		for _, c := range p.Spec.Containers {
 			for _, cp := range c.Ports {
-				proto := strings.ToLower(string(cp.Protocol))
-				if proto == "" {
-					proto = "tcp"
-				}
+				proto := strings.ToLower(string(kube.Protocol(cp.Protocol)))
 				port := cp.HostPort
 				if p.Spec.HostNetwork && port == 0 {
 					port = cp.ContainerPort

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -18,11 +18,7 @@ import (
 // from the image's defaults, so one healthy replica proves nothing about the others).
 func VPNFindPods(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:    "VPN001",
-		Title: "OpenVPN pods are found (every replica is traced)",
-		Run:   func(ctx context.Context) engine.Outcome { return t.findPodsOutcome(ctx) },
-	}
+	return catalogue.Check("VPN001", func(ctx context.Context) engine.Outcome { return t.findPodsOutcome(ctx) })
 }
 
 func (t *vpnTrace) findPodsOutcome(ctx context.Context) engine.Outcome {
@@ -32,12 +28,12 @@ func (t *vpnTrace) findPodsOutcome(ctx context.Context) engine.Outcome {
 	}
 	var fs []engine.Finding
 	for _, p := range pods.Running {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: p.object(),
+		fs = append(fs, engine.Finding{Code: "VPN001-TRACED", Severity: engine.SeverityInfo, Object: p.object(),
 			Message:  fmt.Sprintf("traced: container %s on node %s, pod IP %s (%s)", p.Container, p.Pod.Spec.NodeName, p.Pod.Status.PodIP, pods.How),
 			Evidence: map[string]any{"node": p.Pod.Spec.NodeName, "podIP": p.Pod.Status.PodIP, "container": p.Container, "image": containerImage(p.Pod, p.Container)}})
 	}
 	for _, p := range pods.NotRunning {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: "Pod " + p.Namespace + "/" + p.Name,
+		fs = append(fs, engine.Finding{Code: "VPN001-NOT-RUNNING", Severity: engine.SeverityWarn, Object: "Pod " + p.Namespace + "/" + p.Name,
 			Message:     fmt.Sprintf("not traced: the pod is %s (%s); when it starts it reads the image's default ip_forward again", p.Status.Phase, podWaitingReason(&p)),
 			Remediation: fmt.Sprintf("kubectl -n %s describe pod %s", p.Namespace, p.Name)})
 	}
@@ -60,12 +56,9 @@ func (t *vpnTrace) findPods(ctx context.Context) (vpnPods, error) {
 	}
 	list := metav1.ListOptions{}
 	how := "image or container name contains \"openvpn\", in " + where
-	if opts.Selector != "" {
-		if _, err := labels.Parse(opts.Selector); err != nil {
-			return vpnPods{}, &kube.UsageError{Message: fmt.Sprintf("--selector %q is not a label selector: %v", opts.Selector, err), Fix: "use the form app=openvpn"}
-		}
-		list.LabelSelector = opts.Selector
-		how = "selector " + opts.Selector + " in " + where
+	if opts.Selector != nil {
+		list.LabelSelector = opts.Selector.String()
+		how = "selector " + list.LabelSelector + " in " + where
 	}
 	pl, err := t.env.Client.CoreV1().Pods(opts.Namespace).List(ctx, list)
 	if err != nil {
@@ -76,7 +69,7 @@ func (t *vpnTrace) findPods(ctx context.Context) (vpnPods, error) {
 	for i := range pl.Items {
 		p := &pl.Items[i]
 		container := openVPNContainer(p)
-		if container == "" && opts.Selector != "" && len(p.Spec.Containers) > 0 {
+		if container == "" && opts.Selector != nil && len(p.Spec.Containers) > 0 {
 			container = p.Spec.Containers[0].Name // the user named the pods: trace them
 		}
 		if container == "" || p.DeletionTimestamp != nil {

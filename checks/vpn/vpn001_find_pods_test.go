@@ -1,6 +1,7 @@
-package checks
+package vpn
 
 import (
+	"k8s.io/apimachinery/pkg/labels"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestASelectorTracesThePodsItNamesWhateverTheirImage(t *testing.T) {
 		pod.Spec.Containers[0].Image = "registry.local/vpn/server:7"
 		pod.Spec.Containers[0].Name = "server"
 		pod.Status.ContainerStatuses[0].Name = "server"
-		o.Selector, o.Namespace = "app=openvpn", "vpn"
+		o.Selector, o.Namespace = labels.SelectorFromSet(labels.Set{"app": "openvpn"}), "vpn"
 	})
 	st, _, fs := f.run(t, VPNFindPods(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))
@@ -56,10 +57,27 @@ func TestNoVPNPodIsAUsageErrorNamingTheSelectorFlag(t *testing.T) {
 	assert.True(t, kube.IsUsage(err))
 }
 
-func TestAnInvalidSelectorIsAUsageError(t *testing.T) {
-	f := newVPNFixture(t, vpnScenario{}, func(_ *corev1.Pod, o *Options) { o.Selector = "app in (" })
-	_, err := f.trace.vpnPods(t.Context())
-	require.Error(t, err)
-	assert.True(t, kube.IsUsage(err))
-	assert.Contains(t, err.Error(), "--selector")
+// Regression (issue 12): `vpn-trace -l 'app in ('` exited 3 with VPN001 ERROR; the flag values
+// are now parsed before any check runs, and a bad one is a usage error naming its flag.
+func TestInvalidFlagValuesAreRefusedBeforeAnyCheckRuns(t *testing.T) {
+	for _, tc := range []struct {
+		flags Flags
+		names string
+	}{
+		{Flags{Selector: "app in ("}, "--selector"},
+		{Flags{ClusterDNS: "kube-dns"}, "--cluster-dns"},
+		{Flags{PodTarget: "10.244.1.7:http"}, "--pod-target"},
+		{Flags{Public: "198.51.100.1:99999"}, "--public"},
+		{Flags{Public: "a b:443"}, "--public"},
+	} {
+		_, err := ParseOptions(tc.flags, Options{})
+		require.Error(t, err, "%+v", tc.flags)
+		assert.Contains(t, err.Error(), tc.names)
+	}
+	o, err := ParseOptions(Flags{Selector: "app=openvpn", ClusterDNS: "10.96.0.10", PodTarget: "10.244.1.7", Public: "198.51.100.1"}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "app=openvpn", o.Selector.String())
+	assert.Equal(t, "10.96.0.10", o.ClusterDNS.String())
+	assert.Equal(t, "10.244.1.7:0", o.PodTarget.String())
+	assert.Equal(t, "198.51.100.1:443", o.Public)
 }

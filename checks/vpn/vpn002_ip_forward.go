@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -14,12 +15,7 @@ import (
 // value is per namespace: the node's setting says nothing about the pod's.
 func VPNForwarding(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN002",
-		Title:     "IP forwarding is on inside every VPN pod",
-		DependsOn: []string{"VPN001"},
-		Run:       func(ctx context.Context) engine.Outcome { return t.forwardingOutcome(ctx) },
-	}
+	return catalogue.Check("VPN002", func(ctx context.Context) engine.Outcome { return t.forwardingOutcome(ctx) })
 }
 
 // forwardingFact is ip_forward as read in one pod, and how it was read.
@@ -94,20 +90,20 @@ func (t *vpnTrace) forwardingOutcome(ctx context.Context) engine.Outcome {
 		case r.err != nil:
 			errs = append(errs, r.err)
 			if kube.IsToolMissing(r.err) {
-				fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: p.object(), Message: r.err.Error() + "; an ephemeral debug container shares the pod's network namespace and can read it",
+				fs = append(fs, engine.Finding{Code: "VPN002-NO-TOOL", Severity: engine.SeverityWarn, Object: p.object(), Message: r.err.Error() + "; an ephemeral debug container shares the pod's network namespace and can read it",
 					Remediation: fmt.Sprintf("kubectl -n %s debug %s -it --image=busybox:1.36.1 --target=%s -- cat /proc/sys/net/ipv4/ip_forward", p.Ref.Namespace, p.Ref.Name, p.Container)})
 			}
 		case r.f.Value == "0":
-			fs = append(fs, engine.Finding{Severity: engine.SeverityFail, Object: p.object(),
+			fs = append(fs, engine.Finding{Code: "VPN002-OFF", Severity: engine.SeverityFail, Object: p.object(),
 				Message:     "net.ipv4.ip_forward = 0 in the pod's network namespace: client packets arrive through the tunnel and the kernel refuses to route them on, so only the tunnel peer answers",
 				Evidence:    map[string]any{"ip_forward": r.f.Value, "readWith": r.f.Method, "node": p.Pod.Spec.NodeName},
 				Remediation: fmt.Sprintf("# immediate, lost at the next restart (the durable change is in VPN008):\nkubectl -n %s exec %s -c %s -- sysctl -w net.ipv4.ip_forward=1", p.Ref.Namespace, p.Ref.Name, p.Container)})
 		default:
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: p.object(), Message: "net.ipv4.ip_forward = 1",
+			fs = append(fs, engine.Finding{Code: "VPN002-ON", Severity: engine.SeverityInfo, Object: p.object(), Message: "net.ipv4.ip_forward = 1",
 				Evidence: map[string]any{"ip_forward": r.f.Value, "readWith": r.f.Method, "node": p.Pod.Spec.NodeName}})
 		}
 	}
-	if len(errs) > 0 && !anyFindingOfSeverity(fs, engine.SeverityFail) {
+	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
 		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
 	}
 	return engine.Outcome{Findings: fs}

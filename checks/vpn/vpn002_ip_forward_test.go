@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"testing"
@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
 )
 
 func TestForwardingOffFailsWithTheValueAndHowItWasRead(t *testing.T) {

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -23,12 +24,7 @@ import (
 // also gathers the admission facts that decide which fix can be admitted.
 func VPNDurability(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN003",
-		Title:     "Forwarding is set by the manifest, so it survives restarts and new replicas",
-		DependsOn: []string{"VPN001"},
-		Run:       func(ctx context.Context) engine.Outcome { return t.durabilityOutcome(ctx) },
-	}
+	return catalogue.Check("VPN003", func(ctx context.Context) engine.Outcome { return t.durabilityOutcome(ctx) })
 }
 
 // durabilityFact is what the spec and the cluster say about making ip_forward stick.
@@ -290,7 +286,7 @@ func (t *vpnTrace) durabilityOutcome(ctx context.Context) engine.Outcome {
 			unknown = append(unknown, r.fwdErr)
 		}
 	}
-	if len(unknown) > 0 && !anyFindingOfSeverity(fs, engine.SeverityFail) {
+	if len(unknown) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
 		return engine.Outcome{Findings: fs, Err: errors.Join(unknown...)}
 	}
 	return engine.Outcome{Findings: fs}
@@ -319,10 +315,10 @@ func durabilityFindings(p *vpnPod, f forwardingFact, ferr error, d durabilityFac
 	}
 	var fs []engine.Finding
 	for _, b := range d.Broken {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Message: b, Evidence: ev, Remediation: fix})
+		fs = append(fs, engine.Finding{Code: "VPN003-FIX-BROKEN", Severity: engine.SeverityWarn, Object: obj, Message: b, Evidence: ev, Remediation: fix})
 	}
 	for _, msg := range d.SysctlForbidden {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Message: "the kubelet refused a sysctl in this namespace: " + msg})
+		fs = append(fs, engine.Finding{Code: "VPN003-SYSCTL-FORBIDDEN", Severity: engine.SeverityWarn, Object: obj, Message: "the kubelet refused a sysctl in this namespace: " + msg})
 	}
 	explained := len(d.Explained) > 0 || d.ChartSwitch != ""
 	how := strings.Join(d.Explained, "; ")
@@ -331,21 +327,21 @@ func durabilityFindings(p *vpnPod, f forwardingFact, ferr error, d durabilityFac
 	}
 	switch {
 	case ferr != nil && explained:
-		fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+		fs = append(fs, engine.Finding{Code: "VPN003-SET-LIVE-UNREAD", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: "the manifest sets forwarding (" + how + "); the live value could not be read: " + ferr.Error()})
 	case ferr != nil:
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
+		fs = append(fs, engine.Finding{Code: "VPN003-NOT-IN-MANIFEST", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "nothing in the manifest sets net.ipv4.ip_forward: whatever the pod has now, a new replica starts from the image's default"})
 	case f.Value == "1" && explained:
-		fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: "ip_forward = 1 and the manifest sets it: " + how})
+		fs = append(fs, engine.Finding{Code: "VPN003-SET-BY-MANIFEST", Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: "ip_forward = 1 and the manifest sets it: " + how})
 	case f.Value == "1":
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
+		fs = append(fs, engine.Finding{Code: "VPN003-HAND-FIX", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "ip_forward = 1 but nothing in " + d.Owner.String() + "'s manifest sets it: a hand fix (kubectl exec ... sysctl -w) that the next restart or the next replica loses"})
 	case explained:
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
+		fs = append(fs, engine.Finding{Code: "VPN003-DID-NOT-TAKE", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "the manifest means to set forwarding (" + how + ") yet the pod reads ip_forward = 0: the setting did not take (check the init container's logs and privileges)"})
 	default:
-		fs = append(fs, engine.Finding{Severity: engine.SeverityFail, Object: obj, Evidence: ev, Remediation: fix,
+		fs = append(fs, engine.Finding{Code: "VPN003-OFF-NOT-IN-MANIFEST", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "ip_forward = 0 and nothing in " + d.Owner.String() + "'s manifest sets it; fix: " + d.VariantWhy})
 	}
 	return fs

@@ -1,15 +1,17 @@
-package checks
+package vpn
 
 import (
 	"context"
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
@@ -18,12 +20,7 @@ import (
 // (the return path and the ladders need it).
 func VPNTunnel(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN004",
-		Title:     "The tunnel interface is up and the client pool is known",
-		DependsOn: []string{"VPN001"},
-		Run:       func(ctx context.Context) engine.Outcome { return t.tunnelOutcome(ctx) },
-	}
+	return catalogue.Check("VPN004", func(ctx context.Context) engine.Outcome { return t.tunnelOutcome(ctx) })
 }
 
 type tunIface struct {
@@ -241,7 +238,7 @@ func (f *tunnelFact) derivePoolAndPeers() {
 		}
 	}
 	for _, r := range f.Routes {
-		if containsString(tunNames, r.Iface) && r.Dest.Bits() < 32 && !r.Default() {
+		if slices.Contains(tunNames, r.Iface) && r.Dest.Bits() < 32 && !r.Default() {
 			f.Pool, f.PoolSource = r.Dest, "the route through "+r.Iface
 			return
 		}
@@ -287,7 +284,7 @@ func (t *vpnTrace) tunnelOutcome(ctx context.Context) engine.Outcome {
 		}
 		fs = append(fs, tunnelFindings(p, r.f)...)
 	}
-	if len(errs) > 0 && !anyFindingOfSeverity(fs, engine.SeverityFail) {
+	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
 		return engine.Outcome{Findings: fs, Err: fmt.Errorf("%s", strings.Join(errs, "; "))}
 	}
 	return engine.Outcome{Findings: fs}
@@ -296,7 +293,7 @@ func (t *vpnTrace) tunnelOutcome(ctx context.Context) engine.Outcome {
 func tunnelFindings(p *vpnPod, f tunnelFact) []engine.Finding {
 	obj := p.object()
 	if len(f.Tunnels) == 0 {
-		return []engine.Finding{{Severity: engine.SeverityFail, Object: obj,
+		return []engine.Finding{{Code: "VPN004-NO-TUNNEL", Severity: engine.SeverityFail, Object: obj,
 			Message:     "no tun or tap interface in the pod: OpenVPN has not opened its tunnel, so nothing can be forwarded yet (it needs NET_ADMIN and /dev/net/tun)",
 			Remediation: fmt.Sprintf("kubectl -n %s logs %s -c %s --tail=50", p.Ref.Namespace, p.Ref.Name, p.Container)}}
 	}
@@ -328,19 +325,19 @@ func tunnelFindings(p *vpnPod, f tunnelFact) []engine.Finding {
 		if len(f.Peers) > 0 {
 			ev["peers"] = fmt.Sprint(f.Peers)
 		}
-		fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+		fs = append(fs, engine.Finding{Code: "VPN004-TUNNEL", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("tunnel %s; clients use %s (from %s)", strings.Join(descr, ", "), f.Pool, f.PoolSource)})
 	} else {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
+		fs = append(fs, engine.Finding{Code: "VPN004-POOL-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("tunnel %s, but the client pool could not be told (no readable OpenVPN configuration, no subnet or route on the tunnel): the return path cannot be matched to it", strings.Join(descr, ", "))})
 	}
 	// Only a server-mode configuration pushes options (static-key point-to-point cannot).
 	if f.Config.Server.IsValid() || f.Config.PoolRange.IsValid() {
 		if len(f.Config.PushDNS) > 0 {
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj,
+			fs = append(fs, engine.Finding{Code: "VPN004-PUSHED-DNS", Severity: engine.SeverityInfo, Object: obj,
 				Message: fmt.Sprintf("clients are told to use DNS %v (push dhcp-option DNS), search %v", f.Config.PushDNS, f.Config.PushDomain)})
 		} else {
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj,
+			fs = append(fs, engine.Finding{Code: "VPN004-NO-PUSHED-DNS", Severity: engine.SeverityInfo, Object: obj,
 				Message: "the server pushes no DNS server: clients resolve cluster names only if their own resolver sends them to the cluster DNS"})
 		}
 	}

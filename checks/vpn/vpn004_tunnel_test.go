@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"net/netip"
@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
 )
 
 func TestAPointToPointTunnelGivesServerAddressPeerAndPool(t *testing.T) {
@@ -31,7 +31,7 @@ func TestAPointToPointTunnelGivesServerAddressPeerAndPool(t *testing.T) {
 // vpnConfigReply is a server configuration as kylemanna/openvpn writes it.
 func vpnConfigReply(t *testing.T) kubetest.Reply {
 	t.Helper()
-	conf, err := os.ReadFile(filepath.Join("..", "pkg", "linuxnet", "testdata", "openvpn-server.conf"))
+	conf, err := os.ReadFile(filepath.Join("..", "..", "pkg", "linuxnet", "testdata", "openvpn-server.conf"))
 	require.NoError(t, err)
 	return kubetest.Reply{Stdout: string(conf)}
 }

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
@@ -21,12 +22,7 @@ import (
 // match the source a packet carries after that translation.
 func VPNReturnPath(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN005",
-		Title:     "Replies find their way back: the client pool is masqueraded, and policies match what they see",
-		DependsOn: []string{"VPN001"},
-		Run:       func(ctx context.Context) engine.Outcome { return t.returnPathOutcome(ctx) },
-	}
+	return catalogue.Check("VPN005", func(ctx context.Context) engine.Outcome { return t.returnPathOutcome(ctx) })
 }
 
 // natFact is what the pod's nat table does to the pool.
@@ -254,31 +250,31 @@ func (t *vpnTrace) returnPathOutcome(ctx context.Context) engine.Outcome {
 		switch {
 		case n.Unknown != "":
 			errs = append(errs, fmt.Errorf("%s: %s", obj, n.Unknown))
-			fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
+			fs = append(fs, engine.Finding{Code: "VPN005-NAT-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
 		case len(n.Rules) > 0:
 			var raw []string
 			for _, rule := range n.Rules {
 				raw = append(raw, rule.Raw)
 			}
 			ev["rules"] = raw
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			fs = append(fs, engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 				Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, strings.Join(raw, "; "))})
 		case routedBack != nil && routedBack.State == hopAnswered:
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			fs = append(fs, engine.Finding{Code: "VPN005-ROUTED-BACK", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 				Message: fmt.Sprintf("the pool %s is not masqueraded, but from this machine a pod answered through the tunnel: the cluster routes the pool back", n.Pool)})
 		default:
-			fs = append(fs, engine.Finding{Severity: engine.SeverityFail, Object: obj, Evidence: ev,
+			fs = append(fs, engine.Finding{Code: "VPN005-NO-MASQUERADE", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
 				Message:     fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool),
 				Remediation: masqueradeFixYAML(t.podOwner(ctx, p), containerImage(p.Pod, p.Container), n.Pool, r.tun.Uplink)})
 		}
 		for _, m := range n.Policies {
-			fs = append(fs, engine.Finding{Severity: engine.SeverityWarn, Object: m.Policy, Message: m.Message, Remediation: m.Fix})
+			fs = append(fs, engine.Finding{Code: "VPN005-POLICY-MISMATCH", Severity: engine.SeverityWarn, Object: m.Policy, Message: m.Message, Remediation: m.Fix})
 		}
 		if n.PolicyErr != nil {
-			fs = append(fs, engine.Finding{Severity: engine.SeverityInfo, Object: obj, Message: "NetworkPolicies not checked: " + n.PolicyErr.Error()})
+			fs = append(fs, engine.Finding{Code: "VPN005-POLICIES-UNREAD", Severity: engine.SeverityInfo, Object: obj, Message: "NetworkPolicies not checked: " + n.PolicyErr.Error()})
 		}
 	}
-	if len(errs) > 0 && !anyFindingOfSeverity(fs, engine.SeverityFail) {
+	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
 		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
 	}
 	return engine.Outcome{Findings: fs}

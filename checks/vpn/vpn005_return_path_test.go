@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"net/netip"
@@ -45,7 +45,7 @@ func TestAPolicyWrittenForThePoolStopsMatchingOnceMasqueraded(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, np)
 	st, _, fs := f.run(t, VPNReturnPath(f.env))
 	require.Equal(t, engine.StatusWarn, st, messages(fs))
-	w := findingsWithSeverity(fs, engine.SeverityWarn)
+	w := engine.WithSeverity(fs, engine.SeverityWarn)
 	require.Len(t, w, 1)
 	assert.Equal(t, "NetworkPolicy web/allow-vpn-clients", w[0].Object)
 	assert.Contains(t, w[0].Message, "packets arrive from the VPN pod's address 10.244.1.5")
@@ -72,7 +72,7 @@ func TestWithoutMasqueradeAPolicyAdmittingOnlyTheVPNPodIsSaid(t *testing.T) {
 			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "openvpn"}}}}}}}}
 	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, nil, np)
 	_, _, fs := f.run(t, VPNReturnPath(f.env))
-	w := findingsWithSeverity(fs, engine.SeverityWarn)
+	w := engine.WithSeverity(fs, engine.SeverityWarn)
 	require.Len(t, w, 1)
 	assert.Contains(t, w[0].Message, "without masquerade client packets keep their 10.8.0.2/32 source")
 	assert.Contains(t, w[0].Remediation, "cidr: 10.8.0.2/32")

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -17,13 +19,7 @@ import (
 // CNI, policies, the Service VIP, DNS) and tells those layers apart from forwarding.
 func VPNPodLadder(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN006",
-		Title:     "From inside the VPN pod: peer, a pod IP, the cluster DNS VIP, names, a public address",
-		DependsOn: []string{"VPN001"},
-		Timeout:   2 * time.Minute,
-		Run:       func(ctx context.Context) engine.Outcome { return t.podLadderOutcome(ctx) },
-	}
+	return catalogue.Check("VPN006", func(ctx context.Context) engine.Outcome { return t.podLadderOutcome(ctx) })
 }
 
 func (t *vpnTrace) podLadder(ctx context.Context, p *vpnPod) (hopLadder, error) {
@@ -50,7 +46,7 @@ func (t *vpnTrace) podLadder(ctx context.Context, p *vpnPod) (hopLadder, error) 
 				// From inside the pod the later hops do not cross the tunnel: a silent peer
 				// (no client connected, say) or the pod's own resolver does not make them
 				// meaningless.
-				stopped = r.failed() && !containsString(podSideHops, hop)
+				stopped = r.failed() && !slices.Contains(podSideHops, hop)
 			}
 		}
 		if len(tun.Peers) > 0 {
@@ -161,9 +157,9 @@ func (t *vpnTrace) podLadderOutcome(ctx context.Context) engine.Outcome {
 			errs = append(errs, r.err)
 			continue
 		}
-		fs = append(fs, ladderFindings(p.object(), r.l, false)...)
+		fs = append(fs, ladderFindings("VPN006", p.object(), r.l, false)...)
 	}
-	if len(errs) > 0 && !anyFindingOfSeverity(fs, engine.SeverityFail) {
+	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
 		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
 	}
 	return engine.Outcome{Findings: fs}
@@ -172,7 +168,7 @@ func (t *vpnTrace) podLadderOutcome(ctx context.Context) engine.Outcome {
 // ladderFindings: one finding per hop; the first failed hop is the FAIL naming the layer.
 // From inside the pod, a silent client or the pod's own resolver is only a warning (see
 // podSideHops).
-func ladderFindings(obj string, l hopLadder, fromClient bool) []engine.Finding {
+func ladderFindings(id, obj string, l hopLadder, fromClient bool) []engine.Finding {
 	first := l.firstFailed()
 	if !fromClient {
 		first = l.firstFailedExcept(podSideHops...)
@@ -186,18 +182,18 @@ func ladderFindings(obj string, l hopLadder, fromClient bool) []engine.Finding {
 		if h.Detail != "" {
 			ev["detail"] = h.Detail
 		}
-		f := engine.Finding{Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: fmt.Sprintf("hop %d, %s", i+1, h)}
+		f := engine.Finding{Code: id + "-HOP", Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: fmt.Sprintf("hop %d, %s", i+1, h)}
 		switch {
 		case first != nil && h.Hop == first.Hop:
-			f.Severity = engine.SeverityFail
+			f.Code, f.Severity = id+"-FIRST-SILENT-HOP", engine.SeverityFail
 			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layerOf(h.Hop, fromClient))
 		case h.failed():
-			f.Severity = engine.SeverityWarn
+			f.Code, f.Severity = id+"-SILENT-HOP", engine.SeverityWarn
 			if !fromClient && h.Hop == hopNames {
 				f.Message += ": " + layerOf(h.Hop, false)
 			}
 		case h.State == hopUnmeasured:
-			f.Severity = engine.SeverityWarn
+			f.Code, f.Severity = id+"-UNMEASURED", engine.SeverityWarn
 			f.Message += ": not measured, nothing concluded"
 		}
 		fs = append(fs, f)

@@ -1,6 +1,7 @@
-package checks
+package vpn
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func TestASilentVIPIsTheFirstSilentHopAndLaterHopsAreNotTried(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{vipSilent: true}, nil)
 	st, _, fs := f.run(t, VPNPodLadder(f.env))
 	require.Equal(t, engine.StatusFail, st)
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 1)
 	assert.Contains(t, fails[0].Message, "cluster DNS VIP 10.96.0.99 (--cluster-dns): silent (no DNS answer within 2 s)")
 	assert.Contains(t, fails[0].Message, "the Service layer or policy")
@@ -50,7 +51,7 @@ func TestTheResolverFailingInsideThePodIsAWarningAndTheLadderGoesOn(t *testing.T
 
 func TestASilentPodIPPointsAtPolicyOrCNI(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{tools: []string{"cat", "sh", "bash", "timeout", "dig"}}, func(_ *corev1.Pod, o *Options) {
-		o.PodTarget = "10.244.1.99:80"
+		o.PodTarget = netip.MustParseAddrPort("10.244.1.99:80")
 	})
 	f.exec.On(vpnPodRef, "exec 3<>/dev/tcp/10.244.1.99/80", vpnReply(t, "tcp-silent-bash"))
 	f.exec.On(vpnPodRef, "exec 3<>/dev/tcp/10.8.0.2/1194", vpnReply(t, "tcp-refused-bash"))
@@ -66,7 +67,7 @@ func TestAnImageWithoutProbingToolsIsUnmeasuredNotSilent(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{tools: []string{"cat", "sh"}}, nil)
 	st, _, fs := f.run(t, VPNPodLadder(f.env))
 	assert.Equal(t, engine.StatusWarn, st, messages(fs))
-	assert.Empty(t, findingsWithSeverity(fs, engine.SeverityFail))
+	assert.Empty(t, engine.WithSeverity(fs, engine.SeverityFail))
 	all := messages(fs)
 	assert.Contains(t, all, "unmeasured (the image has none of dig, nslookup, host")
 	assert.True(t, strings.Contains(all, "not measured, nothing concluded"))

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
@@ -24,13 +25,7 @@ import (
 // question over UDP to the pod or VIP, the system resolver for names.
 func VPNClientLadder(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN007",
-		Title:     "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
-		DependsOn: []string{"VPN001"},
-		Timeout:   2 * time.Minute,
-		Run:       func(ctx context.Context) engine.Outcome { return t.clientLadderOutcome(ctx) },
-	}
+	return catalogue.Check("VPN007", func(ctx context.Context) engine.Outcome { return t.clientLadderOutcome(ctx) })
 }
 
 // clientProber sends the client-side packets (replaced in tests).
@@ -251,5 +246,5 @@ func (t *vpnTrace) clientLadderOutcome(ctx context.Context) engine.Outcome {
 	if cl.Skip != "" {
 		return engine.Outcome{Skip: cl.Skip}
 	}
-	return engine.Outcome{Findings: ladderFindings("this machine ("+cl.Local.String()+")", cl.Ladder, true)}
+	return engine.Outcome{Findings: ladderFindings("VPN007", "this machine ("+cl.Local.String()+")", cl.Ladder, true)}
 }

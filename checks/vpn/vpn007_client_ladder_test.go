@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func TestNamesFailingThroughTheTunnelWhileTheVIPAnswersIsDNSPlumbing(t *testing.
 	}
 	st, _, fs := f.run(t, VPNClientLadder(f.env))
 	require.Equal(t, engine.StatusFail, st)
-	fails := findingsWithSeverity(fs, engine.SeverityFail)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
 	require.Len(t, fails, 1)
 	assert.Contains(t, fails[0].Message, "names kubernetes.default.svc.cluster.local: silent")
 	assert.Contains(t, fails[0].Message, "DNS plumbing, not forwarding")

@@ -1,12 +1,12 @@
-package checks
+package vpn
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -16,13 +16,7 @@ import (
 // depends on VPN001 alone: a FAIL in VPN002 must not skip the verdict.
 func VPNVerdict(env *Env) engine.Check {
 	t := vpnTraceFor(env)
-	return engine.Check{
-		ID:        "VPN008",
-		Title:     "Verdict: the broken layer and the change that fixes it",
-		DependsOn: []string{"VPN001"},
-		Timeout:   3 * time.Minute,
-		Run:       func(ctx context.Context) engine.Outcome { return t.verdictOutcome(ctx) },
-	}
+	return catalogue.Check("VPN008", func(ctx context.Context) engine.Outcome { return t.verdictOutcome(ctx) })
 }
 
 // verdict is the conclusion for one pod.
@@ -61,7 +55,7 @@ func (t *vpnTrace) verdictOutcome(ctx context.Context) engine.Outcome {
 			ev = map[string]any{}
 		}
 		ev["layer"] = r.v.Layer
-		fs = append(fs, engine.Finding{Severity: r.v.Severity, Object: p.object(), Message: r.v.Sentence, Evidence: ev, Remediation: r.v.Fix})
+		fs = append(fs, engine.Finding{Code: verdictCode(r.v.Layer), Severity: r.v.Severity, Object: p.object(), Message: r.v.Sentence, Evidence: ev, Remediation: r.v.Fix})
 	}
 	if len(errs) > 0 {
 		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
@@ -212,4 +206,29 @@ func ladderSummary(l hopLadder) []string {
 		out = append(out, h.String())
 	}
 	return out
+}
+
+// verdictCode is the finding code of a verdict's layer.
+func verdictCode(layer string) string {
+	switch layer {
+	case "forwarding off":
+		return "VPN008-FORWARDING-OFF"
+	case "tunnel":
+		return "VPN008-TUNNEL"
+	case "return path":
+		return "VPN008-RETURN-PATH"
+	case "DNS plumbing":
+		return "VPN008-DNS-PLUMBING"
+	case "policy":
+		return "VPN008-POLICY"
+	case "policy or CNI":
+		return "VPN008-POLICY-OR-CNI"
+	case "egress":
+		return "VPN008-EGRESS"
+	case "durability":
+		return "VPN008-DURABILITY"
+	case "none":
+		return "VPN008-WORKS"
+	}
+	return "VPN008-SILENT-HOP"
 }

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func TestTheSysctlsVariantIsChosenWhenTheKubeletAllowsIt(t *testing.T) {
 // The verdict must run when VPN002 fails: it depends on VPN001 only and computes what it needs.
 func TestTheSuiteReachesAVerdictWhenForwardingFails(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0", nat: "nat-empty"}, nil)
-	r := &engine.Runner{Checks: VPNTraceSuite(f.env), DefaultTimeout: 30 * time.Second}
+	r := &engine.Runner{Checks: Checks(f.env), DefaultTimeout: 30 * time.Second}
 	require.NoError(t, r.Validate())
 	results := r.Run(context.Background())
 	got := map[string]engine.Status{}

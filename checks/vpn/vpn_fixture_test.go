@@ -1,8 +1,10 @@
-package checks
+package vpn
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/stretchr/testify/assert"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,9 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
 )
 
 // The recordings in testdata/vpn are real output of the trace's own commands, run with
@@ -137,14 +139,14 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 		On(vpnPodRef, "@10.96.0.10 kubernetes.default.svc.cluster.local", vpnReply(t, "dns-vip-answers-dig")).
 		On(vpnPodRef, "@10.96.0.99 kubernetes.default.svc.cluster.local", vpnReply(t, "dns-vip-silent-dig"))
 	if sc.vipSilent {
-		opts.ClusterDNS = "10.96.0.99"
+		opts.ClusterDNS = netip.MustParseAddr("10.96.0.99")
 	}
 	if sc.namesFail {
 		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-fail-getent"))
 	} else {
 		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-resolve-getent"))
 	}
-	env := &Env{Client: cs, Exec: ex, Options: opts, Facts: &Facts{}}
+	env := &Env{Client: cs, Exec: ex, Options: opts}
 	f := &vpnFixture{env: env, client: cs, exec: ex, pod: pod}
 	f.trace = vpnTraceFor(env)
 	// A fake clientset has no node proxy: the kubelet configuration reads as forbidden, as it
@@ -166,6 +168,7 @@ func (f *vpnFixture) run(t *testing.T, c engine.Check) (engine.Status, string, [
 	defer cancel()
 	o := c.Run(ctx)
 	st, reason := engine.StatusOf(o)
+	assert.Empty(t, catalogue.Undeclared(c.ID, o.Findings), "%s emits findings without a declared code", c.ID)
 	return st, reason, o.Findings
 }
 

@@ -1,10 +1,11 @@
-package checks
+package vpn
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func (l hopLadder) firstFailed() *hopResult { return l.firstFailedExcept() }
 // firstFailedExcept is the first failed hop that is not one of hops.
 func (l hopLadder) firstFailedExcept(hops ...string) *hopResult {
 	for i := range l {
-		if l[i].failed() && !containsString(hops, l[i].Hop) {
+		if l[i].failed() && !slices.Contains(hops, l[i].Hop) {
 			return &l[i]
 		}
 	}
@@ -284,7 +285,7 @@ func (t *vpnTrace) runPodProbes(ctx context.Context, p *vpnPod, tb toolbox, hop,
 func dedupe(s []string) []string {
 	var out []string
 	for _, x := range s {
-		if !containsString(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}

@@ -1,11 +1,8 @@
-package checks
+package vpn
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/netip"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -56,12 +53,8 @@ func (t *vpnTrace) chooseTargets(ctx context.Context) (ladderTargets, error) {
 
 	dnsSvc := t.clusterDNSService(ctx)
 	switch {
-	case t.env.Options.ClusterDNS != "":
-		a, err := netip.ParseAddr(t.env.Options.ClusterDNS)
-		if err != nil {
-			return lt, fmt.Errorf("--cluster-dns %q is not an IP address", t.env.Options.ClusterDNS)
-		}
-		lt.VIP, lt.VIPDesc = a, "--cluster-dns"
+	case t.env.Options.ClusterDNS.IsValid():
+		lt.VIP, lt.VIPDesc = t.env.Options.ClusterDNS, "--cluster-dns"
 	case dnsSvc != nil:
 		if a, err := netip.ParseAddr(dnsSvc.Spec.ClusterIP); err == nil {
 			lt.VIP, lt.VIPDesc = a, "Service "+dnsSvc.Namespace+"/"+dnsSvc.Name
@@ -74,22 +67,12 @@ func (t *vpnTrace) chooseTargets(ctx context.Context) (ladderTargets, error) {
 	}
 
 	switch {
-	case t.env.Options.PodTarget != "":
-		addr, port, err := parseHostPort(t.env.Options.PodTarget, 0)
-		if err != nil {
-			return lt, fmt.Errorf("--pod-target: %w", err)
-		}
-		lt.PodIP, lt.PodPort, lt.PodDesc = addr, port, "--pod-target"
+	case t.env.Options.PodTarget.Addr().IsValid():
+		lt.PodIP, lt.PodPort, lt.PodDesc = t.env.Options.PodTarget.Addr(), t.env.Options.PodTarget.Port(), "--pod-target"
 	default:
 		t.choosePodTarget(ctx, dnsSvc, pods, &lt)
 	}
-	if t.env.Options.Public != "" {
-		host, port, err := net.SplitHostPort(t.env.Options.Public)
-		if err != nil {
-			host, port = t.env.Options.Public, "443"
-		}
-		lt.Public = net.JoinHostPort(host, port)
-	}
+	lt.Public = t.env.Options.Public
 	return lt, nil
 }
 
@@ -160,16 +143,4 @@ func (t *vpnTrace) choosePodTarget(ctx context.Context, dnsSvc *corev1.Service, 
 		return
 	}
 	lt.Notes = append(lt.Notes, "no running pod with its own IP to aim at (name one with --pod-target)")
-}
-
-// parseHostPort reads "10.244.1.7" or "10.244.1.7:8080".
-func parseHostPort(s string, defPort uint16) (netip.Addr, uint16, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr(), ap.Port(), nil
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
-	if err != nil {
-		return netip.Addr{}, 0, fmt.Errorf("%q is not an IP address or IP:port", s)
-	}
-	return a, defPort, nil
 }

@@ -1,4 +1,4 @@
-package checks
+package vpn
 
 import (
 	"context"
@@ -16,9 +16,6 @@ import (
 // needs it first, and reused by the others. The checks therefore depend on VPN001 only: the
 // runner skips a check whose dependency FAILED, and VPN003 (durability) and VPN008 (verdict)
 // must still run when VPN002 finds forwarding off, which is precisely the interesting case.
-
-// vpnTraceKey is the Facts key of the run's vpnTrace.
-const vpnTraceKey = "vpn.trace"
 
 // defaultHopTimeout bounds each hop of the ladders (Options.HopTimeout overrides).
 const defaultHopTimeout = 2 * time.Second
@@ -86,20 +83,12 @@ type vpnTrace struct {
 	prober clientProber
 }
 
-// vpnTraceFor returns the run's trace, creating it on first use. Constructors call it while
-// the catalogue is being built, before any check runs, so there is no race on creation.
+// vpnTraceFor returns the run's trace, creating it on first use.
 func vpnTraceFor(env *Env) *vpnTrace {
-	if env.Facts == nil {
-		env.Facts = &Facts{}
-	}
-	if v, ok := env.Facts.Get(vpnTraceKey); ok {
-		if t, ok := v.(*vpnTrace); ok {
-			return t
-		}
-	}
-	t := &vpnTrace{env: env, configz: restConfigz(env.Client), prober: netClientProber{}}
-	env.Facts.Set(vpnTraceKey, t)
-	return t
+	env.traceOnce.Do(func() {
+		env.trace = &vpnTrace{env: env, configz: restConfigz(env.Client), prober: netClientProber{}}
+	})
+	return env.trace
 }
 
 func (t *vpnTrace) hopTimeout() time.Duration {

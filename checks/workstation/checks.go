@@ -11,13 +11,14 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
-// CheckEnv is what the client-check catalogue reads. Every seam is injected.
-type CheckEnv struct {
-	Target Target
+// Env is what the client-check catalogue reads. Every seam is injected.
+type Env struct {
+	Target ws.Target
 	// OS is the system the checks run on (the remediations are this OS's commands).
-	OS OS
+	OS ws.OS
 	// ProbeName is a name in the zone (a random label avoids every cache on the way).
 	ProbeName string
 	// OutsideName is a name outside the zone that must keep resolving.
@@ -29,9 +30,9 @@ type CheckEnv struct {
 	// Connection is the NetworkManager profile named by the user, for remediations (Linux).
 	Connection string
 
-	Resolver Resolver
+	Resolver ws.Resolver
 	DNS      probe.DNS
-	Commands CommandRunner
+	Commands ws.CommandRunner
 	ReadFile func(path string) ([]byte, error)
 }
 
@@ -47,7 +48,7 @@ const maxServers = 16
 //
 // They do not depend on each other in the engine's sense: WS004 and WS003 matter most when
 // WS001 fails, so none of them is skipped because another failed.
-func Checks(env CheckEnv) []engine.Check {
+func Checks(env Env) []engine.Check {
 	s := &session{env: env}
 	return []engine.Check{
 		zoneResolves(s),
@@ -61,7 +62,7 @@ func Checks(env CheckEnv) []engine.Check {
 // and WS004 judge the same answer (and WS004 reads systemd-resolved's state after a query went
 // through it).
 type session struct {
-	env  CheckEnv
+	env  Env
 	once sync.Once
 	zone lookupResult
 }
@@ -95,7 +96,7 @@ func (s *session) lookup(ctx context.Context, name string) lookupResult {
 }
 
 // timeout bounds one lookup, query or command.
-func (env CheckEnv) timeout() time.Duration {
+func (env Env) timeout() time.Duration {
 	if env.Timeout > 0 {
 		return env.Timeout
 	}

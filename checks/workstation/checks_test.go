@@ -3,6 +3,7 @@ package workstation
 import (
 	"context"
 	"fmt"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"io/fs"
 	"net"
 	"net/netip"
@@ -15,9 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 var (
@@ -117,7 +119,7 @@ const zoneServers = "127.0.10.11 127.0.10.12 127.0.10.13"
 type world struct {
 	system   *probetest.Zone // what the system resolver reaches
 	servers  []dns.Handler   // the zone's servers, one per serverIPs entry (nil = blackhole)
-	os       OS
+	os       ws.OS
 	commands fakeCommands
 	files    map[string]string
 }
@@ -126,7 +128,7 @@ func healthyWorld() world {
 	return world{
 		system:  lanDNS(),
 		servers: []dns.Handler{lanDNS(), lanDNS(), lanDNS()},
-		os:      Linux,
+		os:      ws.Linux,
 		commands: fakeCommands{
 			"resolvectl status --no-pager":                   {out: statusWith("127.0.10.11", zoneServers+" 192.168.1.1", "~apps.example.com lan")},
 			"nmcli -g GENERAL.CONNECTION device show enp3s0": {out: "Wired connection 1\n"},
@@ -134,7 +136,7 @@ func healthyWorld() world {
 	}
 }
 
-func (w world) env(t *testing.T) CheckEnv {
+func (w world) env(t *testing.T) Env {
 	t.Helper()
 	ports := map[netip.Addr]netip.AddrPort{}
 	var servers []string
@@ -147,9 +149,9 @@ func (w world) env(t *testing.T) CheckEnv {
 		}
 		ports[netip.MustParseAddr(ip)] = probetest.StartDNS(t, ip, h)
 	}
-	tg, err := NewTarget("apps.example.com", servers, probe.AddrStrings(nodeAddrs))
+	tg, err := ws.NewTarget("apps.example.com", servers, probe.AddrStrings(nodeAddrs))
 	require.NoError(t, err)
-	return CheckEnv{
+	return Env{
 		Target:      tg,
 		OS:          w.os,
 		ProbeName:   "lanaccess-3f9a1c2e.apps.example.com",
@@ -163,11 +165,12 @@ func (w world) env(t *testing.T) CheckEnv {
 	}
 }
 
-func run(t *testing.T, env CheckEnv) map[string]engine.Result {
+func run(t *testing.T, env Env) map[string]engine.Result {
 	t.Helper()
 	r := &engine.Runner{Checks: Checks(env), DefaultTimeout: 5 * time.Second}
 	out := map[string]engine.Result{}
 	for _, res := range r.Run(context.Background()) {
+		assert.Empty(t, catalogue.Undeclared(res.ID, res.Findings), "%s emits findings without a declared code", res.ID)
 		out[res.ID] = res
 	}
 	require.Len(t, out, 4)
@@ -215,7 +218,7 @@ func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {
 	f = findingOf(t, res["WS004"], engine.SeverityFail)
 	assert.Equal(t, "link enp3s0", f.Object)
 	assert.Contains(t, f.Message, "asks 192.168.1.1, not one of the zone's servers")
-	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up \"Wired connection 1\"", f.Remediation,
+	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up 'Wired connection 1'", f.Remediation,
 		"the profile is the one NetworkManager has on the link")
 }
 
@@ -318,7 +321,7 @@ func TestClientCheckNamesTheServerThatDoesNotAnswer(t *testing.T) {
 
 func TestClientCheckSaysWhenNoServerAnswersAtAll(t *testing.T) {
 	w := healthyWorld()
-	w.os = MacOS
+	w.os = ws.MacOS
 	w.servers = []dns.Handler{nil, nil, nil}
 	res := run(t, w.env(t))
 	require.Len(t, res["WS003"].Findings, 4)
@@ -371,7 +374,7 @@ Current DNS Server: 10.8.0.1
 			for _, f := range res["WS004"].Findings {
 				msgs = append(msgs, f.Message)
 				if strings.Contains(f.Message, tc.message) {
-					assert.Contains(t, f.Remediation, `+ipv4.dns-search "~apps.example.com"`)
+					assert.Contains(t, f.Remediation, `+ipv4.dns-search '~apps.example.com'`)
 				}
 			}
 			assert.Contains(t, strings.Join(msgs, "\n"), tc.message)

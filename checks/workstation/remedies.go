@@ -5,29 +5,31 @@ import (
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 // configureCommand is the plugin command that prints this machine's setup. It names the zone and
 // servers so that it works without access to the cluster.
-func configureCommand(env CheckEnv) string {
-	cmd := "kubectl lanaccess client-config --os " + string(env.OS) + " --zone " + env.Target.Zone + " --dns-server " + joinAddrs(env.Target.Servers, ",")
+func configureCommand(env Env) string {
+	cmd := "kubectl lanaccess client-config --os " + string(env.OS) + " --zone " + env.Target.Zone + " --dns-server " + probe.JoinAddrsSep(env.Target.Servers, ",")
 	if !probe.SameAddrs(env.Target.Servers, env.Target.Answers) {
-		cmd += " --answer " + joinAddrs(env.Target.Answers, ",")
+		cmd += " --answer " + probe.JoinAddrsSep(env.Target.Answers, ",")
 	}
-	if env.OS == Linux && env.Connection != "" {
-		cmd += " --connection " + dq(env.Connection)
+	if env.OS == ws.Linux && env.Connection != "" {
+		cmd += " --connection " + remedy.Quote(env.Connection)
 	}
 	return cmd
 }
 
 // whereToLook points at the state that explains a wrong answer on os.
-func whereToLook(os OS) string {
+func whereToLook(os ws.OS) string {
 	switch os {
-	case Linux:
+	case ws.Linux:
 		return " (WS004 shows which server each link asks)"
-	case Windows:
+	case ws.Windows:
 		return " (Get-DnsClientNrptPolicy shows the rules in effect)"
-	case MacOS:
+	case ws.MacOS:
 		return " (scutil --dns shows the resolvers in effect)"
 	}
 	return ""
@@ -36,19 +38,19 @@ func whereToLook(os OS) string {
 // resetCommands bring the zone back to its servers on os: forget cached answers and, on Linux,
 // make systemd-resolved start again from the first server of the link. profile is the
 // NetworkManager profile when known.
-func resetCommands(env CheckEnv, profile string) string {
+func resetCommands(env Env, profile string) string {
 	switch env.OS {
-	case Linux:
+	case ws.Linux:
 		if profile == "" {
 			profile = env.Connection
 		}
 		if profile == "" {
 			profile = "<LAN profile>"
 		}
-		return "resolvectl flush-caches\nsudo nmcli connection up " + dq(profile)
-	case Windows:
-		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + psq("."+env.Target.Zone) + "   # the zone's rule must be listed"
-	case MacOS:
+		return "resolvectl flush-caches\nsudo nmcli connection up " + remedy.Quote(profile)
+	case ws.Windows:
+		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + remedy.PowerShellQuote("."+env.Target.Zone) + "   # the zone's rule must be listed"
+	case ws.MacOS:
 		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\ncat /etc/resolver/" + env.Target.Zone + "   # must list the zone's servers"
 	}
 	return configureCommand(env)

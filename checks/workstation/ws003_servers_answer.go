@@ -10,59 +10,57 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 // serversAnswer (WS003): each of the zone's DNS servers, asked directly from this machine,
 // answers the probe name with the node addresses. It tells a workstation problem (WS001 fails,
 // this passes) from a path or server problem (this fails too: off-site, a firewall, lan-dns down).
 func serversAnswer(s *session) engine.Check {
-	return engine.Check{
-		ID:    "WS003",
-		Title: "The zone's DNS servers answer this machine directly",
-		Run: func(ctx context.Context) engine.Outcome {
-			env := s.env
-			servers := env.Target.Servers
-			if len(servers) > maxServers {
-				servers = servers[:maxServers]
+	return catalogue.Check("WS003", func(ctx context.Context) engine.Outcome {
+		env := s.env
+		servers := env.Target.Servers
+		if len(servers) > maxServers {
+			servers = servers[:maxServers]
+		}
+		findings := make([]engine.Finding, len(servers))
+		var wg sync.WaitGroup
+		for i, server := range servers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				findings[i] = askServer(ctx, env, server)
+			}()
+		}
+		wg.Wait()
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return engine.Outcome{Err: fmt.Errorf("asking the zone's servers: %w", ctx.Err())}
+		}
+		failed := 0
+		for _, f := range findings {
+			if f.Severity == engine.SeverityFail {
+				failed++
 			}
-			findings := make([]engine.Finding, len(servers))
-			var wg sync.WaitGroup
-			for i, server := range servers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					findings[i] = askServer(ctx, env, server)
-				}()
-			}
-			wg.Wait()
-			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return engine.Outcome{Err: fmt.Errorf("asking the zone's servers: %w", ctx.Err())}
-			}
-			failed := 0
-			for _, f := range findings {
-				if f.Severity == engine.SeverityFail {
-					failed++
-				}
-			}
-			if failed == len(findings) && failed > 0 {
-				findings = append(findings, engine.Finding{
-					Severity: engine.SeverityFail,
-					Object:   "zone " + env.Target.Zone,
-					Message:  "no server of the zone answers from here: this machine is off-site, a firewall drops DNS to the node addresses, or the zone's DNS is down",
-					Remediation: lines(
-						"kubectl lanaccess doctor --only LA103,LA301   # from a machine with cluster access",
-						offsiteAdvice(env),
-					),
-				})
-			}
-			return engine.Outcome{Findings: findings}
-		},
-	}
+		}
+		if failed == len(findings) && failed > 0 {
+			findings = append(findings, engine.Finding{Code: "WS003-NONE-ANSWERS",
+				Severity: engine.SeverityFail,
+				Object:   "zone " + env.Target.Zone,
+				Message:  "no server of the zone answers from here: this machine is off-site, a firewall drops DNS to the node addresses, or the zone's DNS is down",
+				Remediation: lines(
+					"kubectl lanaccess doctor --only LA103,LA301   # from a machine with cluster access",
+					offsiteAdvice(env),
+				),
+			})
+		}
+		return engine.Outcome{Findings: findings}
+	})
 }
 
-func askServer(ctx context.Context, env CheckEnv, server netip.Addr) engine.Finding {
+func askServer(ctx context.Context, env Env, server netip.Addr) engine.Finding {
 	port := env.DNSPort
 	if port == 0 {
 		port = 53
@@ -73,7 +71,7 @@ func askServer(ctx context.Context, env CheckEnv, server netip.Addr) engine.Find
 	defer cancel()
 	reply, err := env.DNS.Query(ctx, target, env.ProbeName, dns.TypeA, "udp")
 	if err != nil {
-		return engine.Finding{
+		return engine.Finding{Code: "WS003-NO-ANSWER",
 			Severity: engine.SeverityFail,
 			Object:   object,
 			Message:  fmt.Sprintf("no answer from %s for %s: %v", target, env.ProbeName, err),
@@ -87,29 +85,29 @@ func askServer(ctx context.Context, env CheckEnv, server netip.Addr) engine.Find
 	}
 	switch {
 	case reply.Rcode() != dns.RcodeSuccess:
-		return engine.Finding{
+		return engine.Finding{Code: "WS003-NOT-THE-ZONE",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
 			Message:     fmt.Sprintf("%s answers %s for %s: it does not serve the zone %s", target, reply.RcodeName(), env.ProbeName, env.Target.Zone),
 			Remediation: "kubectl lanaccess doctor --only LA104,LA301   # from a machine with cluster access: the zone block of the Corefile",
 		}
 	case !probe.SameAddrs(got, env.Target.Answers):
-		return engine.Finding{
+		return engine.Finding{Code: "WS003-WRONG-ANSWER",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
 			Message: fmt.Sprintf("%s answers %s for %s, not the node addresses %s: this address is not the zone's DNS (another service on the node, or a stale Corefile)",
 				target, probe.JoinAddrs(got), env.ProbeName, probe.JoinAddrs(env.Target.Answers)),
 			Remediation: "kubectl lanaccess doctor --only LA101,LA201,LA301   # from a machine with cluster access",
 		}
 	}
-	return engine.Finding{
+	return engine.Finding{Code: "WS003-ANSWERS",
 		Severity: engine.SeverityInfo, Object: object, Evidence: evidence,
 		Message: fmt.Sprintf("%s answers %s with %s in %s", target, env.ProbeName, probe.JoinAddrs(got), reply.RTT.Round(100*time.Microsecond)),
 	}
 }
 
 // offsiteAdvice: on Windows and macOS the setting is global, so off-site it must be removed.
-func offsiteAdvice(env CheckEnv) string {
+func offsiteAdvice(env Env) string {
 	switch env.OS {
-	case Windows, MacOS:
+	case ws.Windows, ws.MacOS:
 		return "# off-site: the setting is global on this OS; remove it until you are back (kubectl lanaccess client-config --os " + string(env.OS) + " prints the removal)"
 	}
 	return ""

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 // resolvConfPaths are read, first found first, when systemd-resolved cannot be asked:
@@ -21,37 +24,33 @@ func resolvConfPaths() []string {
 // up again. This check names each link's current server, and the link that wins the zone's
 // queries when another one claims them with a routing domain.
 func currentServer(s *session) engine.Check {
-	return engine.Check{
-		ID:    "WS004",
-		Title: "systemd-resolved asks the zone's servers (Linux)",
-		Run: func(ctx context.Context) engine.Outcome {
-			env := s.env
-			if env.OS != Linux {
-				return engine.Outcome{Skip: "only Linux's systemd-resolved keeps one current server per link; on " + string(env.OS) + " WS001 and WS003 tell it all"}
-			}
-			// Ask the zone first: systemd-resolved picks a link's current server at its first
-			// query, so its state is only meaningful once a name went through it.
-			zone := s.zoneLookup(ctx)
-			cctx, cancel := context.WithTimeout(ctx, env.timeout())
-			out, err := env.Commands.Run(cctx, "resolvectl", "status", "--no-pager")
-			cancel()
-			if ctx.Err() != nil {
-				return engine.Outcome{Err: fmt.Errorf("resolvectl status: %w", ctx.Err())}
-			}
-			if err != nil {
-				return fromResolvConf(env, zone, err)
-			}
-			links := ParseResolvectlStatus(out)
-			if len(links) == 0 {
-				return engine.Outcome{Err: fmt.Errorf("resolvectl status printed nothing this version of the plugin can read: %q", firstLine(out))}
-			}
-			return judgeLinks(ctx, env, zone, links)
-		},
-	}
+	return catalogue.Check("WS004", func(ctx context.Context) engine.Outcome {
+		env := s.env
+		if env.OS != ws.Linux {
+			return engine.Outcome{Skip: "only ws.Linux's systemd-resolved keeps one current server per link; on " + string(env.OS) + " WS001 and WS003 tell it all"}
+		}
+		// Ask the zone first: systemd-resolved picks a link's current server at its first
+		// query, so its state is only meaningful once a name went through it.
+		zone := s.zoneLookup(ctx)
+		cctx, cancel := context.WithTimeout(ctx, env.timeout())
+		out, err := env.Commands.Run(cctx, "resolvectl", "status", "--no-pager")
+		cancel()
+		if ctx.Err() != nil {
+			return engine.Outcome{Err: fmt.Errorf("resolvectl status: %w", ctx.Err())}
+		}
+		if err != nil {
+			return fromResolvConf(env, zone, err)
+		}
+		links := ws.ParseResolvectlStatus(out)
+		if len(links) == 0 {
+			return engine.Outcome{Err: fmt.Errorf("resolvectl status printed nothing this version of the plugin can read: %q", firstLine(out))}
+		}
+		return judgeLinks(ctx, env, zone, links)
+	})
 }
 
-func judgeLinks(ctx context.Context, env CheckEnv, zone lookupResult, links []ResolvedLink) engine.Outcome {
-	var ours, others []ResolvedLink
+func judgeLinks(ctx context.Context, env Env, zone lookupResult, links []ws.ResolvedLink) engine.Outcome {
+	var ours, others []ws.ResolvedLink
 	for _, l := range links {
 		switch {
 		case containsAny(env.Target.Servers, l.Servers...):
@@ -61,7 +60,7 @@ func judgeLinks(ctx context.Context, env CheckEnv, zone lookupResult, links []Re
 		}
 	}
 	if len(ours) == 0 {
-		return notConfigured(env, zone, "no link of systemd-resolved lists the zone's servers "+joinAddrs(env.Target.Servers, ", "),
+		return notConfigured(env, zone, "no link of systemd-resolved lists the zone's servers "+probe.JoinAddrsSep(env.Target.Servers, ", "),
 			map[string]any{"links": linkSummaries(links)})
 	}
 	var findings []engine.Finding
@@ -75,22 +74,22 @@ func judgeLinks(ctx context.Context, env CheckEnv, zone lookupResult, links []Re
 }
 
 // judgeCurrent: the link's current server must be one of the zone's servers.
-func judgeCurrent(ctx context.Context, env CheckEnv, l ResolvedLink) engine.Finding {
+func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Finding {
 	object, evidence := linkObject(l), linkEvidence(l)
 	fallbacks := filterOut(l.Servers, env.Target.Servers)
 	evidence["otherServers"] = probe.AddrStrings(fallbacks)
 	switch {
 	case !l.CurrentServer.IsValid():
-		return engine.Finding{
+		return engine.Finding{Code: "WS004-NO-CURRENT-SERVER",
 			Severity: engine.SeverityWarn, Object: object, Evidence: evidence,
 			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone + "?)",
 			Remediation: "resolvectl query " + env.ProbeName + "\nresolvectl status " + linkArg(l),
 		}
 	case !containsAny(env.Target.Servers, l.CurrentServer):
-		return engine.Finding{
+		return engine.Finding{Code: "WS004-OTHER-SERVER",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
 			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after a zone server failed, and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
-				object, l.CurrentServer, joinAddrs(env.Target.Servers, ", "), env.Target.Zone),
+				object, l.CurrentServer, probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone),
 			Remediation: resetFor(ctx, env, l),
 		}
 	}
@@ -98,13 +97,13 @@ func judgeCurrent(ctx context.Context, env CheckEnv, l ResolvedLink) engine.Find
 	if len(fallbacks) > 0 {
 		msg += fmt.Sprintf("; if it fails once, the link moves to %s and stays there until the connection comes up again (keep two DNS replicas and a PodDisruptionBudget)", probe.JoinAddrs(fallbacks))
 	}
-	return engine.Finding{Severity: engine.SeverityInfo, Object: object, Evidence: evidence, Message: msg}
+	return engine.Finding{Code: "WS004-CURRENT-SERVER", Severity: engine.SeverityInfo, Object: object, Evidence: evidence, Message: msg}
 }
 
 // judgeRouting: systemd-resolved sends a name to the links whose domain matches it best (most
 // labels); "~." matches everything with zero labels, and a link without any domain gets names
 // only as a default route. Another link matching the zone better than ours takes its queries.
-func judgeRouting(env CheckEnv, ours ResolvedLink, others []ResolvedLink) (engine.Finding, bool) {
+func judgeRouting(env Env, ours ws.ResolvedLink, others []ws.ResolvedLink) (engine.Finding, bool) {
 	object := linkObject(ours)
 	has, n := ours.HasRoutingDomainFor(env.Target.Zone)
 	for _, o := range others {
@@ -117,14 +116,14 @@ func judgeRouting(env CheckEnv, ours ResolvedLink, others []ResolvedLink) (engin
 		ev["competingDomains"] = o.Domains
 		switch {
 		case !has || m > n:
-			return engine.Finding{
+			return engine.Finding{Code: "WS004-OTHER-LINK-CLAIMS",
 				Severity: engine.SeverityFail, Object: object, Evidence: ev,
 				Message: fmt.Sprintf("%s claims %s with the domain(s) %s, which matches better than %s does: systemd-resolved sends the zone's names there, not to the zone's servers",
 					linkObject(o), env.Target.Zone, strings.Join(o.Domains, " "), object),
 				Remediation: addRoutingDomain(env, ours),
 			}, true
 		case m == n:
-			return engine.Finding{
+			return engine.Finding{Code: "WS004-OTHER-LINK-TIES",
 				Severity: engine.SeverityWarn, Object: object, Evidence: ev,
 				Message: fmt.Sprintf("%s matches %s as well as %s does (%s): systemd-resolved asks both and takes the first positive answer, which may be the public address",
 					linkObject(o), env.Target.Zone, object, strings.Join(o.Domains, " ")),
@@ -133,7 +132,7 @@ func judgeRouting(env CheckEnv, ours ResolvedLink, others []ResolvedLink) (engin
 		}
 	}
 	if !has {
-		return engine.Finding{
+		return engine.Finding{Code: "WS004-NO-ROUTING-DOMAIN",
 			Severity: engine.SeverityInfo, Object: object, Evidence: linkEvidence(ours),
 			Message:     object + " has no routing domain for " + env.Target.Zone + ": it gets the zone's names as a default route only, so a VPN that claims every name (~.) would take them",
 			Remediation: addRoutingDomain(env, ours),
@@ -144,15 +143,13 @@ func judgeRouting(env CheckEnv, ours ResolvedLink, others []ResolvedLink) (engin
 
 // notConfigured: no resolver of this machine is a zone server. That is a failure only when the
 // zone does not resolve correctly anyway (something else, such as /etc/hosts, may answer it).
-func notConfigured(env CheckEnv, zone lookupResult, why string, evidence map[string]any) engine.Outcome {
+func notConfigured(env Env, zone lookupResult, why string, evidence map[string]any) engine.Outcome {
 	if zone.resolvedCorrectly(env.Target.Answers) {
-		return engine.Outcome{Findings: []engine.Finding{{
-			Severity: engine.SeverityInfo, Object: "this machine", Evidence: evidence,
+		return engine.Outcome{Findings: []engine.Finding{{Code: "WS004-ANSWERED-ELSEWHERE", Severity: engine.SeverityInfo, Object: "this machine", Evidence: evidence,
 			Message: why + ", yet " + zone.name + " resolves to the node addresses: something else answers the zone here (the network's DNS, /etc/hosts)",
 		}}}
 	}
-	return engine.Outcome{Findings: []engine.Finding{{
-		Severity: engine.SeverityFail, Object: "this machine", Evidence: evidence,
+	return engine.Outcome{Findings: []engine.Finding{{Code: "WS004-NOT-CONFIGURED", Severity: engine.SeverityFail, Object: "this machine", Evidence: evidence,
 		Message:     why + ": this machine is not set up to send " + env.Target.Zone + " to them",
 		Remediation: configureCommand(env),
 	}}}
@@ -160,7 +157,7 @@ func notConfigured(env CheckEnv, zone lookupResult, why string, evidence map[str
 
 // fromResolvConf judges the resolv.conf nameserver list when resolvectl cannot be used. Without
 // systemd-resolved, glibc asks the (first three) nameservers in order, the first one first.
-func fromResolvConf(env CheckEnv, zone lookupResult, resolvectlErr error) engine.Outcome {
+func fromResolvConf(env Env, zone lookupResult, resolvectlErr error) engine.Outcome {
 	var data []byte
 	var path string
 	var readErr error
@@ -173,7 +170,7 @@ func fromResolvConf(env CheckEnv, zone lookupResult, resolvectlErr error) engine
 	if path == "" {
 		return engine.Outcome{Err: fmt.Errorf("cannot read the resolver's state: %v; and %s: %w", resolvectlErr, strings.Join(resolvConfPaths(), ", "), readErr)}
 	}
-	servers := ParseResolvConf(data)
+	servers := ws.ParseResolvConf(data)
 	object := path
 	evidence := map[string]any{"file": path, "nameservers": probe.AddrStrings(servers), "resolvectl": resolvectlErr.Error()}
 	pos := -1
@@ -185,10 +182,9 @@ func fromResolvConf(env CheckEnv, zone lookupResult, resolvectlErr error) engine
 	}
 	switch {
 	case pos < 0:
-		return notConfigured(env, zone, path+" lists none of the zone's servers "+joinAddrs(env.Target.Servers, ", "), evidence)
+		return notConfigured(env, zone, path+" lists none of the zone's servers "+probe.JoinAddrsSep(env.Target.Servers, ", "), evidence)
 	case pos == 0:
-		return engine.Outcome{Findings: []engine.Finding{{
-			Severity: engine.SeverityInfo, Object: object, Evidence: evidence,
+		return engine.Outcome{Findings: []engine.Finding{{Code: "WS004-RESOLV-CONF-FIRST", Severity: engine.SeverityInfo, Object: object, Evidence: evidence,
 			Message: fmt.Sprintf("%s lists %s first (resolvectl unavailable: %v): every name is asked of it first, the zone's and the others", path, servers[0], resolvectlErr),
 		}}}
 	}
@@ -201,20 +197,20 @@ func fromResolvConf(env CheckEnv, zone lookupResult, resolvectlErr error) engine
 		msg += "; beyond the third nameserver, glibc never asks at all"
 	}
 	return engine.Outcome{Findings: []engine.Finding{{
-		Severity: sev, Object: object, Evidence: evidence, Message: msg,
+		Code: "WS004-RESOLV-CONF-ORDER", Severity: sev, Object: object, Evidence: evidence, Message: msg,
 		Remediation: configureCommand(env),
 	}}}
 }
 
 // resetFor: forget the cache and re-activate the link's profile, named when nmcli knows it.
-func resetFor(ctx context.Context, env CheckEnv, l ResolvedLink) string {
+func resetFor(ctx context.Context, env Env, l ws.ResolvedLink) string {
 	if l.Name == "Global" {
 		return "resolvectl flush-caches\nsudo systemctl restart systemd-resolved   # the zone's servers are in resolved.conf (DNS=)"
 	}
 	return resetCommands(env, profileOf(ctx, env, l.Name))
 }
 
-func addRoutingDomain(env CheckEnv, l ResolvedLink) string {
+func addRoutingDomain(env Env, l ws.ResolvedLink) string {
 	if l.Name == "Global" {
 		return "# add Domains=~" + env.Target.Zone + " under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
 	}
@@ -222,11 +218,11 @@ func addRoutingDomain(env CheckEnv, l ResolvedLink) string {
 	if profile == "" {
 		profile = "<profile of " + l.Name + ">"
 	}
-	return "sudo nmcli connection modify " + dq(profile) + " +ipv4.dns-search " + dq("~"+env.Target.Zone) + "\nsudo nmcli connection up " + dq(profile)
+	return "sudo nmcli connection modify " + remedy.Quote(profile) + " +ipv4.dns-search " + remedy.Quote("~"+env.Target.Zone) + "\nsudo nmcli connection up " + remedy.Quote(profile)
 }
 
 // profileOf asks NetworkManager which profile is active on device; "" when it cannot say.
-func profileOf(ctx context.Context, env CheckEnv, device string) string {
+func profileOf(ctx context.Context, env Env, device string) string {
 	if env.Connection != "" {
 		return env.Connection
 	}
@@ -243,21 +239,21 @@ func profileOf(ctx context.Context, env CheckEnv, device string) string {
 	return name
 }
 
-func linkObject(l ResolvedLink) string {
+func linkObject(l ws.ResolvedLink) string {
 	if l.Name == "Global" {
 		return "systemd-resolved global servers"
 	}
 	return "link " + l.Name
 }
 
-func linkArg(l ResolvedLink) string {
+func linkArg(l ws.ResolvedLink) string {
 	if l.Name == "Global" {
 		return ""
 	}
 	return l.Name
 }
 
-func linkEvidence(l ResolvedLink) map[string]any {
+func linkEvidence(l ws.ResolvedLink) map[string]any {
 	ev := map[string]any{"link": l.Name, "servers": probe.AddrStrings(l.Servers), "domains": append([]string{}, l.Domains...)}
 	if l.CurrentServer.IsValid() {
 		ev["currentServer"] = l.CurrentServer.String()
@@ -268,13 +264,13 @@ func linkEvidence(l ResolvedLink) map[string]any {
 	return ev
 }
 
-func linkSummaries(links []ResolvedLink) []string {
+func linkSummaries(links []ws.ResolvedLink) []string {
 	var out []string
 	for _, l := range links {
 		if len(l.Servers) == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s", l.Name, joinAddrs(l.Servers, " ")))
+		out = append(out, fmt.Sprintf("%s: %s", l.Name, probe.JoinAddrsSep(l.Servers, " ")))
 	}
 	return out
 }

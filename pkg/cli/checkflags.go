@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
 // CheckFlags are the flags every check command shares (doctor, vpn-trace).
@@ -36,7 +39,7 @@ func NewCheckFlags() *CheckFlags {
 func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json or junit")
 	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
-	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes")
+	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
 	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake, one exec)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
@@ -74,12 +77,23 @@ func (f *CheckFlags) Validate() error {
 	return nil
 }
 
-// Complete applies --config to the flags the command line did not set, then validates them.
-func (f *CheckFlags) Complete(cmd *cobra.Command) error {
+// Complete applies --config to the flags the command line did not set, then validates them,
+// --only and --skip against the command's catalogue.
+func (f *CheckFlags) Complete(cmd *cobra.Command, command string) error {
 	if err := applyConfigFile(cmd, f.ConfigFile); err != nil {
 		return err
 	}
-	return f.Validate()
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	var cs []engine.Check
+	for _, e := range catalogue.ForCommand(command) {
+		cs = append(cs, engine.Check{ID: e.ID, Codes: e.CodeStrings()})
+	}
+	if err := (&engine.Runner{Checks: cs, Only: f.Only, Skip: f.Skip}).Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	return nil
 }
 
 // namespaceGiven returns the namespace of -n/--namespace when the user gave it, else "" (every

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 
@@ -17,39 +17,82 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
+	"github.com/lanaccess/kubectl-lanaccess/checks/workstation"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
+
+// ClientCheckFlags is the raw input of `client-check`.
+type ClientCheckFlags struct {
+	Checks      *CheckFlags
+	Target      targetFlags
+	Host        string
+	OutsideName string
+	DNSPort     uint16
+	Connection  string
+}
+
+// AddFlags registers client-check's flags.
+func (f *ClientCheckFlags) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	f.Checks.AddFlags(fs)
+	f.Target.AddFlags(fs)
+	fs.StringVar(&f.Host, "host", "", "the name in the zone to resolve (default: a random label, which no cache on the way can answer)")
+	fs.StringVar(&f.OutsideName, "outside-name", netpath.DefaultOutsideName, "a name outside the zone that must keep resolving")
+	fs.Uint16Var(&f.DNSPort, "dns-port", 53, "the port of the zone's DNS servers")
+	fs.StringVar(&f.Connection, "connection", "", "Linux: the NetworkManager profile of the LAN connection, for the remediations (default: asked of nmcli)")
+}
 
 // clientCheckOptions is everything `client-check` needs once flags are read. The seams of the
 // workstation checks are fields so that tests aim them at loopback servers and fakes.
 type clientCheckOptions struct {
 	Checks      *CheckFlags
 	Target      targetFunc
-	OS          workstation.OS
+	OS          ws.OS
 	ProbeName   string
 	OutsideName string
 	DNSPort     uint16
 	Connection  string
 
-	Resolver workstation.Resolver
+	Resolver ws.Resolver
 	DNS      probe.DNS
-	Commands workstation.CommandRunner
+	Commands ws.CommandRunner
 	ReadFile func(string) ([]byte, error)
 }
 
+// ToOptions completes the flags and validates every value.
+func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*clientCheckOptions, error) {
+	if err := f.Checks.Complete(cmd, catalogue.ClientCheck); err != nil {
+		return nil, err
+	}
+	if _, ok := dns.IsDomainName(f.OutsideName); !ok || f.OutsideName == "" {
+		return nil, usageErr("invalid --outside-name %q: a DNS name", f.OutsideName)
+	}
+	o := &clientCheckOptions{
+		Checks: f.Checks, OutsideName: f.OutsideName, DNSPort: f.DNSPort, Connection: f.Connection,
+		Resolver: net.DefaultResolver, DNS: &probe.DNSClient{Timeout: f.Checks.Timeout},
+		Commands: ws.ExecRunner{}, ReadFile: os.ReadFile,
+	}
+	var err error
+	if o.Target, err = f.Target.source(kubeFlags, connect); err != nil {
+		return nil, err
+	}
+	if o.OS, err = ws.ParseOS(goruntime.GOOS); err != nil {
+		// Another Unix: the resolver checks still apply; remediations stay generic.
+		o.OS = ws.OS(goruntime.GOOS)
+	}
+	if o.ProbeName, err = probeNameFlag(f.Host); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := NewCheckFlags()
-	var (
-		target      targetFlags
-		host        string
-		outsideName string
-		dnsPort     uint16
-		connection  string
-	)
+	f := &ClientCheckFlags{Checks: NewCheckFlags()}
 	cmd := &cobra.Command{
 		Use:   "client-check",
 		Short: "Check that this workstation sends the zone to the node addresses, and everything else as before",
@@ -63,34 +106,14 @@ on a workstation without cluster access.`,
   kubectl lanaccess client-check -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.Complete(cmd); err != nil {
-				return err
-			}
-			o := clientCheckOptions{
-				Checks: f, OutsideName: outsideName, DNSPort: dnsPort, Connection: connection,
-				Resolver: net.DefaultResolver, DNS: &probe.DNSClient{Timeout: f.Timeout},
-				Commands: workstation.ExecRunner{}, ReadFile: os.ReadFile,
-			}
-			var err error
-			if o.Target, err = target.source(kubeFlags, connect); err != nil {
-				return err
-			}
-			if o.OS, err = workstation.ParseOS(runtime.GOOS); err != nil {
-				// Another Unix: the resolver checks still apply; remediations stay generic.
-				o.OS = workstation.OS(runtime.GOOS)
-			}
-			if o.ProbeName, err = probeNameFlag(host); err != nil {
+			o, err := f.ToOptions(cmd, kubeFlags, connect)
+			if err != nil {
 				return err
 			}
 			return o.Run(cmd.Context(), streams)
 		},
 	}
-	f.AddFlags(cmd.Flags())
-	target.AddFlags(cmd.Flags())
-	cmd.Flags().StringVar(&host, "host", "", "the name in the zone to resolve (default: a random label, which no cache on the way can answer)")
-	cmd.Flags().StringVar(&outsideName, "outside-name", checks.DefaultOutsideName, "a name outside the zone that must keep resolving")
-	cmd.Flags().Uint16Var(&dnsPort, "dns-port", 53, "the port of the zone's DNS servers")
-	cmd.Flags().StringVar(&connection, "connection", "", "Linux: the NetworkManager profile of the LAN connection, for the remediations (default: asked of nmcli)")
+	f.AddFlags(cmd)
 	return cmd
 }
 
@@ -110,19 +133,24 @@ func probeNameFlag(host string) (string, error) {
 	return "lanaccess-" + hex.EncodeToString(b) + ".{zone}", nil
 }
 
-// Run reads the target once per attempt and runs the workstation catalogue through the shared
-// runner (progress, --wait, reports, exit codes).
-func (o clientCheckOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
-	prepare := func(ctx context.Context, _ *report.Progress) ([]engine.Check, report.Report, func(), error) {
+// Run runs the workstation catalogue through the shared runner (progress, --wait, reports,
+// exit codes).
+func (o *clientCheckOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
+	return runChecks(ctx, streams, o.Checks, catalogue.ClientCheck, o)
+}
+
+// Prepare reads the target (once per attempt) and builds the workstation checks.
+func (o *clientCheckOptions) Prepare(ctx context.Context, _ *report.Progress) (attempt, error) {
+	{
 		t, err := o.Target(ctx)
 		if err != nil {
-			return nil, report.Report{}, nil, err
+			return attempt{}, err
 		}
 		name := strings.ReplaceAll(o.ProbeName, "{zone}", t.Zone)
 		if !dns.IsSubDomain(dns.Fqdn(t.Zone), dns.Fqdn(name)) {
-			return nil, report.Report{}, nil, &kube.UsageError{Message: fmt.Sprintf("--host %s is not in the zone %s", name, t.Zone), Fix: "give a name that ends in ." + t.Zone}
+			return attempt{}, &kube.UsageError{Message: fmt.Sprintf("--host %s is not in the zone %s", name, t.Zone), Fix: "give a name that ends in ." + t.Zone}
 		}
-		env := workstation.CheckEnv{
+		env := workstation.Env{
 			Target: t.Target, OS: o.OS, ProbeName: name, OutsideName: o.OutsideName,
 			DNSPort: o.DNSPort, Timeout: o.Checks.Timeout, Connection: o.Connection,
 			Resolver: o.Resolver, DNS: o.DNS, Commands: o.Commands, ReadFile: o.ReadFile,
@@ -132,13 +160,12 @@ func (o clientCheckOptions) Run(ctx context.Context, streams genericiooptions.IO
 			{Key: "DNS servers", Value: addrList(t.Target, false)},
 			{Key: "answers", Value: addrList(t.Target, true)},
 			{Key: "probe name", Value: name},
-			{Key: "this machine", Value: string(o.OS) + "/" + runtime.GOARCH},
+			{Key: "this machine", Value: string(o.OS) + "/" + goruntime.GOARCH},
 			{Key: "from", Value: t.Source},
 		}}
 		if o.DNSPort != 53 {
 			header.Subject = append(header.Subject, report.KV{Key: "DNS port", Value: strconv.Itoa(int(o.DNSPort))})
 		}
-		return workstation.Checks(env), header, nil, nil
+		return attempt{Checks: checks.ClientCheck(env), Header: header}, nil
 	}
-	return runChecks(ctx, streams, o.Checks, "client-check", prepare)
 }

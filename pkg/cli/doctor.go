@@ -6,13 +6,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/config"
+	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
+	"github.com/lanaccess/kubectl-lanaccess/checks/nodes"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -35,37 +40,13 @@ type DoctorFlags struct {
 	HelperNS       string
 }
 
-func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: checks.DefaultExpectStatus, OutsideName: checks.DefaultOutsideName}
-	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Diagnose LAN access: Services with externalIPs, the zone CoreDNS, node listeners, DNS and HTTPS paths",
-		Example: `  # everything, discovering the proxy, the DNS Service, the ConfigMap and the zone
-  kubectl lanaccess doctor
+// NewDoctorFlags returns the defaults.
+func NewDoctorFlags() *DoctorFlags {
+	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: "default"}
+}
 
-  # read-only, as JSON, warnings fail the run (CI after a deploy, retrying for 3 minutes)
-  kubectl lanaccess doctor --no-helpers --fail-on=warn --wait 3m --junit-file report.xml
-
-  # name the objects and the probe host explicitly
-  kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.Checks.Complete(cmd); err != nil {
-				return err
-			}
-			if err := checks.ValidateExpectLocation(f.ExpectLocation); err != nil {
-				return usageErr("invalid --expect-location: %v", err)
-			}
-			if f.ExpectStatus < 100 || f.ExpectStatus > 599 {
-				return usageErr("invalid --expect-status %d: an HTTP status such as 302", f.ExpectStatus)
-			}
-			sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, AllNamespaces: f.AllNamespaces}
-			if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
-				sel.Namespace, sel.AllNamespaces = "", true
-			}
-			return runChecks(cmd.Context(), streams, f.Checks, "doctor", f.prepare(kubeFlags, sel, connect))
-		},
-	}
+// AddFlags registers doctor's flags.
+func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	f.Checks.AddFlags(fs)
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "discover across all namespaces (the default unless -n is given)")
@@ -81,53 +62,143 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM bundle of the private CA that signs the proxy's certificate")
 	fs.BoolVar(&f.NoHelpers, "no-helpers", false, "read-only: never create helper pods (LA201 then skips)")
 	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default a pinned busybox; set it for air-gapped clusters)")
-	fs.StringVar(&f.HelperNS, "helper-namespace", "default", "namespace for helper pods (must admit hostNetwork pods)")
-	return cmd
+	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (must admit hostNetwork pods)")
 }
 
-func (f *DoctorFlags) prepare(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection, connect clientFactory) attemptFunc {
-	return func(ctx context.Context, progress *report.Progress) ([]engine.Check, report.Report, func(), error) {
-		c, err := connect(kubeFlags, 10*time.Second)
-		if err != nil {
-			return nil, report.Report{}, nil, err
-		}
-		header := report.Report{Cluster: c.cluster}
-		progress.Message("discovering the setup…")
-		setup, err := kube.Discover(ctx, c.typed, c.dynamic, sel)
-		if err != nil {
-			if kube.IsUsage(err) {
-				return nil, header, nil, err
-			}
-			return nil, header, nil, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
-		}
-		setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
-		env := &checks.Env{
-			Client: c.typed, Dynamic: c.dynamic, Setup: setup, Facts: &checks.Facts{},
-			Options: checks.Options{
-				ProbeHost: f.Host, OutsideName: f.OutsideName, ProbeTimeout: f.Checks.Timeout,
-				ExpectStatus: f.ExpectStatus, ExpectLocation: f.ExpectLocation, Insecure: f.Insecure,
-				CAFile: f.CAFile, NoHelpers: f.NoHelpers, Image: f.Image, HelperNamespace: f.HelperNS,
-			},
-		}
-		cleanup, err := wireRuntime(env, c)
-		if err != nil {
-			return nil, header, nil, err
-		}
-		header.Subject = describeSetup(setup)
-		return checks.DoctorSuite(env), header, cleanup, nil
+// DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail
+// once the checks run.
+type DoctorOptions struct {
+	Checks    *CheckFlags
+	Selection kube.Selection
+	Path      netpath.Options
+	// Probes configures the network probes (timeout, CA bundle).
+	Probes    probe.Config
+	NoHelpers bool
+	Helpers   kube.HelperConfig
+
+	kubeFlags *genericclioptions.ConfigFlags
+	connect   clientFactory
+}
+
+// ToOptions completes the flags (--config) and validates every value (exit 2 naming the flag).
+func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*DoctorOptions, error) {
+	if err := f.Checks.Complete(cmd, catalogue.Doctor); err != nil {
+		return nil, err
 	}
+	rule, err := netpath.ParseLocationRule(f.ExpectLocation)
+	if err != nil {
+		return nil, usageErr("invalid --expect-location: %v", err)
+	}
+	if f.ExpectStatus < 100 || f.ExpectStatus > 599 {
+		return nil, usageErr("invalid --expect-status %d: an HTTP status such as 302", f.ExpectStatus)
+	}
+	for flag, name := range map[string]string{"--host": f.Host, "--zone": f.Zone, "--outside-name": f.OutsideName} {
+		if name == "" {
+			continue
+		}
+		if _, ok := dns.IsDomainName(name); !ok || strings.ContainsAny(name, " \t*") {
+			return nil, usageErr("invalid %s %q: a DNS name such as grafana.apps.example.com", flag, name)
+		}
+	}
+	for flag, ref := range map[string]string{"--proxy-service": f.ProxyService, "--dns-service": f.DNSService, "--configmap": f.ConfigMap} {
+		if err := kube.ValidateObjectRef(ref); err != nil {
+			return nil, usageErr("invalid %s %q: %v", flag, ref, err)
+		}
+	}
+	if err := kube.ValidateNamespace(f.HelperNS); err != nil {
+		return nil, usageErr("invalid --helper-namespace %q: %v", f.HelperNS, err)
+	}
+	pcfg := probe.Config{Timeout: f.Checks.Timeout, CAFile: f.CAFile}
+	if err := pcfg.Validate(); err != nil {
+		return nil, usageErr("--ca-file %s: %v (give a PEM file of CA certificates)", f.CAFile, err)
+	}
+	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, Host: f.Host, AllNamespaces: f.AllNamespaces}
+	if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
+		sel.Namespace, sel.AllNamespaces = "", true
+	}
+	return &DoctorOptions{
+		Checks: f.Checks, Selection: sel,
+		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image},
+		kubeFlags: kubeFlags, connect: connect,
+	}, nil
+}
+
+// Run runs doctor (with --wait, again until it passes).
+func (o *DoctorOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
+	return runChecks(ctx, streams, o.Checks, catalogue.Doctor, o)
+}
+
+// Prepare discovers the setup and wires the families' environments for one attempt.
+func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) (attempt, error) {
+	c, err := o.connect(o.kubeFlags, 10*time.Second)
+	if err != nil {
+		return attempt{}, err
+	}
+	a := attempt{Header: report.Report{Cluster: c.cluster}}
+	progress.Message("discovering the setup…")
+	setup, err := kube.Discover(ctx, c.typed, c.dynamic, o.Selection)
+	if err != nil {
+		if kube.IsUsage(err) {
+			return a, err
+		}
+		return a, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
+	}
+	setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
+	rt, err := newRuntime(c, o.Probes, o.Helpers)
+	if err != nil {
+		return a, err
+	}
+	a.Cleanup = rt.Close
+	env := checks.DoctorEnv{
+		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers},
+		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers},
+		Path:   &netpath.Env{Path: netpath.PathFromSetup(setup), Probes: rt.probes, Options: o.Path},
+	}
+	a.Header.Subject = describeSetup(setup)
+	a.Checks = checks.Doctor(env)
+	return a, nil
+}
+
+func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+	f := NewDoctorFlags()
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Diagnose LAN access: Services with externalIPs, the zone CoreDNS, node listeners, DNS and HTTPS paths",
+		Example: `  # everything, discovering the proxy, the DNS Service, the ConfigMap and the zone
+  kubectl lanaccess doctor
+
+  # read-only, as JSON, warnings fail the run (CI after a deploy, retrying for 3 minutes)
+  kubectl lanaccess doctor --no-helpers --fail-on=warn --wait 3m --junit-file report.xml
+
+  # name the objects and the probe host explicitly
+  kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com
+
+  # accept one known warning, and only that one
+  kubectl lanaccess doctor --skip LA106-ADMISSION`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := f.ToOptions(cmd, kubeFlags, connect)
+			if err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), streams)
+		},
+	}
+	f.AddFlags(cmd)
+	return cmd
 }
 
 func describeSetup(s *kube.Setup) []report.KV {
 	var kv []report.KV
 	if s.ProxyService != nil {
-		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("Service %s/%s externalIPs %s", s.ProxyService.Namespace, s.ProxyService.Name, strings.Join(s.ProxyService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("%s externalIPs %s", kube.ServiceRef(s.ProxyService), strings.Join(s.ProxyService.Spec.ExternalIPs, ","))})
 	}
 	if s.DNSService != nil {
-		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("Service %s/%s externalIPs %s", s.DNSService.Namespace, s.DNSService.Name, strings.Join(s.DNSService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("%s externalIPs %s", kube.ServiceRef(s.DNSService), strings.Join(s.DNSService.Spec.ExternalIPs, ","))})
 	}
 	if s.ConfigMap != nil {
-		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("ConfigMap %s/%s key %s", s.ConfigMap.Namespace, s.ConfigMap.Name, s.CorefileKey)})
+		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("%s key %s", kube.ConfigMapRef(s.ConfigMap), s.CorefileKey)})
 	}
 	if s.Zone != "" {
 		kv = append(kv, report.KV{Key: "zone", Value: s.Zone})

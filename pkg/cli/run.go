@@ -15,13 +15,23 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
-// attemptFunc prepares one attempt: it reads the cluster and returns the catalogue to run and
-// the report header. A *kube.UsageError means exit 2; any other error means exit 3.
-type attemptFunc func(ctx context.Context, progress *report.Progress) (checks []engine.Check, header report.Report, cleanup func(), err error)
+// attempt is one run of a catalogue, prepared by a command's Options: the checks, the report
+// header, and what to undo afterwards (helper pods, sockets).
+type attempt struct {
+	Checks  []engine.Check
+	Header  report.Report
+	Cleanup func()
+}
+
+// preparer is a check command's Options: Prepare reads the cluster (or the flags) and returns
+// one attempt. A *kube.UsageError means exit 2; any other error means exit 3.
+type preparer interface {
+	Prepare(ctx context.Context, progress *report.Progress) (attempt, error)
+}
 
 // runChecks runs a catalogue once, or again and again with --wait until it passes or the
 // deadline comes, then writes the reports and returns the exit code as an error.
-func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare attemptFunc) error {
+func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
 	deadline := time.Now().Add(f.Wait)
 	textOut := f.Output == "text"
 	progress := report.NewProgress(streams.ErrOut, textOut && isTerminal(streams.ErrOut))
@@ -56,18 +66,19 @@ func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *Check
 	}
 }
 
-func runOnce(ctx context.Context, f *CheckFlags, command string, prepare attemptFunc, progress *report.Progress) (report.Report, int, error) {
+func runOnce(ctx context.Context, f *CheckFlags, command string, prepare preparer, progress *report.Progress) (report.Report, int, error) {
 	progress.Message("reading the cluster…")
-	checks, rep, cleanup, err := prepare(ctx, progress)
-	if cleanup != nil {
-		defer cleanup()
+	a, err := prepare.Prepare(ctx, progress)
+	if a.Cleanup != nil {
+		defer a.Cleanup()
 	}
+	rep := a.Header
 	if err != nil {
 		return rep, 0, err
 	}
-	runner := &engine.Runner{Checks: checks, Only: f.Only, Skip: f.Skip, Observe: progress.Observe, Parallel: 4}
+	runner := &engine.Runner{Checks: a.Checks, Only: f.Only, Skip: f.Skip, Observe: progress.Observe, Parallel: 4}
 	if err := runner.Validate(); err != nil {
-		return rep, 0, &kube.UsageError{Message: err.Error(), Fix: "use --only/--skip with the IDs above"}
+		return rep, 0, &kube.UsageError{Message: err.Error(), Fix: "use --only with check IDs and --skip with check IDs or finding codes"}
 	}
 	rep.Command = command
 	rep.FailOnWarn = f.FailOn == "warn"

@@ -3,28 +3,34 @@ package cli
 import (
 	"fmt"
 
-	"github.com/lanaccess/kubectl-lanaccess/checks"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// wireRuntime gives one attempt its network probes, exec and node shells. A new probe set per
-// attempt: an address found dead in one --wait attempt is asked again in the next. The returned
-// cleanup deletes any helper pod still present; it runs also after Ctrl-C.
-func wireRuntime(env *checks.Env, c *clients) (func(), error) {
-	set, err := probe.NewSet(probe.Config{Timeout: env.Options.ProbeTimeout, CAFile: env.Options.CAFile})
+// attemptRuntime is what one attempt talks to besides the API: network probes, exec and node shells.
+// A new one per attempt: an address found dead in one --wait attempt is asked again in the
+// next. Close deletes any helper pod still present; it runs also after Ctrl-C.
+type attemptRuntime struct {
+	probes *probe.Set
+	exec   kube.Executor
+	shells *kube.NodeShells
+}
+
+func newRuntime(c *clients, pcfg probe.Config, helpers kube.HelperConfig) (*attemptRuntime, error) {
+	set, err := probe.NewSet(pcfg)
 	if err != nil {
-		return nil, &kube.UsageError{Message: fmt.Sprintf("--ca-file %s: %v", env.Options.CAFile, err), Fix: "give a PEM file of CA certificates"}
+		return nil, &kube.UsageError{Message: fmt.Sprintf("--ca-file %s: %v", pcfg.CAFile, err), Fix: "give a PEM file of CA certificates"}
 	}
-	env.Probes = set
 	exec, err := kube.NewRemoteExecutor(c.config)
 	if err != nil {
+		set.Close()
 		return nil, fmt.Errorf("building the exec client: %w", err)
 	}
-	env.Exec = exec
-	env.Helpers = kube.NewNodeShells(c.typed, exec, kube.HelperConfig{Namespace: env.Options.HelperNamespace, Image: env.Options.Image})
-	return func() {
-		_ = env.Helpers.Close()
-		set.Close()
-	}, nil
+	return &attemptRuntime{probes: set, exec: exec, shells: kube.NewNodeShells(c.typed, exec, helpers)}, nil
+}
+
+// Close deletes the helper pods still present and closes the probes' sockets.
+func (r *attemptRuntime) Close() {
+	_ = r.shells.Close()
+	r.probes.Close()
 }

@@ -88,6 +88,7 @@ func (d *discoverer) run() error {
 	if v, err := d.client.Discovery().ServerVersion(); err == nil && v != nil {
 		s.ServerVersion = v.GitVersion
 	}
+	s.DeriveModels(d.sel.Host)
 	return nil
 }
 

@@ -200,9 +200,17 @@ func (d *discoverer) readCorefile() error {
 	if d.setup.CorefileKey == "" {
 		return nil // LA104 reports a ConfigMap without a Corefile
 	}
-	name := fmt.Sprintf("ConfigMap %s/%s key %s", cm.Namespace, cm.Name, d.setup.CorefileKey)
-	d.setup.Corefile, d.setup.CorefileErr = corefile.Parse(name, []byte(cm.Data[d.setup.CorefileKey]))
+	d.setup.parseCorefile()
 	return nil
+}
+
+// parseCorefile parses ConfigMap.Data[CorefileKey] once.
+func (s *Setup) parseCorefile() {
+	if s.Corefile != nil || s.CorefileErr != nil || s.ConfigMap == nil || s.CorefileKey == "" {
+		return
+	}
+	name := fmt.Sprintf("ConfigMap %s/%s key %s", s.ConfigMap.Namespace, s.ConfigMap.Name, s.CorefileKey)
+	s.Corefile, s.CorefileErr = corefile.Parse(name, []byte(s.ConfigMap.Data[s.CorefileKey]))
 }
 
 func (d *discoverer) pickMountedConfigMap(cms []corev1.ConfigMap, mounted []mountedConfigMap) (mountedConfigMap, *corev1.ConfigMap, error) {

@@ -147,7 +147,7 @@ func describeServices(svcs []*corev1.Service) []string {
 	for _, s := range svcs {
 		var ports []string
 		for _, p := range s.Spec.Ports {
-			ports = append(ports, fmt.Sprintf("%d/%s", p.Port, protocolOf(p.Protocol)))
+			ports = append(ports, fmt.Sprintf("%d/%s", p.Port, Protocol(p.Protocol)))
 		}
 		desc := s.Namespace + "/" + s.Name + " (ports " + strings.Join(ports, ",")
 		if len(s.Spec.ExternalIPs) > 0 {
@@ -157,13 +157,6 @@ func describeServices(svcs []*corev1.Service) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func protocolOf(p corev1.Protocol) corev1.Protocol {
-	if p == "" {
-		return corev1.ProtocolTCP
-	}
-	return p
 }
 
 // pickDeployment returns the Deployment whose pod template the Service selects; with

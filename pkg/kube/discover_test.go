@@ -20,7 +20,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 )
 
 const healthyDir = "../../testdata/fixtures/healthy"

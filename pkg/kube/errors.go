@@ -42,4 +42,6 @@ type Selection struct {
 	DNSService    string
 	ConfigMap     string
 	Zone          string
+	// Host is --host: the probe host, instead of one chosen among the proxy's routes.
+	Host string
 }

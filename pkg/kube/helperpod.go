@@ -185,7 +185,7 @@ func (n *NodeShell) Close() error {
 
 // Open finds or makes a shell on node. Errors are *HelperError when the cause is known.
 func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
-	if !nodeReady(node) {
+	if !NodeReady(node) {
 		return nil, &HelperError{Node: node.Name, Cause: CauseNodeNotReady,
 			Message: "node is not Ready: no pod can run there to read its sockets",
 			Fix:     "check `kubectl describe node " + node.Name + "`"}
@@ -247,15 +247,6 @@ func runningContainer(p corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 const helperContainer = "reader"

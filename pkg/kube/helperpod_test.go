@@ -17,7 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 )
 
 func readyNode(name string) *corev1.Node {

@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"fmt"
+	"strings"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,6 +81,19 @@ type Setup struct {
 	KubeProxyConfig string
 	// ServerVersion is the API server's gitVersion ("" when unknown).
 	ServerVersion string
+
+	// Routes are the proxy's routes (IngressRoutes and Ingresses), resolved once; LA107 judges
+	// them and the probe host is chosen among the served ones. MiddlewaresKnown is false when
+	// the Middleware CRDs could not be read (names are then the only hint); AuthMiddleware is an
+	// authenticating Middleware of the cluster ("namespace/name", "" when none) to suggest.
+	Routes           []Route
+	MiddlewaresKnown bool
+	AuthMiddleware   string
+	// ProbeHost is the name the DNS and HTTPS probes ask for (--host, else a served route in
+	// the zone, else the apex).
+	ProbeHost ProbeHost
+	// ZoneAnswers are the zone template's A answers.
+	ZoneAnswers ZoneAnswers
 }
 
 // ConfigMapMount is one container's mount of the Corefile ConfigMap.
@@ -88,6 +104,17 @@ type ConfigMapMount struct {
 	SubPath   string
 	// Items maps ConfigMap keys to file paths when the volume lists items.
 	Items map[string]string
+}
+
+// UnreadReason says why reads named by keys failed during discovery ("" when all were read).
+func (s *Setup) UnreadReason(keys ...string) string {
+	var why []string
+	for _, k := range keys {
+		if err := s.Unread(k); err != nil {
+			why = append(why, fmt.Sprintf("could not read %s: %v", k, err))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // Unread returns why the resource named by key (see ReadKey) could not be read, or nil.

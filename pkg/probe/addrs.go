@@ -63,3 +63,8 @@ func Median(ds []time.Duration) time.Duration {
 	}
 	return (s[mid-1] + s[mid]) / 2
 }
+
+// JoinAddrsSep joins addresses with sep ("" for none).
+func JoinAddrsSep(addrs []netip.Addr, sep string) string {
+	return strings.Join(AddrStrings(addrs), sep)
+}

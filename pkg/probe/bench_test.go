@@ -9,7 +9,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 )
 
 func BenchmarkDNSQuery(b *testing.B) {

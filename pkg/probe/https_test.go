@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 )
 
 const probeHost = "grafana.apps.example.com"

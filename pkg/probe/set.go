@@ -236,3 +236,13 @@ func (s *Set) acquire(ctx context.Context) error {
 }
 
 func (s *Set) release() { <-s.slots }
+
+// Validate reports a Config that NewSet would refuse (an unreadable or empty CA file), so the
+// command line is checked before anything runs.
+func (c Config) Validate() error {
+	if c.CAFile == "" {
+		return nil
+	}
+	_, err := LoadRoots(c.CAFile)
+	return err
+}

@@ -100,6 +100,4 @@ func serversOfFamily(addrs []netip.Addr, family int) []netip.Addr {
 	return out
 }
 
-func joinAddrs(addrs []netip.Addr, sep string) string {
-	return strings.Join(probe.AddrStrings(addrs), sep)
-}
+func joinAddrs(addrs []netip.Addr, sep string) string { return probe.JoinAddrsSep(addrs, sep) }

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 

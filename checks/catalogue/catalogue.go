@@ -1,0 +1,170 @@
+// Package catalogue is the check catalogue as data: one table of entries (ID, title, section,
+// dependencies, what the check proves, the codes of its findings) that drives the order of the
+// suites, the report's grouping, --only/--skip (IDs and finding codes) and the README's
+// catalogue tables (a test fails when the README drifts from it). Check families build their
+// checks with Entry.Check, so a check's identity lives here and nowhere else.
+package catalogue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+// Section groups checks in reports.
+type Section string
+
+// The sections, in report order.
+const (
+	Configuration Section = "Configuration"
+	NodeListeners Section = "Node listeners"
+	DNSPath       Section = "DNS path"
+	HTTPSPath     Section = "HTTPS path"
+	VPNTrace      Section = "VPN trace"
+	Workstation   Section = "This workstation"
+)
+
+// The commands that run a catalogue.
+const (
+	Doctor      = "doctor"
+	VPNTraceCmd = "vpn-trace"
+	ClientCheck = "client-check"
+)
+
+// Code is one stable finding code and what it means. Codes are never renamed: a team that
+// silenced one with --skip keeps it silenced across releases.
+type Code struct {
+	Code    string
+	Meaning string
+}
+
+// Entry is one check of the catalogue.
+type Entry struct {
+	ID      string
+	Title   string
+	Section Section
+	Command string
+	// DependsOn: the check is skipped when one of these failed, errored or was skipped.
+	DependsOn []string
+	// Timeout bounds the whole check (zero: the runner's default).
+	Timeout time.Duration
+	// Proves is the README's one-line statement of what a PASS proves.
+	Proves string
+	Codes  []Code
+}
+
+// entries is the whole catalogue in order: each command's checks in the order they run.
+func entries() []Entry {
+	var all []Entry
+	for _, part := range [][]Entry{configuration, nodeListeners, dnsPath, httpsPath, vpnTrace, workstation} {
+		all = append(all, part...)
+	}
+	return all
+}
+
+// All returns every entry, in catalogue order.
+func All() []Entry { return entries() }
+
+// ForCommand returns the entries of one command, in order.
+func ForCommand(command string) []Entry {
+	var out []Entry
+	for _, e := range entries() {
+		if e.Command == command {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Get returns the entry of id. An unknown id is a programming error.
+func Get(id string) Entry {
+	for _, e := range entries() {
+		if e.ID == id {
+			return e
+		}
+	}
+	panic(fmt.Sprintf("catalogue: no check %q", id))
+}
+
+// CodeStrings lists the entry's codes.
+func (e Entry) CodeStrings() []string {
+	out := make([]string, 0, len(e.Codes))
+	for _, c := range e.Codes {
+		out = append(out, c.Code)
+	}
+	return out
+}
+
+// Declares tells whether code is one of the entry's codes.
+func (e Entry) Declares(code string) bool {
+	for _, c := range e.Codes {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// Check builds the engine check of entry id around run.
+func Check(id string, run func(context.Context) engine.Outcome) engine.Check {
+	e := Get(id)
+	return engine.Check{
+		ID: e.ID, Title: e.Title, Section: string(e.Section), Codes: e.CodeStrings(),
+		DependsOn: append([]string(nil), e.DependsOn...), Timeout: e.Timeout, Run: run,
+	}
+}
+
+// code builds a Code of id: code("LA101", "ZONE-EXTRA", "...") is LA101-ZONE-EXTRA.
+func code(id, suffix, meaning string) Code {
+	return Code{Code: id + "-" + suffix, Meaning: meaning}
+}
+
+// unread is the code of engine.Partial's note for checks that read part of their input.
+func unread(id string) Code {
+	return Code{Code: id + engine.UnreadSuffix, Meaning: "part of the input could not be read (RBAC or an API failure): the check says what it did not see"}
+}
+
+// IDs lists the IDs of entries.
+func IDs(es []Entry) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// Markdown renders the README tables of one command: the checks and what each proves, then
+// every finding code with its meaning.
+func Markdown(command string) string {
+	var b strings.Builder
+	es := ForCommand(command)
+	b.WriteString("| ID | Section | What it proves |\n|----|---------|----------------|\n")
+	for _, e := range es {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", e.ID, e.Section, e.Proves)
+	}
+	b.WriteString("\n<details><summary>Finding codes (silence one known finding with <code>--skip CODE</code>)</summary>\n\n")
+	b.WriteString("| Code | Meaning |\n|------|---------|\n")
+	for _, e := range es {
+		for _, c := range e.Codes {
+			fmt.Fprintf(&b, "| %s | %s |\n", c.Code, c.Meaning)
+		}
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// Undeclared lists the findings of check id whose code is empty or not one of its codes (a
+// test helper for the families: every finding carries a declared code).
+func Undeclared(id string, fs []engine.Finding) []string {
+	e := Get(id)
+	var out []string
+	for _, f := range fs {
+		if f.Code == "" || !e.Declares(f.Code) {
+			out = append(out, fmt.Sprintf("%q (%s: %s)", f.Code, f.Severity, f.Message))
+		}
+	}
+	return out
+}

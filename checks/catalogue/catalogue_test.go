@@ -1,0 +1,163 @@
+package catalogue
+
+import (
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the README's catalogue tables from the catalogue")
+
+func TestEntriesAreWellFormed(t *testing.T) {
+	ids := map[string]bool{}
+	codes := map[string]bool{}
+	for _, e := range All() {
+		assert.False(t, ids[e.ID], "duplicate ID %s", e.ID)
+		ids[e.ID] = true
+		assert.NotEmpty(t, e.Title, e.ID)
+		assert.NotEmpty(t, e.Section, e.ID)
+		assert.NotEmpty(t, e.Proves, e.ID)
+		assert.Contains(t, []string{Doctor, VPNTraceCmd, ClientCheck}, e.Command, e.ID)
+		assert.NotEmpty(t, e.Codes, "%s declares no finding code", e.ID)
+		for _, d := range e.DependsOn {
+			dep := Get(d)
+			assert.Equal(t, e.Command, dep.Command, "%s depends on %s of another command", e.ID, d)
+		}
+		for _, c := range e.Codes {
+			assert.True(t, strings.HasPrefix(c.Code, e.ID+"-"), "%s is not a code of %s", c.Code, e.ID)
+			assert.Regexp(t, `^[A-Z]+[0-9]{3}-[A-Z0-9]+(-[A-Z0-9]+)*$`, c.Code)
+			assert.False(t, codes[c.Code], "duplicate code %s", c.Code)
+			codes[c.Code] = true
+			assert.NotEmpty(t, c.Meaning, c.Code)
+		}
+	}
+}
+
+func TestDependenciesComeEarlierInTheirCommand(t *testing.T) {
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		seen := map[string]bool{}
+		for _, e := range ForCommand(cmd) {
+			for _, d := range e.DependsOn {
+				assert.True(t, seen[d], "%s depends on %s, which comes later", e.ID, d)
+			}
+			seen[e.ID] = true
+		}
+	}
+}
+
+// codeLiteral is a full finding code in Go source; suffixLiteral the "-SUFFIX" a family appends
+// to a check ID it was given ("-NO-ANSWER" in netpath's unreachable finding).
+var (
+	codeLiteral   = regexp.MustCompile(`^(LA|VPN|WS)[0-9]{3}-[A-Z0-9-]+$`)
+	suffixLiteral = regexp.MustCompile(`^-[A-Z0-9]+(-[A-Z0-9]+)*$`)
+)
+
+// sourceLiterals reads the string literals of the non-test Go files of the check families.
+func sourceLiterals(t *testing.T) (full map[string][]string, suffixes map[string]bool, partial map[string]bool) {
+	t.Helper()
+	full, suffixes, partial = map[string][]string{}, map[string]bool{}, map[string]bool{}
+	files, err := filepath.Glob(filepath.Join("..", "*", "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") || strings.Contains(path, string(filepath.Separator)+"catalogue"+string(filepath.Separator)) {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			// engine.Partial("LA102", ...) emits LA102-UNREAD.
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Partial" && len(call.Args) > 0 {
+					if lit, ok := call.Args[0].(*ast.BasicLit); ok {
+						if id, err := strconv.Unquote(lit.Value); err == nil {
+							partial[id] = true
+						}
+					}
+				}
+			}
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			switch {
+			case codeLiteral.MatchString(v):
+				full[v] = append(full[v], fset.Position(lit.Pos()).String())
+			case suffixLiteral.MatchString(v):
+				suffixes[v] = true
+			}
+			return true
+		})
+	}
+	return full, suffixes, partial
+}
+
+func TestEveryCodeInTheSourceIsDeclaredAndEveryDeclaredCodeIsEmitted(t *testing.T) {
+	full, suffixes, partial := sourceLiterals(t)
+	declared := map[string]bool{}
+	for _, e := range All() {
+		for _, c := range e.Codes {
+			declared[c.Code] = true
+			_, suffix, _ := strings.Cut(c.Code, "-")
+			used := len(full[c.Code]) > 0 || suffixes["-"+suffix] || (suffix == "UNREAD" && partial[e.ID])
+			assert.True(t, used, "%s is declared but no check emits it", c.Code)
+		}
+	}
+	for code, where := range full {
+		assert.True(t, declared[code], "%s (at %s) is not declared in the catalogue", code, where[0])
+	}
+}
+
+// README markers around each generated table.
+func markers(command string) (begin, end string) {
+	return "<!-- BEGIN catalogue " + command + " (generated: go test ./checks/catalogue -update) -->",
+		"<!-- END catalogue " + command + " -->"
+}
+
+func TestTheREADMECatalogueIsTheCatalogue(t *testing.T) {
+	path := filepath.Join("..", "..", "README.md")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text := string(raw)
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		begin, end := markers(cmd)
+		i, j := strings.Index(text, begin), strings.Index(text, end)
+		require.True(t, i >= 0 && j > i, "README.md lacks the markers %q ... %q", begin, end)
+		want := "\n" + Markdown(cmd)
+		got := text[i+len(begin) : j]
+		if *update && got != want {
+			text = text[:i+len(begin)] + want + text[j:]
+			continue
+		}
+		assert.Equal(t, want, got, "README.md's %s catalogue drifted from the catalogue: run go test ./checks/catalogue -update", cmd)
+	}
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+}
+
+func TestCheckCarriesTheEntry(t *testing.T) {
+	c := Check("LA106", nil)
+	e := Get("LA106")
+	assert.Equal(t, e.Title, c.Title)
+	assert.Equal(t, string(Configuration), c.Section)
+	assert.True(t, slices.Contains(c.Codes, "LA106-ADMISSION"))
+	assert.Equal(t, []string{"LA001"}, c.DependsOn)
+	assert.Panics(t, func() { Get("LA999") })
+}

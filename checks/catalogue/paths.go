@@ -1,0 +1,124 @@
+package catalogue
+
+import "time"
+
+// nodeListeners: doctor's reading of the nodes (package checks/nodes).
+var nodeListeners = []Entry{
+	{
+		ID: "LA201", Title: "No process or pod on the nodes already holds the Service ports on the node addresses",
+		Section: NodeListeners, Command: Doctor,
+		// Helper pods may need an image pull before the read.
+		Timeout: 4 * time.Minute,
+		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`, with the owning process), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
+		Codes: []Code{
+			code("LA201", "POD-CLAIMS-PORT", "a pod claims one of the Service ports on the node by hostPort or hostNetwork"),
+			code("LA201", "BACKEND-CLAIMS-PORT", "the pod that claims the port is one of the Service's own endpoints (information)"),
+			code("LA201", "PROCESS-LISTENS", "a process listens on a Service port on the wildcard or the node address"),
+			code("LA201", "BACKEND-LISTENS", "the process holding the port is the Service's own hostNetwork endpoint (information)"),
+			code("LA201", "LOOPBACK-ONLY", "a socket on a Service port is bound to loopback only (information: not a conflict)"),
+			code("LA201", "CLEAN", "nothing else listens on the Service ports of the node (information)"),
+			code("LA201", "NO-NODE", "an address is carried by no node, so there is no node to read (information; LA101 reports it)"),
+			code("LA201", "NOT-READ", "a node could not be read, beside a conflict found on another"),
+		},
+	},
+}
+
+// netUnreachable are the codes of an address that does not answer a probe.
+func netUnreachable(id string) []Code {
+	return []Code{
+		code(id, "NO-ANSWER", "an address gave no answer within the timeout"),
+		code(id, "REFUSED", "an address refused the connection: the host is up but nothing takes the port"),
+		code(id, "PROBE-ERROR", "the probe failed otherwise (the error is in the evidence)"),
+	}
+}
+
+// dnsPath: doctor's DNS questions to every address (package checks/netpath).
+var dnsPath = []Entry{
+	{
+		ID: "LA301", Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
+		Section: DNSPath, Command: Doctor,
+		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the address set, TTL, AA; every node answers the same",
+		Codes: append(netUnreachable("LA301"),
+			code("LA301", "WRONG-ANSWER", "an address does not answer the DNS Service's externalIPs"),
+			code("LA301", "NOT-AUTHORITATIVE", "an answer comes without the AA flag: from a cache or a forwarder, not the zone's template"),
+			code("LA301", "LONG-TTL", "answers carry a TTL over an hour"),
+			code("LA301", "DISAGREE", "the addresses give different answers for the same name"),
+			code("LA301", "SUMMARY", "what each address answered (information)"),
+		),
+	},
+	{
+		ID: "LA302", Title: "DNS answers AAAA in the zone with NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
+		Section: DNSPath, Command: Doctor,
+		Proves: "AAAA answers NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
+		Codes: append(netUnreachable("LA302"),
+			code("LA302", "AAAA-ANSWER", "the zone answers AAAA with an address"),
+			code("LA302", "NXDOMAIN", "the zone answers AAAA with NXDOMAIN: caches may drop the whole name"),
+			code("LA302", "RCODE", "the zone answers AAAA with SERVFAIL or another error"),
+			code("LA302", "SUMMARY", "what each address answered (information)"),
+		),
+	},
+	{
+		ID: "LA303", Title: "DNS resolves names outside the zone (forwarding); the resolver is open to the LAN",
+		Section: DNSPath, Command: Doctor,
+		Proves: "a name outside the zone resolves (forwarding); the resolver is open to the LAN (info)",
+		Codes: append(netUnreachable("LA303"),
+			code("LA303", "NODATA", "the outside name resolves to no address: it proves nothing (pass --outside-name)"),
+			code("LA303", "NAME-REFUSED", "the server refuses names outside the zone (no `.` block)"),
+			code("LA303", "NXDOMAIN", "the forwarder says the outside name does not exist"),
+			code("LA303", "UPSTREAM-FAILED", "the `.` block's upstream fails (SERVFAIL or another error)"),
+			code("LA303", "OPEN-RESOLVER", "the addresses are recursive resolvers open to the LAN (information)"),
+		),
+	},
+	{
+		ID: "LA304", Title: "DNS does not resolve cluster-internal names for the LAN",
+		Section: DNSPath, Command: Doctor,
+		Proves: "cluster-internal names do not resolve for the LAN",
+		Codes: append(netUnreachable("LA304"),
+			code("LA304", "LEAK", "a cluster-internal name resolves for the LAN"),
+			code("LA304", "SUMMARY", "what each address answered (information)"),
+		),
+	},
+}
+
+// httpsPath: doctor's HTTPS requests to every address (package checks/netpath).
+var httpsPath = []Entry{
+	{
+		ID: "LA401", Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
+		Section: HTTPSPath, Command: Doctor,
+		Proves: "`curl --resolve` semantics per address: SNI/Host = probe host, expected status (302) and Location, certificate valid for the host, not expiring, the same on every node; Traefik's default certificate explained",
+		Codes: append(netUnreachable("LA401"),
+			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no router with TLS matched the host"),
+			code("LA401", "CERT-HOST", "the certificate does not cover the host"),
+			code("LA401", "CERT-EXPIRED", "the certificate is not valid now"),
+			code("LA401", "CERT-UNTRUSTED", "the certificate is not trusted by this machine"),
+			code("LA401", "CERT-UNTRUSTED-ACCEPTED", "an untrusted certificate accepted because of --insecure (information)"),
+			code("LA401", "CERT-EXPIRING", "the certificate expires within 14 days"),
+			code("LA401", "REDIRECT-LOOP", "the host redirects to itself"),
+			code("LA401", "STATUS", "the status is not the expected one"),
+			code("LA401", "LOCATION", "the redirect does not go where --expect-location says"),
+			code("LA401", "CERTS-DIFFER", "the addresses serve different certificates"),
+			code("LA401", "SUMMARY", "what each address answered (information)"),
+		),
+	},
+	{
+		ID: "LA402", Title: "HTTPS: the LAN path and the system resolver's path serve the same certificate and answer",
+		Section: HTTPSPath, Command: Doctor,
+		Proves: "the LAN path and the system resolver's path serve the same certificate and answer",
+		Codes: []Code{
+			code("LA402", "NO-SECOND-PATH", "there is no second path to compare from this machine (information: why)"),
+			code("LA402", "CERT-DIFFERS", "the two paths serve different certificates"),
+			code("LA402", "ANSWER-DIFFERS", "the two paths answer differently"),
+			code("LA402", "SAME", "both paths serve the same certificate and answer (information)"),
+		},
+	},
+	{
+		ID: "LA403", Title: "HTTPS: no node address is much slower than the others (handshake, first byte)",
+		Section: HTTPSPath, Command: Doctor,
+		Proves: "a node whose handshake or first byte is much slower than the others (3 requests on one connection per address, the one LA401 judges: its connect and handshake, the median first byte; > 2x the others' median and > 50 ms above it)",
+		Codes: []Code{
+			code("LA403", "SLOW", "an address is much slower than the others"),
+			code("LA403", "NOT-COMPARED", "fewer than two addresses could be sampled (information)"),
+			code("LA403", "SUMMARY", "the samples of each address (information)"),
+		},
+	},
+}

@@ -1,0 +1,159 @@
+package catalogue
+
+import "time"
+
+// ladder are the codes of a hop ladder (VPN006 from the pod, VPN007 from this machine).
+func ladder(id string) []Code {
+	return []Code{
+		code(id, "HOP", "a hop answered (information: the method and the answer)"),
+		code(id, "FIRST-SILENT-HOP", "the first silent hop, which names the broken layer"),
+		code(id, "SILENT-HOP", "a later hop, or a pod-side hop, did not answer"),
+		code(id, "UNMEASURED", "a hop could not be measured (no tool, no permission): nothing is concluded from it"),
+	}
+}
+
+// vpnTrace: vpn-trace's checks (package checks/vpn).
+var vpnTrace = []Entry{
+	{
+		ID: "VPN001", Title: "OpenVPN pods are found (every replica is traced)",
+		Section: VPNTrace, Command: VPNTraceCmd,
+		Proves: "the VPN pods (`-l/--selector`, else OpenVPN images or container names); every replica",
+		Codes: []Code{
+			code("VPN001", "TRACED", "a VPN pod that is traced (information)"),
+			code("VPN001", "NOT-RUNNING", "a VPN pod that is not running is not traced"),
+		},
+	},
+	{
+		ID: "VPN002", Title: "IP forwarding is on inside every VPN pod",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Proves: "`net.ipv4.ip_forward` inside each pod (exec; an image without the tools is an ERROR saying so)",
+		Codes: []Code{
+			code("VPN002", "OFF", "net.ipv4.ip_forward = 0 in the pod: only the tunnel peer answers"),
+			code("VPN002", "ON", "net.ipv4.ip_forward = 1 (information)"),
+			code("VPN002", "NO-TOOL", "the image has no tool to read the sysctl: an ephemeral debug container can"),
+		},
+	},
+	{
+		ID: "VPN003", Title: "Forwarding is set by the manifest, so it survives restarts and new replicas",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Proves: "durability: the fix is in the spec (initContainer, `securityContext.sysctls`, the chart's switch); a 1 the spec does not explain is a hand fix lost at the next restart; kubelet sysctl allowlist, SysctlForbidden events, Pod Security level vs a privileged initContainer",
+		Codes: []Code{
+			code("VPN003", "FIX-BROKEN", "the manifest's way of setting forwarding cannot work here (admission, allowlist, privileges)"),
+			code("VPN003", "SYSCTL-FORBIDDEN", "the kubelet refused a sysctl in this namespace"),
+			code("VPN003", "SET-LIVE-UNREAD", "the manifest sets forwarding; the live value could not be read (information)"),
+			code("VPN003", "NOT-IN-MANIFEST", "nothing in the manifest sets ip_forward"),
+			code("VPN003", "SET-BY-MANIFEST", "ip_forward = 1 and the manifest sets it (information)"),
+			code("VPN003", "HAND-FIX", "ip_forward = 1 that nothing in the manifest explains: lost with the next pod"),
+			code("VPN003", "DID-NOT-TAKE", "the manifest means to set forwarding yet the pod reads 0"),
+			code("VPN003", "OFF-NOT-IN-MANIFEST", "ip_forward = 0 and nothing in the manifest sets it"),
+		},
+	},
+	{
+		ID: "VPN004", Title: "The tunnel interface is up and the client pool is known",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Proves: "tun/tap interface and the client pool",
+		Codes: []Code{
+			code("VPN004", "NO-TUNNEL", "no tun or tap interface in the pod"),
+			code("VPN004", "TUNNEL", "the tunnel and the client pool (information)"),
+			code("VPN004", "POOL-UNKNOWN", "the client pool could not be told"),
+			code("VPN004", "PUSHED-DNS", "the DNS the server pushes to clients (information)"),
+			code("VPN004", "NO-PUSHED-DNS", "the server pushes no DNS server (information)"),
+		},
+	},
+	{
+		ID: "VPN005", Title: "Replies find their way back: the client pool is masqueraded, and policies match what they see",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Proves: "return path: masquerade of the pool (iptables-save), NetworkPolicies that stop matching after masquerade",
+		Codes: []Code{
+			code("VPN005", "NAT-UNKNOWN", "whether the pool is masqueraded is unknown"),
+			code("VPN005", "MASQUERADED", "the pool is source-translated on its way out (information)"),
+			code("VPN005", "ROUTED-BACK", "the pool is not masqueraded, but the cluster routes it back (information)"),
+			code("VPN005", "NO-MASQUERADE", "no masquerade for the client pool: replies go nowhere"),
+			code("VPN005", "POLICY-MISMATCH", "a NetworkPolicy stops matching once the pool is masqueraded"),
+			code("VPN005", "POLICIES-UNREAD", "NetworkPolicies were not checked (information: why)"),
+		},
+	},
+	{
+		ID: "VPN006", Title: "From inside the VPN pod: peer, a pod IP, the cluster DNS VIP, names, a public address",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
+		Proves: "hop ladder from inside the pod: peer, a pod IP, the cluster DNS VIP (by a DNS query), a public address (`--public`)",
+		Codes:  ladder("VPN006"),
+	},
+	{
+		ID: "VPN007", Title: "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
+		Proves: "the same ladder from this machine through the tunnel (`--from-client`)",
+		Codes:  ladder("VPN007"),
+	},
+	{
+		ID: "VPN008", Title: "Verdict: the broken layer and the change that fixes it",
+		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 3 * time.Minute,
+		Proves: "the verdict: the broken layer in one sentence and the manifest change, as YAML to paste",
+		Codes: []Code{
+			code("VPN008", "FORWARDING-OFF", "verdict: forwarding is off in the pod"),
+			code("VPN008", "TUNNEL", "verdict: the tunnel is not up"),
+			code("VPN008", "RETURN-PATH", "verdict: replies have no way back (masquerade)"),
+			code("VPN008", "DNS-PLUMBING", "verdict: forwarding works; clients are not given the cluster DNS"),
+			code("VPN008", "POLICY", "verdict: a NetworkPolicy drops the clients' traffic"),
+			code("VPN008", "POLICY-OR-CNI", "verdict: the pod forwards but the traffic dies in the pod network (policy or CNI)"),
+			code("VPN008", "EGRESS", "verdict: the cluster reaches no public address"),
+			code("VPN008", "DURABILITY", "verdict: it works now, but the fix is not in the manifest"),
+			code("VPN008", "SILENT-HOP", "verdict: a hop is silent for a reason the facts do not name"),
+			code("VPN008", "WORKS", "verdict: every layer works (information)"),
+		},
+	},
+}
+
+// workstation: client-check's checks of this machine (package checks/workstation).
+var workstation = []Entry{
+	{
+		ID: "WS001", Title: "A name in the zone resolves to the node addresses on this machine",
+		Section: Workstation, Command: ClientCheck,
+		Proves: "a name in the zone resolves to the node addresses through the system resolver",
+		Codes: []Code{
+			code("WS001", "RESOLVES", "the zone's name resolves to the node addresses (information)"),
+			code("WS001", "NOT-RESOLVED", "the zone's name does not resolve on this machine"),
+			code("WS001", "OTHER-ADDRESSES", "the zone's name resolves to other addresses too (the public or VPN record)"),
+			code("WS001", "MISSING-ADDRESSES", "the zone's name resolves without some node addresses (an older list)"),
+		},
+	},
+	{
+		ID: "WS002", Title: "Names outside the zone still resolve normally on this machine",
+		Section: Workstation, Command: ClientCheck,
+		Proves: "the rest of the resolution still works, and not to the node addresses",
+		Codes: []Code{
+			code("WS002", "RESOLVES", "a name outside the zone resolves (information)"),
+			code("WS002", "NOT-RESOLVED", "names outside the zone no longer resolve"),
+			code("WS002", "HIJACKED", "a name outside the zone resolves to the node addresses: the zone's DNS answers every name"),
+		},
+	},
+	{
+		ID: "WS003", Title: "The zone's DNS servers answer this machine directly",
+		Section: Workstation, Command: ClientCheck,
+		Proves: "each of the zone's servers answers this machine directly",
+		Codes: []Code{
+			code("WS003", "NO-ANSWER", "a zone server does not answer this machine"),
+			code("WS003", "NOT-THE-ZONE", "a zone server answers an error: it does not serve the zone"),
+			code("WS003", "WRONG-ANSWER", "a zone server answers other addresses"),
+			code("WS003", "ANSWERS", "a zone server answers the node addresses (information)"),
+			code("WS003", "NONE-ANSWERS", "no server of the zone answers from here (off-site, a firewall, or the zone's DNS down)"),
+		},
+	},
+	{
+		ID: "WS004", Title: "systemd-resolved asks the zone's servers (Linux)",
+		Section: Workstation, Command: ClientCheck,
+		Proves: "on Linux, which server systemd-resolved really asks for the zone, per link (or the order of /etc/resolv.conf without it)",
+		Codes: []Code{
+			code("WS004", "NO-CURRENT-SERVER", "the link lists the zone's servers but has no current server"),
+			code("WS004", "OTHER-SERVER", "the link asks another server than the zone's"),
+			code("WS004", "CURRENT-SERVER", "the link asks one of the zone's servers (information)"),
+			code("WS004", "OTHER-LINK-CLAIMS", "another link's routing domain matches the zone better"),
+			code("WS004", "OTHER-LINK-TIES", "another link matches the zone as well"),
+			code("WS004", "NO-ROUTING-DOMAIN", "the link has no routing domain for the zone (information)"),
+			code("WS004", "ANSWERED-ELSEWHERE", "not configured, yet the zone resolves: something else answers it (information)"),
+			code("WS004", "NOT-CONFIGURED", "this machine is not set up to send the zone to its servers"),
+			code("WS004", "RESOLV-CONF-FIRST", "without systemd-resolved, a zone server comes first in resolv.conf (information)"),
+			code("WS004", "RESOLV-CONF-ORDER", "without systemd-resolved, another nameserver comes before the zone's"),
+		},
+	},
+}

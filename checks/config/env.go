@@ -1,0 +1,53 @@
+// Package config holds the configuration checks of doctor (LA001, LA101-LA107): they judge the
+// discovered Setup, one read of the API, and never talk to the network.
+package config
+
+import (
+	"context"
+
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+)
+
+// Env is what the configuration checks read.
+type Env struct {
+	Setup *kube.Setup
+	// Access answers LA001's permission questions.
+	Access Reviewer
+	// HelperNamespace is where LA201 creates helper pods (LA001 asks for that permission
+	// there); NoHelpers means it will not.
+	HelperNamespace string
+	NoHelpers       bool
+}
+
+// Reviewer asks the API server whether the current user may do something.
+type Reviewer interface {
+	Review(ctx context.Context, q kube.AccessQuestion) (kube.Access, error)
+}
+
+// Checks returns the configuration checks in catalogue order.
+func Checks(env *Env) []engine.Check {
+	return []engine.Check{
+		AccessAndPermissions(env),
+		AddressConsistency(env),
+		ProxyService(env),
+		DNSService(env),
+		CorefileConfig(env),
+		DNSDeployment(env),
+		ExternalIPsSecurity(env),
+		Audience(env),
+	}
+}
+
+// check builds the catalogue entry id around a judge of the Setup: every configuration check
+// but LA001 needs the two Services, so a missing setup is said once here.
+func check(env *Env, id string, judge func(*kube.Setup) engine.Outcome) engine.Check {
+	return catalogue.Check(id, func(context.Context) engine.Outcome {
+		if env.Setup == nil || env.Setup.ProxyService == nil || env.Setup.DNSService == nil {
+			// A wiring fault of the caller, not a property of the cluster.
+			return engine.Outcome{Skip: "the setup was not discovered (name the Services with --proxy-service and --dns-service)"}
+		}
+		return judge(env.Setup)
+	})
+}

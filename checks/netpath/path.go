@@ -1,0 +1,138 @@
+package netpath
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+)
+
+// Target is one address a workstation may be given, with the Service port, and the node that
+// carries it, named for findings.
+type Target struct {
+	Addr   netip.AddrPort
+	Object string
+}
+
+// Path is the LAN path the probes walk: where to ask, what to expect, and what the fixes name.
+// It is built once per run, from the discovered Setup (PathFromSetup) or from flags.
+type Path struct {
+	// DNS and HTTPS are the addresses of the DNS and proxy Services on their ports; when empty,
+	// NoDNS and NoHTTPS say why (a SKIP reason).
+	DNS, HTTPS     []Target
+	NoDNS, NoHTTPS string
+	// DNSObject and ProxyObject name the Services in findings ("Service lan-dns/lan-dns").
+	DNSObject, ProxyObject string
+	// Zone is the zone without its trailing dot, lower case ("" when unknown).
+	Zone string
+	// Host is the name the probes ask for, and where it came from.
+	Host kube.ProbeHost
+	// Expected is what A answers must give: the DNS Service's externalIPs, sorted.
+	Expected []netip.Addr
+	// ZoneTemplate and ProxyAddrs are evidence beside Expected.
+	ZoneTemplate, ProxyAddrs []netip.Addr
+	// Fixes are the objects remediations name.
+	Fixes Fixes
+}
+
+// Fixes names the objects the path checks' remediations act on; empty fields print placeholders.
+type Fixes struct {
+	ConfigMapNamespace, ConfigMap string
+	DNSNamespace, DNSDeployment   string
+	// DNSPolicy of the DNS pods ("" unknown).
+	DNSPolicy string
+}
+
+// EditCorefile opens the ConfigMap that holds the Corefile.
+func (f Fixes) EditCorefile() string { return remedy.EditConfigMap(f.ConfigMapNamespace, f.ConfigMap) }
+
+// RestartDNS restarts the DNS pods so they all read the current Corefile.
+func (f Fixes) RestartDNS() string { return remedy.RolloutRestart(f.DNSNamespace, f.DNSDeployment) }
+
+// PathFromSetup builds the path of a discovered setup.
+func PathFromSetup(s *kube.Setup) Path {
+	p := Path{
+		Zone: strings.ToLower(strings.TrimSuffix(s.Zone, ".")),
+		Host: s.ProbeHost,
+	}
+	if s.ZoneAnswers.Known {
+		p.ZoneTemplate = s.ZoneAnswers.Addrs()
+	}
+	p.NoDNS = "no DNS Service was found (name it with --dns-service)"
+	if svc := s.DNSService; svc != nil {
+		p.DNSObject = kube.ServiceRef(svc)
+		p.DNS = serviceTargets(svc, servicePort(svc, 53, "dns", "dns-udp", "dns-tcp"), s.Nodes)
+		p.Expected = probe.SortAddrs(kube.ExternalAddrs(svc))
+		p.NoDNS = p.DNSObject + " has no valid externalIPs: no address to ask (see LA101)"
+		p.Fixes.DNSNamespace = svc.Namespace
+	}
+	p.NoHTTPS = "no proxy Service was found (name it with --proxy-service)"
+	if svc := s.ProxyService; svc != nil {
+		p.ProxyObject = kube.ServiceRef(svc)
+		p.HTTPS = serviceTargets(svc, servicePort(svc, 443, "websecure", "https"), s.Nodes)
+		p.ProxyAddrs = probe.SortAddrs(kube.ExternalAddrs(svc))
+		p.NoHTTPS = p.ProxyObject + " has no valid externalIPs: no address to dial (see LA101)"
+	}
+	if cm := s.ConfigMap; cm != nil {
+		p.Fixes.ConfigMapNamespace, p.Fixes.ConfigMap = cm.Namespace, cm.Name
+	}
+	if w := s.DNSWorkload; w != nil {
+		p.Fixes.DNSNamespace, p.Fixes.DNSDeployment = w.Namespace, w.Name
+		p.Fixes.DNSPolicy = string(w.Spec.Template.Spec.DNSPolicy)
+	}
+	return p
+}
+
+// serviceTargets lists svc's valid externalIPs on port, in the Service's order (LA101 reports
+// the invalid ones; the probes cannot dial them).
+func serviceTargets(svc *corev1.Service, port uint16, nodes []corev1.Node) []Target {
+	var out []Target
+	for _, a := range kube.ExternalAddrs(svc) {
+		out = append(out, Target{Addr: netip.AddrPortFrom(a, port), Object: kube.AddressObject(nodes, a)})
+	}
+	return out
+}
+
+// servicePort returns the Service port numbered want, else the first port named one of names,
+// else want itself: the probe then tells what a workstation meets on the standard port.
+func servicePort(svc *corev1.Service, want int32, names ...string) uint16 {
+	for _, p := range svc.Spec.Ports {
+		if p.Port == want {
+			return uint16(p.Port)
+		}
+	}
+	for _, name := range names {
+		for _, p := range svc.Spec.Ports {
+			if p.Name == name && p.Port > 0 && p.Port < 65536 {
+				return uint16(p.Port)
+			}
+		}
+	}
+	return uint16(want)
+}
+
+// hostEvidence adds the probe host and where it came from to a finding's evidence: every
+// finding of LA301-LA403 carries both.
+func (p *Path) hostEvidence(ev map[string]any) map[string]any {
+	if ev == nil {
+		ev = map[string]any{}
+	}
+	ev["probeHost"] = p.Host.Name
+	ev["probeHostSource"] = p.Host.Source
+	return ev
+}
+
+func targetAddrs(targets []Target) []netip.Addr {
+	out := make([]netip.Addr, 0, len(targets))
+	for _, t := range targets {
+		out = append(out, t.Addr.Addr())
+	}
+	return out
+}
+
+func (t Target) String() string { return fmt.Sprintf("%s (%s)", t.Addr, t.Object) }
