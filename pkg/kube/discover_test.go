@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 const healthyDir = "../../testdata/fixtures/healthy"

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 func readyNode(name string) *corev1.Node {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
 func BenchmarkDNSQuery(b *testing.B) {

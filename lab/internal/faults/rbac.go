@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
