@@ -303,10 +303,10 @@ func probeHTTP(w workload, rw *rewriter) []httpAnswer {
 
 func httpGet(url string) string {
 	cl := &http.Client{Timeout: 2 * time.Second}
-	// The ready plugin answers 503 until every plugin is ready: give it the time a
-	// readiness probe would (a few periods).
+	// The ready plugin answers 503 until every plugin is ready (the kubernetes plugin's first
+	// sync): give it the time a readiness probe would, a few periods, bounded.
 	var last string
-	for range 10 {
+	for range 30 {
 		resp, err := cl.Get(url)
 		if err != nil {
 			last = err.Error()
