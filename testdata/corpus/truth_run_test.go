@@ -1,0 +1,371 @@
+//go:build corpus
+
+package corpus
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// instance is what one CoreDNS workload of a case does.
+type instance struct {
+	Workload string        `json:"workload" yaml:"workload"`
+	Conf     string        `json:"conf" yaml:"conf"`
+	Files    []mountedFile `json:"files" yaml:"files"`
+	Rewrites []string      `json:"rewrites" yaml:"rewrites"`
+	Starts   bool          `json:"starts" yaml:"starts"`
+	Error    string        `json:"error,omitempty" yaml:"error,omitempty"`
+	Ports    []portAnswers `json:"ports,omitempty" yaml:"ports,omitempty"`
+	HTTP     []httpAnswer  `json:"http,omitempty" yaml:"http,omitempty"`
+}
+
+type portAnswers struct {
+	Port    string   `json:"port" yaml:"port"`
+	Answers []answer `json:"answers" yaml:"answers"`
+}
+
+// answer is CoreDNS's reply to one question.
+type answer struct {
+	Question  string   `json:"question" yaml:"question"`
+	Transport string   `json:"transport" yaml:"transport"`
+	Rcode     string   `json:"rcode" yaml:"rcode"`
+	Flags     []string `json:"flags,omitempty" yaml:"flags,omitempty"`
+	Answer    []string `json:"answer,omitempty" yaml:"answer,omitempty"`
+	Authority []string `json:"authority,omitempty" yaml:"authority,omitempty"`
+	Forwarded bool     `json:"forwarded" yaml:"forwarded"`
+	Error     string   `json:"error,omitempty" yaml:"error,omitempty"`
+}
+
+// httpAnswer is what a probe of the pod spec (liveness, readiness) gets from the process.
+type httpAnswer struct {
+	Probe  string `json:"probe" yaml:"probe"`
+	Result string `json:"result" yaml:"result"`
+}
+
+// Bounds: a case never waits longer than these.
+const (
+	startTimeout = 12 * time.Second // the kubernetes plugin waits up to 5 s for its first sync
+	queryTimeout = 3 * time.Second
+)
+
+func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
+	t.Helper()
+	inst := instance{Workload: fmt.Sprintf("Deployment %s/%s container %s", w.dep.Namespace, w.dep.Name, w.container.Name), Conf: w.conf}
+	root := t.TempDir()
+	files, mounts, err := c.layout(w, root)
+	if err != nil {
+		inst.Error = err.Error()
+		return inst
+	}
+	inst.Files = files
+	stub, err := startStub(c.expect.Setup.Zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stub.Close()
+	api, err := startFakeAPI(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	rw := newRewriter(root, mounts, "STUB", "APISERVER")
+	rw.stub, rw.api = stub.Addr, api.URL
+	if err := rw.file(w.conf, 0); err != nil {
+		inst.Error = "cannot read the -conf file: " + err.Error()
+		return inst
+	}
+	inst.Rewrites = stableNotes(rw, stub.Addr, api.URL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-conf", filepath.Join(root, w.conf))
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+		}
+	}()
+
+	ports := sortedPorts(rw.dnsPorts)
+	if err := waitStarted(exited, rw.dnsPorts, ports); err != nil {
+		inst.Error = normalise(out.String()+err.Error(), root, rw)
+		return inst
+	}
+	inst.Starts = true
+	for _, p := range ports {
+		addr := fmt.Sprintf("127.0.0.1:%d", rw.dnsPorts[p])
+		inst.Ports = append(inst.Ports, portAnswers{Port: p, Answers: ask(addr, c.expect.Setup, stub)})
+	}
+	inst.HTTP = probeHTTP(w, rw)
+	select {
+	case err := <-exited:
+		inst.Starts = false
+		inst.Error = normalise(out.String()+fmt.Sprint(err), root, rw)
+	default:
+	}
+	return inst
+}
+
+// syncBuffer collects the process output written from two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func sortedPorts(m map[string]int) []string {
+	var out []string
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := strconv.Atoi(out[i])
+		b, _ := strconv.Atoi(out[j])
+		return a < b
+	})
+	return out
+}
+
+// waitStarted waits until every server port answers a question, or the process exits.
+func waitStarted(exited chan error, dnsPorts map[string]int, ports []string) error {
+	deadline := time.Now().Add(startTimeout)
+	pending := slices.Clone(ports)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("exit: %v", err)
+		default:
+		}
+		var still []string
+		for _, p := range pending {
+			cl := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
+			m := new(dns.Msg)
+			m.SetQuestion("lanaccess-corpus-start.invalid.", dns.TypeTXT)
+			if _, _, err := cl.Exchange(m, fmt.Sprintf("127.0.0.1:%d", dnsPorts[p])); err != nil {
+				still = append(still, p)
+			}
+		}
+		if pending = still; len(pending) == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("no answer on port(s) %s within %s", strings.Join(pending, ", "), startTimeout)
+}
+
+// questions are the names a workstation asks: the probe host, the apex, a label nobody
+// created, a name outside the zone, a cluster-internal name.
+func questions(s setupSpec) []string {
+	zone := dns.Fqdn(s.Zone)
+	return []string{dns.Fqdn(s.ProbeHost), zone, "zz-corpus-random-label." + zone, outsideName, "kubernetes.default.svc.cluster.local."}
+}
+
+func ask(addr string, s setupSpec, stub *stubUpstream) []answer {
+	var out []answer
+	for _, name := range questions(s) {
+		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
+			out = append(out, exchange(addr, "udp", name, qt, stub, true))
+		}
+	}
+	// The probe host again over TCP (what a client does after a truncated answer). It may now
+	// come from the cache, so its TTLs are not recorded.
+	out = append(out, exchange(addr, "tcp", dns.Fqdn(s.ProbeHost), dns.TypeA, stub, false))
+	return out
+}
+
+func exchange(addr, netw, name string, qt uint16, stub *stubUpstream, withTTL bool) answer {
+	a := answer{Question: name + " " + dns.TypeToString[qt], Transport: netw}
+	before := stub.count(name, qt)
+	m := new(dns.Msg)
+	m.SetQuestion(name, qt)
+	m.RecursionDesired = true
+	cl := &dns.Client{Net: netw, Timeout: queryTimeout}
+	r, _, err := cl.Exchange(m, addr)
+	a.Forwarded = stub.count(name, qt) > before
+	if err != nil {
+		a.Rcode = "no answer"
+		a.Error = errorClass(err)
+		return a
+	}
+	a.Rcode = dns.RcodeToString[r.Rcode]
+	for flag, on := range map[string]bool{"aa": r.Authoritative, "tc": r.Truncated, "ra": r.RecursionAvailable} {
+		if on {
+			a.Flags = append(a.Flags, flag)
+		}
+	}
+	sort.Strings(a.Flags)
+	a.Answer = rrTexts(r.Answer, withTTL)
+	a.Authority = rrTexts(r.Ns, withTTL)
+	return a
+}
+
+func errorClass(err error) string {
+	var ne net.Error
+	if ok := asNetError(err, &ne); ok && ne.Timeout() {
+		return "timeout after " + queryTimeout.String()
+	}
+	return err.Error()
+}
+
+func asNetError(err error, target *net.Error) bool {
+	ne, ok := err.(net.Error)
+	if ok {
+		*target = ne
+	}
+	return ok
+}
+
+var spaces = regexp.MustCompile(`\s+`)
+
+func rrTexts(rrs []dns.RR, withTTL bool) []string {
+	var out []string
+	for _, rr := range rrs {
+		if !withTTL {
+			rr = dns.Copy(rr)
+			rr.Header().Ttl = 0
+		}
+		if soa, ok := rr.(*dns.SOA); ok && soa.Serial > 1000000000 {
+			// the kubernetes plugin's serial is the time of its last sync
+			rr = dns.Copy(rr)
+			rr.(*dns.SOA).Serial = 0
+		}
+		s := spaces.ReplaceAllString(rr.String(), " ")
+		if !withTTL {
+			s = strings.Replace(s, " 0 IN ", " IN ", 1)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// probeHTTP asks what the pod's httpGet probes would get from this process.
+func probeHTTP(w workload, rw *rewriter) []httpAnswer {
+	var out []httpAnswer
+	c := w.container
+	type hp struct{ kind, path, port string }
+	var probes []hp
+	if c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil {
+		probes = append(probes, hp{"liveness", c.LivenessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Port.String()})
+	}
+	if c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil {
+		probes = append(probes, hp{"readiness", c.ReadinessProbe.HTTPGet.Path, c.ReadinessProbe.HTTPGet.Port.String()})
+	}
+	for _, p := range probes {
+		name := fmt.Sprintf("%s GET :%s%s", p.kind, p.port, p.path)
+		lp, ok := rw.httpPorts[p.port]
+		if !ok {
+			out = append(out, httpAnswer{Probe: name, Result: "connection refused: no plugin of the Corefile listens on :" + p.port})
+			continue
+		}
+		out = append(out, httpAnswer{Probe: name, Result: httpGet(fmt.Sprintf("http://127.0.0.1:%d%s", lp, p.path))})
+	}
+	return out
+}
+
+func httpGet(url string) string {
+	cl := &http.Client{Timeout: 2 * time.Second}
+	// The ready plugin answers 503 until every plugin is ready (the kubernetes plugin's first
+	// sync): give it the time a readiness probe would, a few periods, bounded.
+	var last string
+	for range 30 {
+		resp, err := cl.Get(url)
+		if err != nil {
+			last = err.Error()
+		} else {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+			_ = resp.Body.Close()
+			last = resp.Status
+			if resp.StatusCode == http.StatusOK {
+				return last
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return last
+}
+
+// stableNotes turns the rewrites into text that does not depend on the run's ports.
+func stableNotes(rw *rewriter, stub, api string) []string {
+	var out []string
+	for _, n := range rw.notes {
+		n = strings.ReplaceAll(n, stub, "STUB")
+		n = strings.ReplaceAll(n, api, "FAKE-API")
+		n = portPattern.ReplaceAllString(n, "127.0.0.1:PORT")
+		out = append(out, n)
+	}
+	for _, p := range sortedPorts(rw.dnsPorts) {
+		out = append(out, fmt.Sprintf("server port %s -> a free loopback port", p))
+	}
+	out = append(out, "absolute paths under the pod's mounts and /etc/resolv.conf -> the same paths under a temporary root")
+	return out
+}
+
+var portPattern = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
+// normalise makes CoreDNS's output independent of the run: the temporary root and the
+// loopback ports are written back as the pod's paths and the Corefile's ports.
+func normalise(s, root string, rw *rewriter) string {
+	s = strings.ReplaceAll(s, root, "")
+	for orig, p := range rw.dnsPorts {
+		s = strings.ReplaceAll(s, ":"+strconv.Itoa(p), ":"+orig)
+	}
+	for orig, p := range rw.httpPorts {
+		s = strings.ReplaceAll(s, "127.0.0.1:"+strconv.Itoa(p), ":"+orig)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.HasPrefix(l, "maxprocs:") {
+			continue // about this machine's CPU quota, not the Corefile
+		}
+		// drop the timestamps CoreDNS's log lines may carry
+		l = logStamp.ReplaceAllString(l, "")
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	if len(lines) > 12 {
+		lines = lines[len(lines)-12:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+var logStamp = regexp.MustCompile(`^\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z? ?`)
