@@ -69,19 +69,19 @@ func TestCorefileConfigNXDOMAINForOtherTypesFails(t *testing.T) {
 	_, o := runConfigCheck(t, CorefileConfig(env))
 	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
 	require.Len(t, f, 1)
-	assert.Contains(t, f[0].Message, "answers NXDOMAIN")
+	assert.Contains(t, f[0].Message, "get NXDOMAIN")
+	assert.Contains(t, f[0].Remediation, `rcode NOERROR`)
 }
 
 func TestCorefileConfigZoneFileThatDoesNotParseNamesTheLine(t *testing.T) {
 	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
-		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n file db.apps\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n file /etc/coredns/db.apps\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
 		cm.Data["db.apps"] = "$TTL 60\n@ IN SOA ns host 1 2 3 4 5\n* IN A 10.0.10.999\n"
 	}))
 	_, o := runConfigCheck(t, CorefileConfig(env))
 	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
 	require.Len(t, f, 1, "%+v", o.Findings)
-	assert.Contains(t, f[0].Message, "zone file db.apps (key db.apps) does not parse")
-	assert.Contains(t, f[0].Message, "line: 3")
+	assert.Contains(t, f[0].Message, `CoreDNS refuses to start: line 3: plugin/file: failed to parse file "/etc/coredns/db.apps"`)
 }
 
 func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
