@@ -47,9 +47,6 @@ type corpusExpect struct {
 // shrinks: an entry is removed in the commit that fixes it.
 var knownWrong = map[string]string{
 	"capabilities-lowercase-add/LA105":                         "fail, the truth is pass",
-	"dual-stack-a-and-aaaa/LA101":                              "fail, the truth is pass",
-	"dual-stack-aaaa-not-on-services/LA101":                    "pass, the truth is fail",
-	"dual-stack-services-v6-zone-nodata/LA101":                 "fail, the truth is warn",
 	"gatekeeper-k8sexternalips-allowlist-node-addresses/LA106": "pass, the truth is warn",
 	"intercepting-service-other-namespace/discovery":           "the interception stops discovery",
 	"traefik-27-k3s-bundle/LA107":                              "warn, the truth is pass",

@@ -31,6 +31,7 @@ var configuration = []Entry{
 			code("LA101", "SEVERAL-NODES", "an address is the InternalIP of several nodes"),
 			code("LA101", "NODE-NOT-READY", "the node carrying an address is not Ready"),
 			code("LA101", "NODE-NOT-LINUX", "the node carrying an address is not a Linux node"),
+			code("LA101", "IPV6-UNANSWERED", "the Services carry IPv6 addresses the zone does not answer AAAA with (NODATA, forwarded or failing): claimed for nothing"),
 			unread("LA101"),
 		},
 	},
