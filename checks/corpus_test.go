@@ -46,7 +46,6 @@ type corpusExpect struct {
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
 var knownWrong = map[string]string{
-	"capabilities-lowercase-add/LA105":                         "fail, the truth is pass",
 	"gatekeeper-k8sexternalips-allowlist-node-addresses/LA106": "pass, the truth is warn",
 	"intercepting-service-other-namespace/discovery":           "the interception stops discovery",
 	"traefik-27-k3s-bundle/LA107":                              "warn, the truth is pass",
