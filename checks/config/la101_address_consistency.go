@@ -233,27 +233,35 @@ func canonicalOrEmpty(f addrForm) string {
 
 func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 	if src.Name == "zone" {
-		if src.Unbuildable[i] && f.Addr.IsValid() && f.Addr.Is6() && src.RType == "A" {
-			// never `IN A fd00::1`: IPv6 answers go in a `template IN AAAA` entry
-			if o := s.ZoneAnswers.A; o.Block != nil {
-				if t := answeringTemplate(o); t != nil {
-					if e, ok := splitFamilies(s, o.Block, t); ok {
-						return e.Remediation()
-					}
-				}
+		// An answer CoreDNS cannot build: written anew (an IPv6 address moves into a
+		// `template IN AAAA` entry, never back into `IN A`; 010.0.10.12 becomes 10.0.10.12).
+		o := s.ZoneAnswers.A
+		if src.RType == "AAAA" {
+			o = s.ZoneAnswers.AAAA
+		}
+		if t := answeringTemplate(o); src.Unbuildable[i] && t != nil {
+			if e, ok := splitFamilies(s, o.Block, t); ok {
+				return e.Remediation()
 			}
-			return fmt.Sprintf("# %s: move %s into a `template IN AAAA` entry (answer \"{{ .Name }} 60 IN AAAA %s\")", src.Fields[i], f.Addr, f.Addr)
+		}
+		if f.Addr.IsValid() && f.Addr.Is6() && src.RType == "A" {
+			return fmt.Sprintf("# %s: move %s into a `template IN AAAA` entry (the fix cannot be proven before it is written)", src.Fields[i], f.Addr)
 		}
 		if f.Addr.IsValid() {
-			return fmt.Sprintf("# %s:\nanswer \"{{ .Name }} 60 IN %s %s\"", src.Fields[i], src.RType, f.Addr)
+			return fmt.Sprintf("# %s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr)
 		}
-		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide)", src.Fields[i])
+		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)", src.Fields[i])
 	}
+	svc := s.ProxyService
+	if src.Name == "dns" {
+		svc = s.DNSService
+	}
+	note := kube.ManagedNote(svc, "Service", "spec.externalIPs")
 	path := fmt.Sprintf("/spec/externalIPs/%d", i)
 	if !f.Addr.IsValid() {
-		return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "remove", Path: path})
+		return note + remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "remove", Path: path})
 	}
-	return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "replace", Path: path, Value: f.Addr.String()})
+	return note + remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "replace", Path: path, Value: f.Addr.String()})
 }
 
 // setFindings compares the three sets: each list that differs from the reference (the set
@@ -346,7 +354,7 @@ func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 		if s.ConfigMap != nil {
 			ns, name = s.ConfigMap.Namespace, s.ConfigMap.Name
 		}
-		return remedy.EditConfigMap(ns, name) + "\n# the zone's template must answer exactly:\n" + remedy.ZoneTemplate(ref)
+		return remedy.EditConfigMap(ns, name) + "   # the zone's template must answer exactly (the fix cannot be proven before it is written):\n" + commented(remedy.ZoneTemplate(ref))
 	}
 	return serviceAddrsPatch(s, src, ref)
 }

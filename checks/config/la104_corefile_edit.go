@@ -136,3 +136,6 @@ func blockIndent(f podFile, b *corefile.ServerBlock) string {
 	}
 	return indentOf(f.Text, b.Line) + "    "
 }
+
+// commented writes Corefile lines as shell comments, so a remediation stays a shell script.
+func commented(snippet string) string { return indent(snippet, "#   ") }

@@ -142,6 +142,7 @@ func splitFamilies(s *kube.Setup, b *corefile.ServerBlock, t *corefile.Template)
 	}
 	var v6 []netip.Addr
 	var drop []int
+	canonical := map[int]netip.Addr{}
 	seen := map[int]int{}
 	for _, a := range t.Answers {
 		seen[a.Line]++
@@ -155,16 +156,24 @@ func splitFamilies(s *kube.Setup, b *corefile.ServerBlock, t *corefile.Template)
 		}
 		if ip, err := netip.ParseAddr(a.Data); err == nil && ip.Is6() && !ip.Is4In6() {
 			v6 = append(v6, ip)
+		} else if f := readAddr(a.Data); f.Addr.IsValid() && f.Addr.Is4() {
+			canonical[a.Line] = f.Addr // 010.0.10.12: the address meant, written so NewRR reads it
+			continue
 		}
 		drop = append(drop, a.Line)
 	}
 	text := f.Text
+	for line, addr := range canonical {
+		g := f
+		g.Text = text
+		text = replaceLines(g, line, line, fmt.Sprintf("%sanswer \"{{ .Name }} 60 IN A %s\"", indentOf(f.Text, line), addr), "").Text()
+	}
 	for i := len(drop) - 1; i >= 0; i-- {
 		g := f
 		g.Text = text
 		text = replaceLines(g, drop[i], drop[i], "", "").Text()
 	}
-	what := fmt.Sprintf("remove the answers of %s that are not A records", t.Label())
+	what := fmt.Sprintf("write the answers of %s that are not A records as A records (or remove them)", t.Label())
 	added := ""
 	if len(v6) > 0 {
 		aaaa := strings.SplitN(remedy.ZoneTemplate(v6), "}\n", 2)[1] // its `template IN AAAA` entry
@@ -297,6 +306,16 @@ func addReload(s *kube.Setup, cf *corefile.Corefile) (corefileEdit, bool) {
 func zoneAnswersEdit(s *kube.Setup, addrs []netip.Addr, rtype string) (corefileEdit, bool) {
 	a := answeringTemplate(s.ZoneAnswers.A)
 	if a == nil {
+		return corefileEdit{}, false
+	}
+	if a.CatchAll() {
+		// A catch-all tried before the A entry answers A with nothing: moving it after the A
+		// entry is what lets the zone answer addresses at all (LA104-CATCH-ALL-FIRST).
+		for i := range s.ZoneAnswers.A.Block.Templates {
+			if t := &s.ZoneAnswers.A.Block.Templates[i]; t.Line > a.Line && t.File == a.File && t.Type == "A" {
+				return moveAfter(s, a, t)
+			}
+		}
 		return corefileEdit{}, false
 	}
 	t := a

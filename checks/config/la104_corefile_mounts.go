@@ -133,7 +133,7 @@ func fileZoneFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []
 				msg += "; the file is not in a ConfigMap of the pod, so its records cannot be read"
 			}
 			out = append(out, engine.Finding{Code: "LA104-SOA-SERIAL", Severity: engine.SeverityWarn, Object: obj, Message: msg, Evidence: ev,
-				Remediation: "# with every edit, raise the SOA serial, e.g. to $(date +%Y%m%d%H)\n" + edit + "\n# or serve the zone with the template plugin as the seed does:\n" + remedy.ZoneTemplate(kube.ExternalAddrs(s.DNSService)) + "\n" + remedy.CatchAll})
+				Remediation: "# with every edit, raise the SOA serial, e.g. to $(date +%Y%m%d%H) (a practice, not a change a test can prove)\n" + edit + "\n# or serve the zone with the template plugin as the seed does:\n" + commented(remedy.ZoneTemplate(kube.ExternalAddrs(s.DNSService))+"\n"+remedy.CatchAll)})
 		}
 	}
 	return out

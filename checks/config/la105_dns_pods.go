@@ -94,11 +94,13 @@ func probeFindings(s *kube.Setup, spec *corev1.PodSpec, obj string) []engine.Fin
 		if p.kind == "liveness" {
 			what = "the kubelet restarts the container again and again"
 		}
-		out = append(out, engine.Finding{Code: "LA105-PROBE-NO-LISTENER", Severity: engine.SeverityFail, Object: obj,
+		f := engine.Finding{Code: "LA105-PROBE-NO-LISTENER", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("the %s probe of container %s GETs :%d%s, but no plugin of the Corefile listens there (it needs `%s`, on :%d): %s", p.kind, c.Name, p.port, p.path, need, p.port, what),
-			Evidence: map[string]any{"probe": p.kind, "port": p.port, "path": p.path},
-			Remediation: fmt.Sprintf("# add `%s` (on :%d) to a server block of the Corefile (process-wide: one is enough), or remove the probe\n", need, p.port) +
-				remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name)})
+			Evidence: map[string]any{"probe": p.kind, "port": p.port, "path": p.path}}
+		if e, ok := addListener(s, cf, need, p.port); ok {
+			f.Remediation = e.Remediation()
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -197,4 +199,21 @@ func officialNonRootImage(image string) bool {
 	major, err1 := strconv.Atoi(parts[0])
 	minor, err2 := strconv.Atoi(parts[1])
 	return err1 == nil && err2 == nil && (major > 1 || (major == 1 && minor >= 11))
+}
+
+// addListener adds `health` or `ready` (with the probe's port when it is not the plugin's
+// default) to the first block of the Corefile: both listen for the whole process.
+func addListener(s *kube.Setup, cf *corefile.Corefile, plugin string, port int32) (corefileEdit, bool) {
+	line := plugin
+	for _, l := range httpListeners {
+		if l.plugin == plugin && l.port != strconv.Itoa(int(port)) {
+			line = fmt.Sprintf("%s :%d", plugin, port)
+		}
+	}
+	for i := range cf.Blocks {
+		if b := &cf.Blocks[i]; b.File == "" {
+			return insertInBlock(s, b, 0, line, fmt.Sprintf("add `%s` so that the probe finds a listener", line))
+		}
+	}
+	return corefileEdit{}, false
 }

@@ -213,7 +213,8 @@ type ParseError struct {
 	// CoreDNS names none).
 	File string
 	Line int
-	Msg  string
+	// Msg is CoreDNS's message; Hint what doctor adds to it (a likely cause).
+	Msg, Hint string
 }
 
 func (e *ParseError) Error() string {
@@ -221,10 +222,14 @@ func (e *ParseError) Error() string {
 	if e.File != "" {
 		where += ", imported file " + e.File
 	}
-	if e.Line > 0 {
-		return fmt.Sprintf("%s line %d: %s", where, e.Line, e.Msg)
+	msg := e.Msg
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	if e.Line > 0 {
+		return fmt.Sprintf("%s line %d: %s", where, e.Line, msg)
+	}
+	return fmt.Sprintf("%s: %s", where, msg)
 }
 
 func (g *grouper) errf(format string, args ...any) error {

@@ -88,7 +88,8 @@ func TestAZoneDefinedTwiceThroughAnImportStopsCoreDNS(t *testing.T) {
 	assert.Equal(t, "cannot serve dns://apps.example.com.:53 - it is already defined", c.Problems[0].Message)
 }
 
-func TestImportFollowsCaddysGlobAndMissingFileRules(t *testing.T) {
+// The other import rules are corefiletest.Rules, run on the real binary too.
+func TestImportOfAPathTheAPIDoesNotShowIsUnknown(t *testing.T) {
 	vol := func(files map[string]string) *Files {
 		f := NewFiles()
 		m := map[string]File{}
@@ -104,21 +105,6 @@ func TestImportFollowsCaddysGlobAndMissingFileRules(t *testing.T) {
 		wantErr string
 		check   func(t *testing.T, c *Corefile)
 	}{
-		{name: "a literal path that does not exist is an error",
-			files:   map[string]string{"Corefile": "import /etc/coredns/missing.conf\n"},
-			wantErr: "File to import not found: /etc/coredns/missing.conf"},
-		{name: "a relative path is relative to the importing file",
-			files: map[string]string{"Corefile": "import zone.conf\n", "zone.conf": "a:53 {\n whoami\n}\n"},
-			check: func(t *testing.T, c *Corefile) { assert.Len(t, c.Blocks, 1) }},
-		{name: "two wildcards are refused",
-			files:   map[string]string{"Corefile": "import /etc/*/*.conf\n"},
-			wantErr: "Glob pattern may only contain one wildcard (*), but has others: /etc/*/*.conf"},
-		{name: "a * glob in a ConfigMap volume matches the kubelet's ..data directory",
-			files:   map[string]string{"Corefile": "import /etc/coredns/*\n"},
-			wantErr: "Could not import /etc/coredns/..2006_01_02_15_04_05.000000000: is a directory"},
-		{name: "a file importing itself hits caddy's limit",
-			files:   map[string]string{"Corefile": "import /etc/coredns/loop.conf\n", "loop.conf": "import /etc/coredns/loop.conf\n"},
-			wantErr: "maximum file import depth (10000) exceeded"},
 		{name: "a path outside the pod's ConfigMaps is unknown, not missing",
 			files: map[string]string{"Corefile": "import /opt/extra/*.server\n.:53 {\n whoami\n}\n"},
 			check: func(t *testing.T, c *Corefile) {

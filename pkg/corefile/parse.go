@@ -38,7 +38,7 @@ func load(name string, files *Files, conf string, src []byte) (*Corefile, error)
 		var pe *ParseError
 		if errors.As(err, &pe) {
 			pe.Name = name
-			pe.Msg = explainUnknownDirective(pe.Msg)
+			pe.Hint = explainUnknownDirective(pe.Msg)
 			return nil, pe
 		}
 		return nil, &ParseError{Name: name, Msg: err.Error()}
@@ -60,18 +60,18 @@ func load(name string, files *Files, conf string, src []byte) (*Corefile, error)
 	return c, nil
 }
 
-// explainUnknownDirective adds the likely cause when an "unknown directive" is a server block
+// explainUnknownDirective gives the likely cause when an "unknown directive" is a server block
 // key: a '}' missing above it made the parser read the next block as directives.
 func explainUnknownDirective(msg string) string {
 	const prefix = "Unknown directive '"
 	if len(msg) <= len(prefix) || msg[:len(prefix)] != prefix {
-		return msg
+		return ""
 	}
 	name := msg[len(prefix) : len(msg)-1]
 	if _, err := parseKey(name); err == nil && (name == "." || containsAny(name, ".:")) {
-		msg += " (it looks like a server block key: a '}' is probably missing above it)"
+		return "it looks like a server block key: a '}' is probably missing above it"
 	}
-	return msg
+	return ""
 }
 
 func containsAny(s, chars string) bool {

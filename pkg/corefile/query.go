@@ -158,7 +158,8 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 		case "kubernetes", "file":
 			done = b.serveZonePlugin(p.Name, name, &o)
 		case "whoami":
-			o.Rcode, o.RecordsKnown = dns.RcodeSuccess, true // the client's address goes in the additional section
+			// plugin/whoami: authoritative, the client's address in the additional section
+			o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true
 			done = true
 		default:
 			o.Unknown = fmt.Sprintf("the %s plugin may answer: this model does not evaluate it", p.Name)

@@ -43,16 +43,22 @@ func (c *Corefile) setupPlugins() {
 }
 
 // dispenserErr reads caddy's positional errors: "FILE:LINE - Error during parsing: MSG" and
-// "FILE:LINE - Syntax error: MSG".
-var dispenserErr = regexp.MustCompile(`(?s)^(.*?):(\d+) - (?:Error during parsing: )?(.*)$`)
+// "FILE:LINE - Syntax error: MSG" (FILE is empty for the Corefile's own tokens here).
+var dispenserErr = regexp.MustCompile(`(?s)^(.*?):(\d+) - (.*)$`)
 
-// setupProblem records err as CoreDNS reports it: plugin.Error prefixes "plugin/NAME: ".
+// setupProblem records err as CoreDNS prints it: plugin.Error prefixes "plugin/NAME: ", and a
+// positional error names the file (the -conf path for the Corefile's own lines) and the line.
 func (c *Corefile) setupProblem(b *ServerBlock, dir string, d *caddyfile.Dispenser, err error) {
 	first := b.PluginsNamed(dir)[0]
 	file, line, msg := first.File, first.Line, err.Error()
 	if m := dispenserErr.FindStringSubmatch(msg); m != nil {
-		file, msg = m[1], m[3]
+		file = m[1]
 		line, _ = strconv.Atoi(m[2])
+		shown := file
+		if shown == "" {
+			shown = c.Conf
+		}
+		msg = fmt.Sprintf("%s:%d - %s", shown, line, m[3])
 	}
 	c.problem(file, line, "plugin/"+dir+": "+msg)
 }

@@ -2,13 +2,12 @@ package corefiletest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/miekg/dns"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 )
 
@@ -21,8 +20,6 @@ type Verdict struct {
 	// Checked counts the predictions compared.
 	Checked int
 }
-
-var spaces = regexp.MustCompile(`\s+`)
 
 // Compare holds the model (cf, or the error Load returned) to one run of the real CoreDNS.
 func Compare(cf *corefile.Corefile, loadErr error, run Run) Verdict {
@@ -82,10 +79,10 @@ func Compare(cf *corefile.Corefile, loadErr error, run Run) Verdict {
 				continue
 			}
 			withTTL := a.Transport == "udp"
-			if got := records(o.Records, withTTL); !slices.Equal(got, a.Answer) {
+			if got := corednsrun.Records(o.Records, withTTL); !slices.Equal(got, a.Answer) {
 				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model answers %q; CoreDNS: %q", q, got, a.Answer))
 			}
-			if got := records(o.Authority, withTTL); !slices.Equal(got, a.Authority) {
+			if got := corednsrun.Records(o.Authority, withTTL); !slices.Equal(got, a.Authority) {
 				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model's authority is %q; CoreDNS: %q", q, got, a.Authority))
 			}
 			if o.Authoritative != slices.Contains(a.Flags, "aa") {
@@ -96,29 +93,16 @@ func Compare(cf *corefile.Corefile, loadErr error, run Run) Verdict {
 	return v
 }
 
-// firstClause is the part of CoreDNS's message the truth quotes (its log may wrap it).
+// firstClause is the part of CoreDNS's message to compare: its first line, and, for a syntax
+// error, up to the token it names (the harness rewrites upstreams and ports, which can be that
+// token).
 func firstClause(msg string) string {
 	if i := strings.Index(msg, "\n"); i >= 0 {
-		return msg[:i]
+		msg = msg[:i]
+	}
+	const token = "Unexpected token '"
+	if i := strings.Index(msg, token); i >= 0 {
+		msg = msg[:i+len(token)]
 	}
 	return msg
-}
-
-// records writes rrs as the harness does: one space between fields, sorted; without the TTL
-// when the harness did not record it.
-func records(rrs []dns.RR, withTTL bool) []string {
-	var out []string
-	for _, rr := range rrs {
-		rr = dns.Copy(rr)
-		if !withTTL {
-			rr.Header().Ttl = 0
-		}
-		s := spaces.ReplaceAllString(rr.String(), " ")
-		if !withTTL {
-			s = strings.Replace(s, " 0 IN ", " IN ", 1)
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -78,4 +79,17 @@ func startedWithConf(c *corev1.Container) bool {
 		}
 	}
 	return false
+}
+
+// Mounts are the pod's files as the runner lays them out.
+func Mounts(files *corefile.Files) []corednsrun.Mount {
+	var out []corednsrun.Mount
+	for _, m := range files.Mounts() {
+		rm := corednsrun.Mount{Path: m.Path, Volume: m.Volume, Files: map[string]string{}}
+		for rel, f := range m.Files {
+			rm.Files[rel] = f.Content
+		}
+		out = append(out, rm)
+	}
+	return out
 }

@@ -2,10 +2,10 @@ package corefiletest
 
 import (
 	"os"
-	"strings"
 
-	"github.com/miekg/dns"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 )
 
 // Truth is a case's coredns.yaml: what the real CoreDNS did with each workload of the case,
@@ -23,38 +23,12 @@ type TruthVariant struct {
 	Runs  []Run  `json:"runs"`
 }
 
-// Run is one CoreDNS workload: whether it started, and its answers per Corefile port.
-type Run struct {
-	Workload string        `json:"workload"`
-	Conf     string        `json:"conf"`
-	Starts   bool          `json:"starts"`
-	Error    string        `json:"error"`
-	Ports    []PortAnswers `json:"ports"`
-}
-
-// PortAnswers are the answers on one server port, as written in the Corefile.
-type PortAnswers struct {
-	Port    string   `json:"port"`
-	Answers []Answer `json:"answers"`
-}
-
-// Answer is CoreDNS's reply to one question.
-type Answer struct {
-	Question  string   `json:"question"`
-	Transport string   `json:"transport"`
-	Rcode     string   `json:"rcode"`
-	Flags     []string `json:"flags"`
-	Answer    []string `json:"answer"`
-	Authority []string `json:"authority"`
-	Forwarded bool     `json:"forwarded"`
-	Error     string   `json:"error"`
-}
-
-// NameType splits "grafana.apps.example.com. A".
-func (a Answer) NameType() (string, uint16) {
-	name, t, _ := strings.Cut(a.Question, " ")
-	return name, dns.StringToType[t]
-}
+// Run, PortAnswers and Answer are the harness's format (internal/corednsrun).
+type (
+	Run         = corednsrun.Run
+	PortAnswers = corednsrun.PortAnswers
+	Answer      = corednsrun.Answer
+)
 
 // ReadTruth reads a coredns.yaml.
 func ReadTruth(path string) (Truth, error) {
