@@ -16,7 +16,7 @@ var configuration = []Entry{
 	{
 		ID: "LA101", Title: "Proxy, DNS and zone use the same node addresses",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "proxy externalIPs, DNS externalIPs and the zone's A answers are the same set (three-way diff); each address valid, canonical, the InternalIP of exactly one Ready Linux node",
+		Proves: "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node; fixes of a Helm/Argo CD Service name the values key",
 		Codes: []Code{
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
@@ -69,7 +69,7 @@ var configuration = []Entry{
 	{
 		ID: "LA104", Title: "The Corefile serves the zone from a template, forwards other names and reloads",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "Corefile (CoreDNS's own parser): zone block answers A with the addresses, `template ANY ANY { rcode NOERROR }`, `reload`, a `.` block that forwards, no zone-less catch-all, server port = container port, no subPath mount, the `file` plugin's SOA-serial trap",
+		Proves: "the file `-conf` names (else `Corefile` in the working directory), read as CoreDNS v1.14.7 does: `import` expanded from the pods' ConfigMap volumes at their mount paths (k3s's coredns-custom is imported, not a second Corefile; relative to the importing file; one wildcard; no match = warning; missing file, a `*` matching the kubelet's `..data`, import loops = refusal; other paths: cannot tell), every start-up limit of the plugins read (`reload` >= 2s, jitter, template class/type/rcode/match/answer, forward <= 15 upstreams, once-per-block plugins, zone files) and a zone:port defined twice (CoreDNS refuses to start: the fix removes one, never adds one beside an import); then its query model on the Service's target port: longest zone, plugins in plugin.cfg order, template zones/order/`match`/`fallthrough` (only for names a match misses): A of the zone answered by a template (also zone-scoped in the `.` block), AAAA and other types NODATA (never SERVFAIL or forwarded), names outside forwarded, no template answering them; `reload` anywhere (process-wide); no subPath mount; the `file` plugin's SOA-serial trap. Fixes are the whole new ConfigMap key, proven in the real CoreDNS",
 		Codes: []Code{
 			code("LA104", "KEY-MISSING", "the ConfigMap does not hold the file CoreDNS reads"),
 			code("LA104", "SYNTAX", "the Corefile does not parse: a restarting pod crashes"),
@@ -105,7 +105,7 @@ var configuration = []Entry{
 	{
 		ID: "LA105", Title: "The DNS Deployment runs two replicas on different nodes, with a PDB and a safe pod spec",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "DNS Deployment: >= 2 replicas on distinct nodes, a PDB keeping >= 1, dnsPolicy Default, NET_BIND_SERVICE kept when ALL is dropped, non-root",
+		Proves: "DNS Deployment: >= 2 replicas on distinct nodes, a PDB keeping >= 1, dnsPolicy Default, NET_BIND_SERVICE kept when ALL is dropped (capability names read without regard to case, as containerd and CRI-O do), probes on ports the Corefile's `health`/`ready` listen on, non-root (the official image runs as 65532 since v1.11.0; \"may run as root\" only when spec and image cannot tell); pods not ready: why, when the spec says; fixes of a Helm/Argo CD/k3s Deployment say a direct patch will not last",
 		Codes: []Code{
 			code("LA105", "NO-WORKLOAD", "no Deployment or pod matches the DNS Service's selector"),
 			code("LA105", "NOT-A-DEPLOYMENT", "the DNS pods are not managed by a Deployment (information)"),
