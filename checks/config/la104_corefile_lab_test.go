@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
@@ -221,4 +222,40 @@ func answerAddrs(records []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// The reload plugin keeps one state for the whole process (plugin/reload/setup.go): `reload`
+// in the "." block alone reloads an edit of the zone block too. Shown on the real binary: the
+// zone's answer changes within two intervals with it, and stays without any reload.
+func TestReloadInOneBlockReloadsEveryBlock(t *testing.T) {
+	bin := realCoreDNS(t)
+	corefileText := func(addr, reload string) string {
+		return "apps.example.com:1053 {\n    template IN A {\n        answer \"{{ .Name }} 60 IN A " + addr + "\"\n    }\n    template ANY ANY {\n        rcode NOERROR\n    }\n}\n.:1053 {\n" + reload + "    forward . /etc/resolv.conf\n}\n"
+	}
+	for _, tt := range []struct {
+		reload string
+		want   string
+	}{{"    reload 2s 0s\n", "10.0.10.12"}, {"", "10.0.10.11"}} {
+		pod := corefile.NewFiles()
+		pod.MountVolume("/etc/coredns", map[string]corefile.File{"Corefile": {Content: corefileText("10.0.10.11", tt.reload)}})
+		cf, err := corefile.Load("reload", pod, "/etc/coredns/Corefile")
+		require.NoError(t, err)
+		require.Equal(t, tt.reload != "", cf.Reloads(), "the model says whether the process reloads")
+		require.False(t, cf.Blocks[0].HasReload())
+		var before, after []string
+		run, err := corednsrun.RunCoreDNSThen(t.Context(), bin, corefiletest.Mounts(pod), "/etc/coredns/Corefile", "apps.example.com", nil, func(p *corednsrun.Process) {
+			before = answerAddrs(p.Ask("1053", "x.apps.example.com", dns.TypeA).Answer)
+			require.NoError(t, p.Write("/etc/coredns/Corefile", corefileText("10.0.10.12", tt.reload)))
+			for range 12 { // bounded: 6 s, three intervals of 2 s
+				time.Sleep(500 * time.Millisecond)
+				if after = answerAddrs(p.Ask("1053", "x.apps.example.com", dns.TypeA).Answer); slices.Equal(after, []string{"10.0.10.12"}) {
+					return
+				}
+			}
+		})
+		require.NoError(t, err)
+		require.True(t, run.Starts, run.Error)
+		assert.Equal(t, []string{"10.0.10.11"}, before)
+		assert.Equal(t, []string{tt.want}, after, "reload %q", tt.reload)
+	}
 }

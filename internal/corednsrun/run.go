@@ -111,6 +111,39 @@ var spaces = regexp.MustCompile(`\s+`)
 // answers to A and AAAA of names, per Corefile port, over UDP. It imports nothing of this
 // project: the truth it records does not depend on the code it judges.
 func RunCoreDNS(ctx context.Context, bin string, mounts []Mount, conf, zone string, names []string) (Run, error) {
+	return RunCoreDNSThen(ctx, bin, mounts, conf, zone, names, nil)
+}
+
+// Process is a running CoreDNS, for tests that act on it after it started.
+type Process struct {
+	root string
+	rw   *rewriter
+	stub *stubUpstream
+}
+
+// Ask sends one question over UDP to the server port written port in the Corefile.
+func (p *Process) Ask(port, name string, qtype uint16) Answer {
+	return exchange(fmt.Sprintf("127.0.0.1:%d", p.rw.dnsPorts[port]), dns.Fqdn(name), qtype, p.stub)
+}
+
+// Write replaces the content of the pod file at path (through the kubelet's symlinks, as a
+// ConfigMap update does) and rewrites it for loopback with the ports already in use.
+func (p *Process) Write(path, content string) error {
+	full := filepath.Join(p.root, path)
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(real, []byte(content), 0o644); err != nil {
+		return err
+	}
+	delete(p.rw.seen, real)
+	return p.rw.file(path, 0)
+}
+
+// RunCoreDNSThen is RunCoreDNS, calling then (when not nil) once CoreDNS answers on every port
+// and before the process is stopped.
+func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone string, names []string, then func(*Process)) (Run, error) {
 	run := Run{Conf: conf}
 	root, err := os.MkdirTemp("", "corefile-differential-")
 	if err != nil {
@@ -173,6 +206,9 @@ func RunCoreDNS(ctx context.Context, bin string, mounts []Mount, conf, zone stri
 			}
 		}
 		run.Ports = append(run.Ports, pa)
+	}
+	if then != nil {
+		then(&Process{root: root, rw: rw, stub: stub})
 	}
 	select {
 	case err := <-exited:
