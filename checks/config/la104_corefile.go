@@ -111,6 +111,10 @@ func parseErrorFinding(s *kube.Setup, obj string) engine.Finding {
 		if strings.HasPrefix(pe.Msg, "Unknown directive") {
 			code = "LA104-DIRECTIVE"
 		}
+		if pe.Unknown {
+			return engine.Finding{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
+				Message: "whether CoreDNS starts and what it answers cannot be told: " + pe.Error()}
+		}
 	}
 	msg := "CoreDNS cannot read its configuration: " + s.CorefileErr.Error() + "; a pod that restarts now crashes, and reload keeps serving the last good version"
 	return engine.Finding{Code: code, Severity: engine.SeverityFail, Object: obj, Message: msg, Evidence: ev,

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -126,7 +127,8 @@ func notReadyCause(s *kube.Setup, spec *corev1.PodSpec) string {
 			causes = append(causes, "CoreDNS refuses the Corefile ("+cf.Problems[0].String()+")")
 		}
 	}
-	if s.CorefileErr != nil {
+	var pe *corefile.ParseError
+	if s.CorefileErr != nil && !(errors.As(s.CorefileErr, &pe) && pe.Unknown) {
 		causes = append(causes, "CoreDNS cannot read the Corefile ("+s.CorefileErr.Error()+")")
 	}
 	return strings.Join(causes, "; ")

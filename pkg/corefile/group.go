@@ -26,9 +26,14 @@ const (
 	maxFileExpansions    = 100000
 )
 
-// maxTokens bounds the expanded Corefile doctor reads (a cluster object is hostile input): an
-// import graph that grows past it is reported as not readable, never evaluated.
-const maxTokens = 1 << 20
+// maxTokens and maxImports bound the expanded Corefile doctor reads (a cluster object is hostile
+// input, and caddy copies the token list at each expansion): an import graph that grows past
+// them is reported as not readable, never evaluated. An import loop is told at once (the
+// import chain of each token is known), far below caddy's own limits.
+const (
+	maxTokens  = 1 << 18
+	maxImports = 1000
+)
 
 // ptoken is a token with the import chain it came through.
 type ptoken struct {
@@ -215,6 +220,9 @@ type ParseError struct {
 	Line int
 	// Msg is CoreDNS's message; Hint what doctor adds to it (a likely cause).
 	Msg, Hint string
+	// Unknown is true when doctor stopped reading (a bound of its own), not CoreDNS: whether
+	// CoreDNS starts cannot be told.
+	Unknown bool
 }
 
 func (e *ParseError) Error() string {
@@ -480,6 +488,9 @@ func (g *grouper) doImport() error {
 		if g.filesN >= maxFileExpansions {
 			return g.errf("maximum file import depth (%d) exceeded", maxSnippetExpansions)
 		}
+		if g.filesN >= maxImports {
+			return &tooLarge{}
+		}
 		g.filesN++
 		var err error
 		if brought, err = g.importFiles(&imp, patternTok); err != nil {
@@ -501,7 +512,7 @@ func (g *grouper) doImport() error {
 type tooLarge struct{}
 
 func (*tooLarge) Error() string {
-	return fmt.Sprintf("the Corefile's imports expand to more than %d tokens, more than doctor reads", maxTokens)
+	return fmt.Sprintf("the Corefile's imports expand to more than %d tokens or %d file imports, more than doctor reads", maxTokens, maxImports)
 }
 
 func (g *grouper) importFiles(imp *Import, at ptoken) ([]ptoken, error) {

@@ -3,6 +3,7 @@ package corefile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -183,4 +184,20 @@ func sameAsCaddy(t *testing.T, src []byte) {
 			assert.Contains(t, want[i].Tokens, e.dir)
 		}
 	}
+}
+
+func TestAnImportGraphLargerThanDoctorReadsIsUnknownNotAnError(t *testing.T) {
+	f := NewFiles()
+	files := map[string]File{"Corefile": {Content: "import /etc/coredns/d0\n"}}
+	for i := 0; i < 12; i++ {
+		// each level imports the next twice: 2^12 imports, no loop
+		next := fmt.Sprintf("/etc/coredns/d%d", i+1)
+		files[fmt.Sprintf("d%d", i)] = File{Content: "import " + next + "\nimport " + next + "\n"}
+	}
+	files["d12"] = File{Content: "# leaf\n"}
+	f.MountVolume("/etc/coredns", files)
+	_, err := Load("x", f, "/etc/coredns/Corefile")
+	var pe *ParseError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	assert.True(t, pe.Unknown, "doctor's bound, not CoreDNS's refusal")
 }

@@ -36,6 +36,10 @@ func load(name string, files *Files, conf string, src []byte) (*Corefile, error)
 	raws, err := g.parseAll()
 	if err != nil {
 		var pe *ParseError
+		var big *tooLarge
+		if errors.As(err, &big) {
+			return nil, &ParseError{Name: name, Msg: err.Error(), Unknown: true}
+		}
 		if errors.As(err, &pe) {
 			pe.Name = name
 			pe.Hint = explainUnknownDirective(pe.Msg)

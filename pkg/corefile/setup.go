@@ -546,6 +546,7 @@ func setupHosts(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 			}
 		}
 	}
+	h.path = c.ResolvePath(b, h.path)
 	if f, ok := c.files.Read(h.path); ok {
 		h.known = true
 		parseHosts(f.Content, h.names)
