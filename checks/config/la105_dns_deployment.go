@@ -118,10 +118,11 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 	if len(matching) == 0 {
 		return []engine.Finding{{Code: "LA105-NO-PDB", Severity: engine.SeverityWarn, Object: obj,
 			Message: "no PodDisruptionBudget: a node drain may evict every replica at once",
-			Remediation: remedy.Apply(remedy.YAML(policyv1.PodDisruptionBudget{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-				ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
-				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+			// a manifest, not the API type: its status (all zeros) is not for people to apply
+			Remediation: remedy.Apply(remedy.YAML(map[string]any{
+				"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+				"metadata": metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
+				"spec": policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
 					Selector: &metav1.LabelSelector{MatchLabels: dep.Spec.Template.Labels}},
 			}))}}
 	}
