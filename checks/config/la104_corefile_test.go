@@ -92,3 +92,17 @@ func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
 	assert.Equal(t, engine.StatusSkip, st)
 	assert.Contains(t, o.Skip, "could not read configmaps in lan-dns")
 }
+
+// An import of a path the API does not show may define the zone: LA104 cannot tell, and never
+// proposes a zone block that CoreDNS could refuse as defined twice.
+func TestCorefileConfigNeverAddsAZoneBlockBesideAnImportItCannotRead(t *testing.T) {
+	env := configEnvWith(t, kube.Selection{Zone: "apps.example.com"}, nil, editObject("lan-dns", "lan-dns", withCorefile(
+		"import /opt/zones/*.server\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusWarn, st, "%+v", o.Findings)
+	for _, f := range o.Findings {
+		assert.NotContains(t, f.Remediation, "apps.example.com:1053 {", "%s", f.Code)
+		assert.NotEqual(t, "LA104-NO-ZONE-BLOCK", f.Code)
+	}
+	assert.NotEmpty(t, configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns"))
+}

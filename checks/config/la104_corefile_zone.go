@@ -109,7 +109,8 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []asked) []e
 	case o.By != nil && o.By.Name == "file":
 		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s) rather than a template: LA101 cannot compare its records, LA301 asks them live", o.Block.Label(), namesOf(g), o.By.Where())}}
-	case !o.Known() && !o.Forwarded:
+	case !o.Known():
+		// never a zone block added beside an import nobody can read: it may define the zone
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("what CoreDNS answers to A for %s cannot be told from the configuration: %s", namesOf(g), o.Unknown)}}
 	case o.Forwarded && len(zoneBlocks(cf, s.Zone)) == 0:
@@ -251,7 +252,7 @@ func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []asked) []engine.Find
 	switch {
 	case o.Block == nil || (o.By != nil && o.By.Name == "file") || len(zoneBlocks(cf, s.Zone)) == 0:
 		return nil // REFUSED and a missing zone block are the A finding's; zone files are fileZoneFindings'
-	case !o.Known() && !o.Forwarded:
+	case !o.Known():
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("what CoreDNS answers to AAAA for %s cannot be told from the configuration: %s", namesOf(g), o.Unknown)}}
 	case o.Forwarded || o.Rcode == dns.RcodeServerFailure:

@@ -502,5 +502,9 @@ func (d *discoverer) pickZone() error {
 		d.setup.Zone = all[0] // e.g. served by `file`: LA104 explains what is missing
 		return nil
 	}
-	return &UsageError{Message: fmt.Sprintf("no server block of %s answers A with a template", where), Candidates: all, Fix: "name the LAN zone with --zone"}
+	msg := fmt.Sprintf("no server block of %s answers A with a template", where)
+	if len(cf.Incomplete) > 0 {
+		msg += " (it imports what the API does not show: " + strings.Join(cf.Incomplete, "; ") + ")"
+	}
+	return &UsageError{Message: msg, Candidates: all, Fix: "name the LAN zone with --zone"}
 }
