@@ -81,7 +81,6 @@ var pluginSetups = map[string]func(c *Corefile, b *ServerBlock, d *caddyfile.Dis
 	"hosts":       setupHosts,
 	"bind":        setupBind,
 	"loadbalance": setupLoadbalance,
-	"log":         func(*Corefile, *ServerBlock, *caddyfile.Dispenser) error { return nil },
 	"kubernetes":  setupZonePlugin("kubernetes", true),
 	"file":        setupFile,
 }

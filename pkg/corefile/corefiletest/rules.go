@@ -69,6 +69,10 @@ var Rules = []RuleCase{
 	{"a key ending in a colon", corefileOnly("a: {\n whoami\n}"), `expecting data after last colon: "a:"`},
 	{"an unknown directive", corefileOnly("a:53 {\n nosuchplugin\n}"), "Unknown directive 'nosuchplugin'"},
 	{"reload only in another block", corefileOnly(zoneA + ".:53 {\n reload\n forward . 127.0.0.1\n}"), ""},
+	// health listens with SO_REUSEPORT and ready once per address (uniqAddr): both in two blocks start.
+	{"health and ready in two blocks", corefileOnly("a:53 {\n health\n ready\n whoami\n}\nb:53 {\n health\n ready\n whoami\n}"), ""},
+	{"a reverse zone key off an octet boundary", corefileOnly("10.0.10.0/23:53 {\n whoami\n}\n11.0.10.in-addr.arpa:53 {\n whoami\n}"), "cannot serve dns://11.0.10.in-addr.arpa.:53 - it is already defined"},
+	{"a template zone that is not a domain name is dropped", corefileOnly("a:53 {\n template IN A a:xyz {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n }\n}"), ""},
 	// coredns/caddy caddyfile/parse.go doImport.
 	{"an import of a missing file", corefileOnly("import /etc/coredns/missing.conf\n"), "File to import not found: /etc/coredns/missing.conf"},
 	{"an import glob that matches nothing", corefileOnly("import /etc/coredns/*.server\n" + zoneA), ""},
