@@ -60,8 +60,9 @@ var dnsPath = []Entry{
 	{
 		ID: "LA303", Title: "DNS resolves names outside the zone (forwarding); the resolver is open to the LAN",
 		Section: DNSPath, Command: Doctor,
-		Proves: "a name outside the zone resolves (forwarding); the resolver is open to the LAN (info)",
+		Proves: "a name outside the zone resolves (forwarding), asked once a zone question has proved the address: an upstream that does not answer is named as such, never taken for a dead address; the resolver is open to the LAN (info, with advice that holds behind kube-proxy's masquerade)",
 		Codes: append(netUnreachable("LA303"),
+			code("LA303", "UPSTREAM-SILENT", "the address answers the zone but the forwarded name gets no answer in time: the '.' block's upstream fails"),
 			code("LA303", "NODATA", "the outside name resolves to no address: it proves nothing (pass --outside-name)"),
 			code("LA303", "NAME-REFUSED", "the server refuses names outside the zone (no `.` block)"),
 			code("LA303", "NXDOMAIN", "the forwarder says the outside name does not exist"),
