@@ -37,7 +37,7 @@ var dnsPath = []Entry{
 	{
 		ID: "LA301", Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
 		Section: DNSPath, Command: Doctor,
-		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the address set, TTL, AA; every node answers the same",
+		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the DNS Service's IPv4 externalIPs (IPv6 ones are AAAA's, LA302), TTL, AA; every node answers the same",
 		Codes: append(netUnreachable("LA301"),
 			code("LA301", "WRONG-ANSWER", "an address does not answer the DNS Service's externalIPs"),
 			code("LA301", "NOT-AUTHORITATIVE", "an answer comes without the AA flag: from a cache or a forwarder, not the zone's template"),
@@ -49,7 +49,7 @@ var dnsPath = []Entry{
 	{
 		ID: "LA302", Title: "DNS answers AAAA in the zone with NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
 		Section: DNSPath, Command: Doctor,
-		Proves: "AAAA answers NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
+		Proves: "AAAA answers NODATA, or in a dual-stack zone exactly the DNS Service's IPv6 externalIPs (never NXDOMAIN, SERVFAIL or an AAAA no Service carries; an IPv6 fix goes in `template IN AAAA`, never in an A answer)",
 		Codes: append(netUnreachable("LA302"),
 			code("LA302", "AAAA-ANSWER", "the zone answers AAAA with an address"),
 			code("LA302", "NXDOMAIN", "the zone answers AAAA with NXDOMAIN: caches may drop the whole name"),
