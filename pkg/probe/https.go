@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"io"
 	"net/http"
 	"net/netip"
@@ -91,10 +92,7 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		timeout = DefaultTimeout
 	}
 	start := time.Now()
-	deadline := start.Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := bound.Earliest(ctx, start, timeout)
 	fail := func(step string, err error) error {
 		return classify(ctx, fmt.Errorf("%s: %w", step, err), req.Addr, "tcp", "HTTPS "+req.Host, deadline.Sub(start))
 	}
