@@ -61,11 +61,11 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", p.bold.Sprintf("kubectl lanaccess %s", r.Command))
 	if r.Cluster.Context != "" || r.Cluster.Server != "" {
-		fmt.Fprintf(&b, "  context %s  server %s", orDash(r.Cluster.Context), orDash(r.Cluster.Server))
+		fmt.Fprintf(&b, "  context %s  server %s", Escape(orDash(r.Cluster.Context)), Escape(orDash(r.Cluster.Server)))
 	}
 	b.WriteString("\n")
 	for _, kv := range r.Subject {
-		fmt.Fprintf(&b, "  %-10s %s\n", kv.Key+":", kv.Value)
+		fmt.Fprintf(&b, "  %-10s %s\n", Escape(kv.Key)+":", Escape(kv.Value))
 	}
 	group := ""
 	for _, res := range r.Results {
@@ -73,13 +73,13 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", p.bold.Sprint(g))
 		}
-		fmt.Fprintf(&b, "  %s %-7s %s", p.status(res.Status), res.ID, res.Title)
+		fmt.Fprintf(&b, "  %s %-7s %s", p.status(res.Status), Escape(res.ID), Escape(res.Title))
 		if res.Duration > 0 {
 			fmt.Fprintf(&b, " %s", p.dim.Sprintf("(%s)", roundDuration(res.Duration)))
 		}
 		b.WriteString("\n")
 		if res.Reason != "" {
-			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint(res.Reason))
+			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint(Escape(res.Reason)))
 		}
 		for _, f := range res.Findings {
 			if f.Severity == engine.SeverityInfo && !o.Verbose {
@@ -105,20 +105,20 @@ func writeFinding(b *strings.Builder, p palette, f engine.Finding, withEvidence 
 	mark := map[engine.Severity]string{engine.SeverityFail: p.fail.Sprint("✗"), engine.SeverityWarn: p.warn.Sprint("!"), engine.SeverityInfo: p.dim.Sprint("i")}[f.Severity]
 	fmt.Fprintf(b, "          %s ", mark)
 	if f.Object != "" {
-		fmt.Fprintf(b, "%s: ", p.bold.Sprint(f.Object))
+		fmt.Fprintf(b, "%s: ", p.bold.Sprint(Escape(f.Object)))
 	}
-	fmt.Fprintf(b, "%s", f.Message)
+	fmt.Fprintf(b, "%s", Escape(f.Message))
 	if f.Code != "" && f.Severity != engine.SeverityInfo {
 		fmt.Fprintf(b, " %s", p.dim.Sprintf("[%s]", f.Code))
 	}
 	b.WriteString("\n")
 	if withEvidence {
 		if ev := evidenceText(f.Evidence); ev != "" {
-			fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("evidence:"), ev)
+			fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("evidence:"), Escape(ev))
 		}
 	}
 	if f.Remediation != "" {
-		lines := strings.Split(strings.TrimRight(f.Remediation, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(EscapeLines(f.Remediation), "\n"), "\n")
 		fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("fix:"), lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(b, "                 %s\n", l)
