@@ -21,18 +21,20 @@ type CheckFlags struct {
 	Only, Skip []string
 	FailOn     string
 	Timeout    time.Duration
-	Wait       time.Duration
-	Interval   time.Duration
-	JUnitFile  string
-	JSONFile   string
-	ConfigFile string
-	Color      string
-	Verbose    bool
+	// ExecTimeout bounds every command run in a pod or on a node.
+	ExecTimeout time.Duration
+	Wait        time.Duration
+	Interval    time.Duration
+	JUnitFile   string
+	JSONFile    string
+	ConfigFile  string
+	Color       string
+	Verbose     bool
 }
 
 // NewCheckFlags returns the defaults.
 func NewCheckFlags() *CheckFlags {
-	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, Interval: 5 * time.Second, Color: "auto"}
+	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Color: "auto"}
 }
 
 // AddFlags registers the shared flags.
@@ -41,7 +43,8 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
 	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
-	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake, one exec)")
+	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	fs.DurationVar(&f.ExecTimeout, "exec-timeout", f.ExecTimeout, "deadline of each command run in a pod or on a node (a helper pod's start is bounded separately)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
 	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
@@ -67,6 +70,9 @@ func (f *CheckFlags) Validate() error {
 	case "auto", "always", "never":
 	default:
 		return usageErr("invalid --color %q: use auto, always or never", f.Color)
+	}
+	if f.ExecTimeout <= 0 {
+		return usageErr("--exec-timeout must be positive, got %s", f.ExecTimeout)
 	}
 	if f.Timeout <= 0 {
 		return usageErr("--timeout must be positive, got %s", f.Timeout)

@@ -152,7 +152,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	a.Cleanup = rt.Close
 	env := checks.DoctorEnv{
 		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers},
-		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers},
+		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers, ExecTimeout: o.Checks.ExecTimeout},
 		Path:   &netpath.Env{Path: netpath.PathFromSetup(setup), Probes: rt.probes, Options: o.Path},
 	}
 	a.Header.Subject = describeSetup(setup)
