@@ -86,10 +86,13 @@ func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection,
 	return func(ctx context.Context) (workstationTarget, error) {
 		c, err := connect(kubeFlags, 30*time.Second)
 		if err != nil {
-			return workstationTarget{}, &kube.UsageError{Message: err.Error(), Fix: "or describe the setup with --zone and --dns-server"}
+			return workstationTarget{}, &ExitError{Code: exitCodeOfError(err), Err: fmt.Errorf("%w; without cluster access, describe the setup with --zone and --dns-server", err)}
 		}
 		t, err := discoverTarget(ctx, c.typed, c.dynamic, sel)
 		t.Cluster = c.cluster
+		if err != nil && !kube.IsUsage(err) {
+			err = fmt.Errorf("%w; without cluster access, describe the setup with --zone and --dns-server", err)
+		}
 		return t, err
 	}
 }
