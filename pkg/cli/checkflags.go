@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -30,6 +31,9 @@ type CheckFlags struct {
 	ConfigFile  string
 	Color       string
 	Verbose     bool
+	// NoWrap keeps each finding on one line (default: wrapped to the terminal, 80 columns when
+	// the output is not a terminal).
+	NoWrap bool
 }
 
 // NewCheckFlags returns the defaults.
@@ -39,7 +43,7 @@ func NewCheckFlags() *CheckFlags {
 
 // AddFlags registers the shared flags.
 func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json or junit")
+	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json, yaml or junit")
 	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
 	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
@@ -51,15 +55,16 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
 	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (terminal and NO_COLOR unset), always or never")
-	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "show info findings and the evidence of passing checks")
+	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")
+	fs.BoolVar(&f.NoWrap, "no-wrap", false, "do not wrap findings to the terminal's width")
 }
 
 // Validate checks the values that flags alone cannot.
 func (f *CheckFlags) Validate() error {
 	switch f.Output {
-	case "text", "json", "junit":
+	case "text", "json", "yaml", "junit":
 	default:
-		return usageErr("invalid --output %q: use text, json or junit", f.Output)
+		return usageErr("invalid --output %q: use text, json, yaml or junit", f.Output)
 	}
 	switch f.FailOn {
 	case "fail", "warn":
@@ -123,6 +128,20 @@ func (f *CheckFlags) useColor(out any) bool {
 		return false
 	}
 	return isTerminal(out)
+}
+
+// textWidth is the width findings wrap to: the terminal's, 80 for a pipe or a file, 0 with
+// --no-wrap.
+func (f *CheckFlags) textWidth(out any) int {
+	if f.NoWrap {
+		return 0
+	}
+	if file, ok := out.(*os.File); ok && isTerminal(out) {
+		if w, _, err := term.GetSize(int(file.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
 }
 
 func isTerminal(out any) bool {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,6 +18,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 )
 
 // DoctorFlags is the raw input of `doctor`.
@@ -96,8 +96,8 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 		if name == "" {
 			continue
 		}
-		if _, ok := dns.IsDomainName(name); !ok || strings.ContainsAny(name, " \t*") {
-			return nil, usageErr("invalid %s %q: a DNS name such as grafana.apps.example.com", flag, name)
+		if err := valid.Hostname(name); err != nil {
+			return nil, usageErr("invalid %s: %v (a DNS name such as grafana.apps.example.com)", flag, err)
 		}
 	}
 	for flag, ref := range map[string]string{"--proxy-service": f.ProxyService, "--dns-service": f.DNSService, "--configmap": f.ConfigMap} {
@@ -186,6 +186,7 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 		},
 	}
 	f.AddFlags(cmd)
+	registerCheckCompletions(cmd, catalogue.Doctor)
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"k8s.io/klog/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,6 +36,7 @@ func runReal(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	root := NewRootCommand(streams)
+	defer klogQuiet()
 	root.SetArgs(args)
 	err := root.Execute()
 	return out.String(), errOut.String() + errText(err), ExitCode(err)
@@ -89,3 +92,15 @@ func TestReportsAreWrittenWhenTheRunCannotStart(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, out, `name="VPN000 The run could start`)
 }
+
+func TestVerbosityShowsTheAPIRequestsAsKubectlDoes(t *testing.T) {
+	unreachable := kubeconfigFor(t, "https://127.0.0.1:1")
+	_, errOut, code := runReal(t, "cleanup", "-v=6", "--kubeconfig", unreachable, "--request-timeout", "2s")
+	assert.Equal(t, ExitUnevaluated, code)
+	assert.Contains(t, errOut, "https://127.0.0.1:1/api/v1/pods", "-v=6 logs the requests")
+	_, errOut, _ = runReal(t, "cleanup", "--kubeconfig", unreachable, "--request-timeout", "2s")
+	assert.NotContains(t, errOut, "round_trippers.go", "without -v, client-go's log stays quiet")
+}
+
+// klogQuiet puts klog back to silence after a test that raised it.
+func klogQuiet() { klog.SetOutput(io.Discard) }

@@ -83,6 +83,8 @@ func notStarted(streams genericiooptions.IOStreams, f *CheckFlags, command strin
 	switch f.Output {
 	case "json":
 		werr = report.WriteJSON(streams.Out, rep)
+	case "yaml":
+		werr = report.WriteYAML(streams.Out, rep)
 	case "junit":
 		werr = report.WriteJUnit(streams.Out, rep)
 	}
@@ -146,10 +148,12 @@ func finish(streams genericiooptions.IOStreams, f *CheckFlags, rep report.Report
 	switch f.Output {
 	case "json":
 		err = report.WriteJSON(streams.Out, rep)
+	case "yaml":
+		err = report.WriteYAML(streams.Out, rep)
 	case "junit":
 		err = report.WriteJUnit(streams.Out, rep)
 	default:
-		err = report.WriteText(streams.Out, rep, report.TextOptions{Color: f.useColor(streams.Out), Verbose: f.Verbose})
+		err = report.WriteText(streams.Out, rep, report.TextOptions{Color: f.useColor(streams.Out), Verbose: f.Verbose, Width: f.textWidth(streams.Out)})
 	}
 	err = errors.Join(err,
 		writeFile(f.JUnitFile, func(w io.Writer) error { return report.WriteJUnit(w, rep) }),
