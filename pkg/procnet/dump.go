@@ -28,8 +28,9 @@ type Dump struct {
 	Missing []Table
 }
 
-// SplitDump splits TablesCommand's output. Output without any marker is an error: whatever
-// ran was not our command's output.
+// SplitDump splits TablesCommand's output. Output without any marker is an error (whatever
+// ran was not our command), and so is output that does not account for each of the four
+// tables exactly once (see complete).
 func SplitDump(out []byte) (Dump, error) {
 	d := Dump{Tables: map[Table][]byte{}}
 	var cur Table
@@ -48,6 +49,9 @@ func SplitDump(out []byte) (Dump, error) {
 		case strings.HasPrefix(line, tableMarker):
 			flush()
 			cur = Table(strings.TrimSpace(strings.TrimPrefix(line, tableMarker)))
+			if _, again := d.Tables[cur]; again {
+				return d, fmt.Errorf("socket table %s is reported more than once", cur)
+			}
 		case strings.HasPrefix(line, missingMarker):
 			d.Missing = append(d.Missing, Table(strings.TrimSpace(strings.TrimPrefix(line, missingMarker))))
 			cur = ""
@@ -63,7 +67,35 @@ func SplitDump(out []byte) (Dump, error) {
 	if len(d.Tables) == 0 && len(d.Missing) == 0 {
 		return d, errors.New("no socket table in the output (the command did not run as expected)")
 	}
-	return d, nil
+	return d, d.complete()
+}
+
+// complete checks that the dump accounts for each of the four tables exactly once, as
+// TablesCommand prints them: a table neither read nor missing means the output was cut, and
+// a name the command never prints means something else wrote it. Either way the sockets that
+// are not there are unknown, not absent.
+func (d Dump) complete() error {
+	seen := map[Table]int{}
+	for t := range d.Tables {
+		seen[t]++
+	}
+	for _, t := range d.Missing {
+		seen[t]++
+	}
+	for t, n := range seen {
+		if !t.valid() {
+			return fmt.Errorf("socket table %q is not one the command reads", truncate(string(t), 40))
+		}
+		if n > 1 {
+			return fmt.Errorf("socket table %s is reported more than once", t)
+		}
+	}
+	for _, t := range Tables() {
+		if seen[t] == 0 {
+			return fmt.Errorf("socket table %s is neither in the output nor reported missing (the output was cut)", t)
+		}
+	}
+	return nil
 }
 
 // Owner is a process holding a socket.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,7 +52,7 @@ func TestTheTablesCommandReadsALiveListenerAndTheOwnersCommandNamesThisProcess(t
 
 func TestSplitDumpKeepsEachTableAndNotesMissingOnes(t *testing.T) {
 	out := "@@lanaccess-table tcp\n  sl  local_address\n   0: 00000000:0050 00000000:0000 0A 0:0 0:0 0 0 0 1 1\n" +
-		"@@lanaccess-table tcp6\n@@lanaccess-missing tcp6\n@@lanaccess-table udp\n   sl\n"
+		"@@lanaccess-table tcp6\n@@lanaccess-missing tcp6\n@@lanaccess-table udp\n   sl\n@@lanaccess-table udp6\n   sl\n"
 	d, err := SplitDump([]byte(out))
 	require.NoError(t, err)
 	assert.Equal(t, []Table{TCP6}, d.Missing)
@@ -63,6 +64,23 @@ func TestSplitDumpKeepsEachTableAndNotesMissingOnes(t *testing.T) {
 func TestOutputThatIsNotOursIsAnError(t *testing.T) {
 	_, err := SplitDump([]byte("sh: cat: not found\n"))
 	require.Error(t, err)
+}
+
+// A table that is neither read nor reported missing is unknown: LA201 must not judge the node
+// on the tables it did get.
+func TestADumpThatDoesNotAccountForEveryTableIsAnError(t *testing.T) {
+	all := "@@lanaccess-table tcp\n   sl\n@@lanaccess-table tcp6\n   sl\n@@lanaccess-table udp\n   sl\n@@lanaccess-table udp6\n   sl\n"
+	_, err := SplitDump([]byte(all))
+	require.NoError(t, err)
+	for name, out := range map[string]string{
+		"cut after udp":        all[:strings.Index(all, "@@lanaccess-table udp6")],
+		"a table twice":        all + "@@lanaccess-table tcp\n   sl\n",
+		"read and missing":     all + "@@lanaccess-missing udp\n",
+		"a table we never ask": all + "@@lanaccess-table raw\n   sl\n",
+	} {
+		_, err := SplitDump([]byte(out))
+		assert.Error(t, err, name)
+	}
 }
 
 func TestParseOwnersCountsDeniedDirectoriesAndNeedsTheEndMarker(t *testing.T) {
