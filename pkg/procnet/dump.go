@@ -107,7 +107,10 @@ type Owner struct {
 
 // OwnersCommand finds the processes whose descriptors link to "socket:[inode]" for the given
 // inodes. It needs the host's PID namespace to see the node's processes, and root with enough
-// capabilities to read their fd directories; unreadable ones are reported, not guessed.
+// capabilities to read their fd directories; unreadable ones are reported, not guessed. A
+// process chooses its own name and arguments, newlines included: they are printed as spaces,
+// and through printf's %s (dash's echo would expand a "\n" they contain), so that an owner
+// cannot add lines of its own to the output (an "@@owner" line naming another process).
 func OwnersCommand(inodes []uint64) []string {
 	alts := make([]string, 0, len(inodes))
 	for _, i := range inodes {
@@ -118,7 +121,7 @@ func OwnersCommand(inodes []uint64) []string {
 case "$line" in
 /proc/*/fd:) pid=${line#/proc/}; pid=${pid%/fd:} ;;
 *denied*) echo "@@denied" ;;
-*socket:*) ino=${line##*socket:[}; ino=${ino%]}; echo "@@owner $ino $pid $(cat /proc/$pid/comm 2>/dev/null) :: $(tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null)" ;;
+*socket:*) ino=${line##*socket:[}; ino=${ino%]}; printf '@@owner %s %s %s :: %s\n' "$ino" "$pid" "$(tr '\n' ' ' < /proc/$pid/comm 2>/dev/null)" "$(tr '\0\n' '  ' < /proc/$pid/cmdline 2>/dev/null)" ;;
 esac
 done; echo "@@done"`
 	return []string{"sh", "-c", script}
