@@ -151,8 +151,8 @@ func ParseOwners(out []byte) (Owners, error) {
 				continue
 			}
 			ino, err1 := strconv.ParseUint(f[0], 10, 64)
-			pid, err2 := strconv.Atoi(f[1])
-			if err1 != nil || err2 != nil {
+			pid, err2 := strconv.ParseUint(f[1], 10, 31) // a pid_t, never 0 for a process
+			if err1 != nil || err2 != nil || pid == 0 {
 				continue
 			}
 			var comm, cmdline string
@@ -160,8 +160,8 @@ func ParseOwners(out []byte) (Owners, error) {
 				comm, cmdline, _ = strings.Cut(f[2], " :: ")
 				comm = strings.TrimSpace(strings.TrimSuffix(comm, " ::"))
 			}
-			ow := Owner{PID: pid, Command: comm, Cmdline: strings.TrimSpace(cmdline)}
-			if !containsOwner(o.ByInode[ino], pid) {
+			ow := Owner{PID: int(pid), Command: comm, Cmdline: strings.TrimSpace(cmdline)}
+			if !containsOwner(o.ByInode[ino], ow.PID) {
 				o.ByInode[ino] = append(o.ByInode[ino], ow)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // The testdata tables were recorded on an amd64 host while a script held: TCP listeners on
 // 127.0.0.53:5353, [::]:8080 and [::ffff:127.0.0.1]:8443, one established TCP pair, and UDP
 // sockets bound to 0.0.0.0:5354 and [::1]:5355.
-func recorded(t *testing.T, table Table) []byte {
+func recorded(t testing.TB, table Table) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", string(table)+".txt"))
 	require.NoError(t, err)
@@ -140,11 +140,7 @@ func TestUDPConnectedSocketsAreNotListeners(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, tb := range Tables() {
-		b, err := os.ReadFile(filepath.Join("testdata", string(tb)+".txt"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(tb), b)
+		f.Add(string(tb), recorded(f, tb))
 	}
 	f.Add("tcp", []byte("0: :\n"))
 	f.Add("udp6", []byte("0: 00000000000000000000000000000000:FFFF 0:0 07 0 0 0 0 0 1"))
