@@ -45,7 +45,7 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	$(LAB) up
 	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
 
-lint: ## golangci-lint, pinned
+lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
 fuzz: ## a short run of every fuzz target
