@@ -48,9 +48,19 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
-fuzz: ## a short run of every fuzz target
-	$(GO) test ./pkg/corefile -run '^$$' -fuzz FuzzParse -fuzztime 20s
-	$(GO) test ./pkg/procnet -run '^$$' -fuzz FuzzParse -fuzztime 20s
+# Every fuzz target of the module, found by `go test -list` (it prints a package's matching
+# names, then "ok <package>"), so that a new target is fuzzed without editing this file.
+FUZZTIME ?= 10s
+fuzz: ## run every fuzz target of the module, each for FUZZTIME (default 10s)
+	@set -euo pipefail; \
+	targets="$$($(GO) test -vet=off -list '^Fuzz' ./... | \
+		awk '/^Fuzz/ { t[n++] = $$1; next } /^ok / { for (i = 0; i < n; i++) print $$2, t[i]; n = 0 }')"; \
+	[ -n "$$targets" ] || { echo "fuzz: no fuzz target found" >&2; exit 1; }; \
+	echo "fuzz: $$(wc -l <<< "$$targets") targets, $(FUZZTIME) each"; \
+	while read -r pkg target; do \
+		echo "fuzz: $$pkg $$target"; \
+		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) < /dev/null; \
+	done <<< "$$targets"
 
 lab-up: ## start the lab (idempotent); prints the kubeconfig and how to run the plugin
 	bash lab/install-deps.sh
