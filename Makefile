@@ -84,8 +84,8 @@ release-check: ## goreleaser check and a snapshot build
 	bash krew/render.sh dist dist/krew/lanaccess.yaml
 	bash krew/validate.sh krew/lanaccess.yaml dist/krew/lanaccess.yaml
 
-tidy-check: ## fail when go mod tidy would change go.mod or go.sum
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
+	$(GO) mod tidy -diff
 
 clean: ## remove build outputs
 	rm -rf bin dist
