@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 )
@@ -100,8 +101,13 @@ nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab do
 		Short:  "Run the lab's sync loops (started by up)",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			l := lay()
+			st, err := labctl.LoadState(l)
+			if err != nil {
+				return err
+			}
 			logger := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
-			return labctl.RunDaemon(cmd.Context(), lay(), logger)
+			return daemon.Run(cmd.Context(), daemon.Config{Layout: l, Binaries: st.Binaries, Log: logger})
 		},
 	}
 	root.AddCommand(up, down, status, daemon, newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay))

@@ -1,6 +1,7 @@
 // Package labctl brings the lab up and down: network, PKI, control plane, kwok nodes, the
-// daemon that plays kubelet runtime and kube-proxy, the seed's manifests, the internet and the
-// laptop; and reports its status.
+// daemon that plays kubelet runtime and kube-proxy (a process of its own: package daemon, which
+// labctl only starts, finds and stops), the seed's manifests, the internet and the laptop; and
+// reports its status.
 package labctl
 
 import (
@@ -20,14 +21,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
-
-// ProcDaemon is the lab daemon's process name.
-const ProcDaemon = "lab-daemon"
 
 // Options of Up.
 type Options struct {
@@ -53,7 +52,7 @@ func expected(l layout.Layout, st State) map[string]string {
 		ProcScheduler:   st.Binaries.SchedulerBin(),
 		ProcInternetDNS: st.Binaries.CoreDNSBin(),
 		ProcInternetWeb: "serve-http",
-		ProcDaemon:      l.LabBinary() + " daemon",
+		daemon.ProcName: daemon.Match(l),
 		ProcLaptopVPN:   "openvpn",
 	}
 	for _, n := range l.Nodes {
@@ -220,7 +219,7 @@ func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func
 			return err
 		}
 	}
-	if _, _, err := mgr.Start(daemonSpec(l)); err != nil {
+	if _, _, err := mgr.Start(daemon.Spec(l)); err != nil {
 		return err
 	}
 	if err := waitNodesReady(ctx, client, l, 60*time.Second); err != nil {
@@ -301,7 +300,7 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 	mgr := Procs(l)
 	// The daemon first, so that it restarts nothing; then everything else at once (the
 	// apiserver alone takes seconds to shut down gracefully).
-	if err := mgr.Stop(ctx, ProcDaemon, l.StateDir); err != nil {
+	if err := mgr.Stop(ctx, daemon.ProcName, l.StateDir); err != nil {
 		errs = append(errs, err)
 	}
 	pidfiles, _ := filepath.Glob(filepath.Join(l.PidDir(), "*.pid"))
