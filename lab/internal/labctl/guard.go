@@ -2,10 +2,12 @@ package labctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
@@ -57,6 +59,29 @@ func internetRangeIsFree(l layout.Layout) error {
 	if len(uses) > 0 {
 		return fmt.Errorf("this machine already uses %s (%s): the lab's internet range would capture it; change InternetCIDR in lab/internal/layout",
 			l.InternetCIDR, strings.Join(uses, "; "))
+	}
+	return nil
+}
+
+// preflight checks what the lab cannot work without.
+func preflight(l layout.Layout) error {
+	if os.Geteuid() != 0 {
+		return errors.New("the lab needs root (network namespaces, iptables): run it with sudo or as root")
+	}
+	var missing []string
+	for _, tool := range []string{"ip", "ss", "iptables", "iptables-restore", "conntrack", "sysctl", "nginx", "openvpn", "ping", "curl", "dig"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing tools: %s (run lab/install-deps.sh)", strings.Join(missing, ", "))
+	}
+	if err := internetRangeIsFree(l); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return fmt.Errorf("/dev/net/tun is missing: OpenVPN cannot create its tunnel: %w", err)
 	}
 	return nil
 }
