@@ -33,10 +33,7 @@ func (l *Lab) MustExec(t testing.TB, namespace string, argv ...string) string {
 
 // Ping reports whether one ICMP echo from namespace to ip is answered within timeout.
 func (l *Lab) Ping(namespace, ip string, timeout time.Duration) bool {
-	secs := int(timeout.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(int(timeout.Round(time.Second)/time.Second), 1)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	_, err := l.Exec(ctx, namespace, "ping", "-n", "-c", "1", "-W", strconv.Itoa(secs), ip)

@@ -40,7 +40,7 @@ func (i Interface) IPv4() []IfAddr {
 func ParseIPAddr(out string) []Interface {
 	var ifs []Interface
 	pos := map[string]int{}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		name, idx, addr, ok := parseIPAddrLine(line)
 		if !ok {
 			continue

@@ -22,7 +22,7 @@ func (r Route) Default() bool { return r.Dest.Bits() == 0 }
 // naming an interface the kernel could not have (ValidInterfaceName), are skipped.
 func ParseProcRoute(out string, bigEndian bool) []Route {
 	var routes []Route
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 8 || f[0] == "Iface" || !ValidInterfaceName(f[0]) {
 			continue

@@ -139,7 +139,7 @@ type Owners struct {
 func ParseOwners(out []byte) (Owners, error) {
 	o := Owners{ByInode: map[uint64][]Owner{}}
 	done := false
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		switch {
 		case line == "@@done":
 			done = true

@@ -37,7 +37,7 @@ func FuzzSplitDump(f *testing.F) {
 			}
 		}
 		for tb, data := range d.Tables {
-			for _, line := range strings.Split(string(data), "\n") {
+			for line := range strings.SplitSeq(string(data), "\n") {
 				if strings.HasPrefix(line, tableMarker) || strings.HasPrefix(line, missingMarker) {
 					t.Fatalf("table %s holds the marker line %q", tb, line)
 				}

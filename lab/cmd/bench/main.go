@@ -64,7 +64,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup (comma-separated)")
 	flag.Parse()
 	o.skip = map[string]bool{}
-	for _, s := range strings.Split(skip, ",") {
+	for s := range strings.SplitSeq(skip, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			if !strings.Contains("dead many scale startup", s) {
 				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup)", s)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,12 +116,9 @@ nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab do
 }
 
 func nodeList(l layout.Layout) string {
-	s := ""
-	for i, n := range l.Nodes {
-		if i > 0 {
-			s += ", "
-		}
-		s += n.NS + " " + n.LANIP
+	nodes := make([]string, 0, len(l.Nodes))
+	for _, n := range l.Nodes {
+		nodes = append(nodes, n.NS+" "+n.LANIP)
 	}
-	return s
+	return strings.Join(nodes, ", ")
 }

@@ -48,7 +48,7 @@ func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRun
 	} else if err := wantExit("doctor (warm-up)", Sample{Code: r.Code}, doctorCodes...); err != nil {
 		return p, fmt.Errorf("%w: %v\n%s", err, r.Report.Failing(), r.Report.Explain())
 	}
-	for i := 0; i < runs; i++ {
+	for range runs {
 		r, err := b.Doctor(ctx)
 		if err != nil {
 			return p, err
@@ -65,7 +65,7 @@ func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRun
 			return p, err
 		}
 	}
-	for i := 0; i < manualRuns; i++ {
+	for range manualRuns {
 		s, err := b.Manual(ctx, addrs)
 		if err != nil {
 			return p, err
@@ -202,7 +202,7 @@ func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, erro
 		st.Version = append(st.Version, v)
 		st.Floor = append(st.Floor, f)
 	}
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		s, err := RunProcess(ctx, 10*time.Second, "", env, plugin, "version")
 		if err != nil {
 			return st, err

@@ -25,7 +25,7 @@ func internetRangeIsFree(l layout.Layout) error {
 	}
 	var uses []string
 	if b, err := os.ReadFile("/etc/resolv.conf"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
+		for line := range strings.SplitSeq(string(b), "\n") {
 			f := strings.Fields(line)
 			if len(f) == 2 && f[0] == "nameserver" {
 				if ip, err := netip.ParseAddr(f[1]); err == nil && prefix.Contains(ip) {
@@ -35,7 +35,7 @@ func internetRangeIsFree(l layout.Layout) error {
 		}
 	}
 	for _, env := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "GOPROXY"} {
-		for _, v := range strings.Split(os.Getenv(env), ",") {
+		for v := range strings.SplitSeq(os.Getenv(env), ",") {
 			u, err := url.Parse(strings.TrimSpace(v))
 			if err != nil {
 				continue
@@ -47,7 +47,7 @@ func internetRangeIsFree(l layout.Layout) error {
 	}
 	out, err := netns.Run(context.Background(), "", "ip", "-4", "-o", "addr", "show")
 	if err == nil {
-		for _, line := range strings.Split(out, "\n") {
+		for line := range strings.SplitSeq(out, "\n") {
 			f := strings.Fields(line)
 			if len(f) >= 4 {
 				if p, err := netip.ParsePrefix(f[3]); err == nil && prefix.Overlaps(p) {

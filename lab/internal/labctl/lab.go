@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,12 +153,7 @@ func labProgram(pid int) bool {
 	argv0, _, _ := strings.Cut(string(b), "\x00")
 	argv0, _, _ = strings.Cut(argv0, " ")
 	base := strings.TrimSuffix(filepath.Base(argv0), ":")
-	for _, p := range labPrograms {
-		if base == p {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(labPrograms, base)
 }
 
 // parallel runs fn for every item concurrently and returns the errors.

@@ -101,7 +101,6 @@ func (d *Delayer) Run(ctx context.Context) error {
 			return fmt.Errorf("read queue %d: %w", d.queue, err)
 		}
 		for _, id := range packetIDs(buf[:n]) {
-			id := id
 			time.AfterFunc(d.delay, func() { _ = d.verdict(id) })
 		}
 	}

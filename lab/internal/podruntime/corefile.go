@@ -70,7 +70,7 @@ func BindCorefile(text, ip string) string {
 // HasDirective reports whether a Corefile uses a plugin directive (a line starting with it),
 // e.g. "reload": only then does CoreDNS pick up a changed file by itself.
 func HasDirective(text, directive string) bool {
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}

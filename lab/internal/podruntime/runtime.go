@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -203,12 +204,8 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 		return err
 	}
 	files := map[string][]byte{}
-	for k, v := range vf.files {
-		files[k] = v
-	}
-	for k, v := range pl.Files {
-		files[k] = v
-	}
+	maps.Copy(files, vf.files)
+	maps.Copy(files, pl.Files)
 	paths := make([]string, 0, len(files))
 	for path := range files {
 		paths = append(paths, path)
@@ -354,7 +351,7 @@ func DeleteRulesWithComment(ctx context.Context, ns, comment string) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, comment) {
 			continue
 		}
@@ -430,7 +427,7 @@ func (r *Runtime) markIfListening(ctx context.Context, p *corev1.Pod, node layou
 // (`ss -Hlntu`) covers on ip or on the wildcard.
 func unbound(ssOut, ip string, want []string) []string {
 	have := map[string]bool{}
-	for _, line := range strings.Split(ssOut, "\n") {
+	for line := range strings.SplitSeq(ssOut, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 {
 			continue

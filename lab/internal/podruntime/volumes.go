@@ -2,6 +2,7 @@ package podruntime
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,9 +43,7 @@ func materialize(src Sources, pod *corev1.Pod, c corev1.Container, dir string) (
 			for k, s := range cm.Data {
 				data[k] = []byte(s)
 			}
-			for k, b := range cm.BinaryData {
-				data[k] = b
-			}
+			maps.Copy(data, cm.BinaryData)
 			project(vf.files, vdir, data, v.ConfigMap.Items)
 		case v.Secret != nil:
 			sec, err := src.Secret(pod.Namespace, v.Secret.SecretName)
