@@ -20,13 +20,13 @@ func (l *Lab) Exec(ctx context.Context, namespace string, argv ...string) (strin
 }
 
 // MustExec is Exec that fails the test on error.
-func (l *Lab) MustExec(t testing.TB, namespace string, argv ...string) string {
-	t.Helper()
+func (l *Lab) MustExec(tb testing.TB, namespace string, argv ...string) string {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := l.Exec(ctx, namespace, argv...)
 	if err != nil {
-		t.Fatalf("exec in %s: %v", namespace, err)
+		tb.Fatalf("exec in %s: %v", namespace, err)
 	}
 	return out
 }

@@ -22,7 +22,7 @@ func recorded(t *testing.T, name string) string {
 
 func TestIPAddrReadsPointToPointPeersAndPlainPrefixes(t *testing.T) {
 	ifs := ParseIPAddr(recorded(t, "ip-addr-mixed.txt"))
-	names := []string{}
+	names := make([]string, 0, len(ifs))
 	for _, i := range ifs {
 		names = append(names, i.Name)
 	}

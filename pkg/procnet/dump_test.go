@@ -118,7 +118,7 @@ func TestAnOwnerCannotForgeOwnerLinesThroughItsArguments(t *testing.T) {
 	owners, err := ParseOwners(run(t, OwnersCommand([]uint64{inode, forged})))
 	require.NoError(t, err)
 	assert.NotContains(t, owners.ByInode, uint64(forged))
-	var pids []int
+	pids := make([]int, 0, len(owners.ByInode[inode]))
 	for _, o := range owners.ByInode[inode] {
 		pids = append(pids, o.PID)
 		if o.PID == child.Process.Pid {

@@ -124,8 +124,9 @@ func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, str
 }
 
 func (b *Bench) seedAddrs() []string {
-	var out []string
-	for _, n := range b.Layout.SeedNodes() {
+	seed := b.Layout.SeedNodes()
+	out := make([]string, 0, len(seed))
+	for _, n := range seed {
 		out = append(out, n.LANIP)
 	}
 	return out
@@ -187,7 +188,7 @@ func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, erro
 		}
 		return time.Since(start).Seconds(), nil
 	}
-	for i := 0; i < runs+1; i++ {
+	for i := range runs + 1 {
 		v, err := wall(plugin, "version")
 		if err != nil {
 			return st, err

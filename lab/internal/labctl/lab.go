@@ -96,7 +96,7 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 		errs = append(errs, err)
 	}
 	pidfiles, _ := filepath.Glob(filepath.Join(l.PidDir(), "*.pid"))
-	var names []string
+	names := make([]string, 0, len(pidfiles))
 	for _, pf := range pidfiles {
 		names = append(names, strings.TrimSuffix(filepath.Base(pf), ".pid"))
 	}

@@ -126,7 +126,7 @@ func (d *Delayer) message(msg uint16, flags uint16, attrs []attr) []byte {
 		}
 	}
 	d.seq++
-	hdr := make([]byte, 16)
+	hdr := make([]byte, 16, 16+len(body))
 	binary.LittleEndian.PutUint32(hdr, uint32(16+len(body)))
 	binary.LittleEndian.PutUint16(hdr[4:], subsysQueue<<8|msg)
 	binary.LittleEndian.PutUint16(hdr[6:], flags)

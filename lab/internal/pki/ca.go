@@ -67,8 +67,8 @@ func NewCA(commonName string) (*Pair, error) {
 	return newPair(der, key)
 }
 
-// Issue signs a certificate for spec with ca.
-func (ca *Pair) Issue(spec Spec) (*Pair, error) {
+// Issue signs a certificate for spec with p, the issuing CA.
+func (p *Pair) Issue(spec Spec) (*Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("key for %s: %w", spec.CommonName, err)
@@ -101,7 +101,7 @@ func (ca *Pair) Issue(spec Spec) (*Pair, error) {
 	if spec.Client {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.Cert, key.Public(), p.Key)
 	if err != nil {
 		return nil, fmt.Errorf("certificate %s: %w", spec.CommonName, err)
 	}
