@@ -42,7 +42,7 @@ func (l *Lab) Ping(namespace, ip string, timeout time.Duration) bool {
 
 // KubectlCmd returns the cached kubectl against the lab (the admin kubeconfig).
 func (l *Lab) KubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, l.KubectlBin, args...)
+	cmd := exec.CommandContext(ctx, l.KubectlBin, args...) //nolint:gosec // the lab's own kubectl, with a test's arguments
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+l.Kubeconfig)
 	return cmd
 }

@@ -217,7 +217,7 @@ func run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(o.jsonFile, data, 0o644)
+		return os.WriteFile(o.jsonFile, data, 0o644) //nolint:gosec // a report for people (often read as another user than the root that ran the bench); nothing secret
 	}
 	return nil
 }
@@ -237,9 +237,11 @@ func useLANResolver(b *bench.Bench) error {
 	for _, n := range b.Layout.SeedNodes() {
 		fmt.Fprintf(&conf, "nameserver %s\n", n.LANIP)
 	}
-	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil { //nolint:gosec // resolv.conf: every process in the namespace reads it, whatever its user
 		return err
 	}
-	b.Defer("laptop resolver", func(context.Context) error { return os.WriteFile(path, prev, 0o644) })
+	b.Defer("laptop resolver", func(context.Context) error {
+		return os.WriteFile(path, prev, 0o644) //nolint:gosec // resolv.conf, as above
+	})
 	return nil
 }

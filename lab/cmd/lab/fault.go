@@ -126,7 +126,7 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 				if err := os.MkdirAll(f.Layout.Path("faults"), 0o755); err != nil {
 					return err
 				}
-				return os.WriteFile(saved, []byte(strings.Join(removed, "\n")+"\n"), 0o644)
+				return os.WriteFile(saved, []byte(strings.Join(removed, "\n")+"\n"), 0o600)
 			})},
 		&cobra.Command{Use: "return-route drop|restore", Short: "Remove or restore the routes back to the VPN pool", Args: cobra.ExactArgs(1),
 			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {

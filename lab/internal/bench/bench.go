@@ -187,7 +187,7 @@ func cleanEnv() []string {
 // WriteScript writes the embedded manual check into dir.
 func WriteScript(dir string) (string, error) {
 	p := filepath.Join(dir, "manual-check.sh")
-	return p, os.WriteFile(p, manualScript, 0o755)
+	return p, os.WriteFile(p, manualScript, 0o700) //nolint:gosec // a script the benchmark runs: executable, its owner's only
 }
 
 func wantExit(what string, s Sample, codes ...int) error {

@@ -39,7 +39,7 @@ func synced(l layout.Layout, file string, infs map[string]cache.SharedIndexInfor
 		return err
 	}
 	tmp := l.Path(file + ".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, l.Path(file))

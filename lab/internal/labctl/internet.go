@@ -46,7 +46,7 @@ apps   300  IN A   %[3]s
 	var corefile strings.Builder
 	for zone, content := range zones {
 		path := filepath.Join(dir, "db."+zone)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(&corefile, "%s:53 {\n    bind %s\n    file %s\n}\n", zone, l.InternetDNS, path)
@@ -55,7 +55,7 @@ apps   300  IN A   %[3]s
 	// may ever be forwarded outside.
 	fmt.Fprintf(&corefile, ".:53 {\n    bind %s\n    template ANY ANY {\n        rcode NXDOMAIN\n    }\n}\n", l.InternetDNS)
 	conf := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(conf, []byte(corefile.String()), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(corefile.String()), 0o600); err != nil {
 		return nil, err
 	}
 	return []procs.Spec{

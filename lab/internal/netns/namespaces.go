@@ -51,7 +51,7 @@ func Create(ctx context.Context, ns, resolver string) error {
 		return fmt.Errorf("resolver dir for %s: %w", ns, err)
 	}
 	conf := fmt.Sprintf("# written by kubectl-lanaccess lab\nnameserver %s\n", resolver)
-	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(conf), 0o644); err != nil { //nolint:gosec // resolv.conf: every process in the namespace reads it, whatever its user
 		return fmt.Errorf("resolv.conf for %s: %w", ns, err)
 	}
 	return nil

@@ -118,12 +118,13 @@ func SelfSigned(spec Spec) (*Pair, error) {
 	return ca.Issue(spec)
 }
 
-// Write stores the pair as dir/name.crt and dir/name.key (key mode 0600).
+// Write stores the pair as dir/name.crt and dir/name.key, readable by root only like every
+// file of the lab (its processes all run as root).
 func (p *Pair) Write(dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("pki dir %s: %w", dir, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".crt"), p.CertPEM, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".crt"), p.CertPEM, 0o600); err != nil {
 		return fmt.Errorf("write %s.crt: %w", name, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".key"), p.KeyPEM, 0o600); err != nil {
@@ -140,7 +141,7 @@ func (p *Pair) WritePublicKey(dir, name string) error {
 		return err
 	}
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	if err := os.WriteFile(filepath.Join(dir, name+".pub"), pemBytes, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".pub"), pemBytes, 0o600); err != nil {
 		return fmt.Errorf("write %s.pub: %w", name, err)
 	}
 	return nil

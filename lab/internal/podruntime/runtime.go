@@ -147,7 +147,7 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	metaPath := filepath.Join(dir, "pod.json")
 	if _, err := os.Stat(metaPath); err != nil {
 		b, _ := json.Marshal(podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP})
-		if err := os.WriteFile(metaPath, b, 0o644); err != nil {
+		if err := os.WriteFile(metaPath, b, 0o600); err != nil {
 			return err
 		}
 	}
@@ -265,14 +265,14 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	case Ignore:
 		// The files changed but the running process does not look: keep what it loaded.
 		r.Log.Printf("pod %s/%s: %s config changed on disk; the running process does not reload it", p.Namespace, p.Name, c.Name)
-		return os.WriteFile(digestPath, []byte(digest), 0o644)
+		return os.WriteFile(digestPath, []byte(digest), 0o600)
 	}
 	return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
 }
 
 func saveState(matchPath, match, appliedPath, applied, digestPath, digest string) error {
 	for path, v := range map[string]string{matchPath: match, appliedPath: applied, digestPath: digest} {
-		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
 			return err
 		}
 	}
@@ -290,7 +290,8 @@ func writeIfChanged(path string, b []byte, writeOnce bool) (bool, error) {
 		return false, err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	// gosec G703: path comes from the pod's volumes, kept under the pod's directory by project.
+	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // see above
 		return false, err
 	}
 	return true, os.Rename(tmp, path)
@@ -308,7 +309,7 @@ func applySysctlsOnce(ctx context.Context, dir string, node layout.Node, p *core
 		}
 		applied = append(applied, kv[0]+"="+kv[1])
 	}
-	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o644)
+	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o600)
 }
 
 // teardown stops a pod's processes, removes the iptables rules its containers added and its
