@@ -186,16 +186,7 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	mgr := procs.Manager{PidDir: dir, LogDir: dir}
 	appliedPath := filepath.Join(dir, c.Name+".applied")
 	matchPath := filepath.Join(dir, c.Name+".match")
-	prevMatch, _ := os.ReadFile(matchPath)
-	alive := false
-	if len(prevMatch) > 0 {
-		_, alive = mgr.Pid(c.Name, string(prevMatch))
-	}
-	applied := ""
-	if alive {
-		b, _ := os.ReadFile(appliedPath)
-		applied = string(b)
-	}
+	prevMatch, alive, applied := previous(mgr, c.Name, matchPath, appliedPath)
 	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
 		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
 		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, node.NS, argv...) }}
@@ -203,31 +194,16 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{}
-	maps.Copy(files, vf.files)
-	maps.Copy(files, pl.Files)
-	paths := make([]string, 0, len(files))
-	for path := range files {
-		paths = append(paths, path)
+	digest, err := writeFiles(pl.Argv, vf, pl.Files)
+	if err != nil {
+		return err
 	}
-	sort.Strings(paths)
-	h := sha256.New()
-	// A hash.Hash never returns a write error.
-	_, _ = fmt.Fprintln(h, strings.Join(pl.Argv, "\x00"))
-	for _, path := range paths {
-		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
-			return err
-		}
-		onDisk, _ := os.ReadFile(path)
-		_, _ = fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
-	}
-	digest := hex.EncodeToString(h.Sum(nil))
 	digestPath := filepath.Join(dir, c.Name+".digest")
 	prevDigest, _ := os.ReadFile(digestPath)
 
-	if !alive || string(prevMatch) != pl.Match {
+	if !alive || prevMatch != pl.Match {
 		if alive {
-			_ = mgr.Stop(ctx, c.Name, string(prevMatch))
+			_ = mgr.Stop(ctx, c.Name, prevMatch)
 		}
 		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
 			return err
@@ -268,6 +244,45 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 		return os.WriteFile(digestPath, []byte(digest), 0o600)
 	}
 	return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
+}
+
+// previous reads what the runtime recorded of a container: the string that identifies the
+// process it started, whether that process still runs, and the configuration it applied then.
+func previous(mgr procs.Manager, name, matchPath, appliedPath string) (match string, alive bool, applied string) {
+	b, _ := os.ReadFile(matchPath)
+	if match = string(b); match == "" {
+		return "", false, ""
+	}
+	if _, alive = mgr.Pid(name, match); !alive {
+		return match, false, ""
+	}
+	b, _ = os.ReadFile(appliedPath)
+	return match, true, string(b)
+}
+
+// writeFiles writes a container's files (its volumes' and those its plan generates) and returns
+// a digest of its command line and of the files as they are on disk: when it changes, the
+// container's configuration did.
+func writeFiles(argv []string, vf volumeFiles, generated map[string][]byte) (string, error) {
+	files := map[string][]byte{}
+	maps.Copy(files, vf.files)
+	maps.Copy(files, generated)
+	paths := make([]string, 0, len(files))
+	for path := range files {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	// A hash.Hash never returns a write error.
+	_, _ = fmt.Fprintln(h, strings.Join(argv, "\x00"))
+	for _, path := range paths {
+		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
+			return "", err
+		}
+		onDisk, _ := os.ReadFile(path)
+		_, _ = fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func saveState(matchPath, match, appliedPath, applied, digestPath, digest string) error {
