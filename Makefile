@@ -45,12 +45,22 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	$(LAB) up
 	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
 
-lint: ## golangci-lint, pinned
+lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
-fuzz: ## a short run of every fuzz target
-	$(GO) test ./pkg/corefile -run '^$$' -fuzz FuzzParse -fuzztime 20s
-	$(GO) test ./pkg/procnet -run '^$$' -fuzz FuzzParse -fuzztime 20s
+# Every fuzz target of the module, found by `go test -list` (it prints a package's matching
+# names, then "ok <package>"), so that a new target is fuzzed without editing this file.
+FUZZTIME ?= 10s
+fuzz: ## run every fuzz target of the module, each for FUZZTIME (default 10s)
+	@set -euo pipefail; \
+	targets="$$($(GO) test -vet=off -list '^Fuzz' ./... | \
+		awk '/^Fuzz/ { t[n++] = $$1; next } /^ok / { for (i = 0; i < n; i++) print $$2, t[i]; n = 0 }')"; \
+	[ -n "$$targets" ] || { echo "fuzz: no fuzz target found" >&2; exit 1; }; \
+	echo "fuzz: $$(wc -l <<< "$$targets") targets, $(FUZZTIME) each"; \
+	while read -r pkg target; do \
+		echo "fuzz: $$pkg $$target"; \
+		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) < /dev/null; \
+	done <<< "$$targets"
 
 lab-up: ## start the lab (idempotent); prints the kubeconfig and how to run the plugin
 	bash lab/install-deps.sh
@@ -74,8 +84,8 @@ release-check: ## goreleaser check and a snapshot build
 	bash krew/render.sh dist dist/krew/lanaccess.yaml
 	bash krew/validate.sh krew/lanaccess.yaml dist/krew/lanaccess.yaml
 
-tidy-check: ## fail when go mod tidy would change go.mod or go.sum
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
+	$(GO) mod tidy -diff
 
 clean: ## remove build outputs
 	rm -rf bin dist
