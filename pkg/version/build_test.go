@@ -145,6 +145,8 @@ func TestVersionAndUserAgentOfEachKindOfBuild(t *testing.T) {
 		out := filepath.Join(gobin, "kubectl-lanaccess")
 		assert.Equal(t, version.Info{Version: release, Commit: "unknown", Date: "unknown"}, versionOf(t, out))
 		assert.Equal(t, "kubectl-lanaccess/"+release+" ("+platform+") kubectl-lanaccess/unknown", userAgentOf(t, out))
+		assert.Contains(t, releasetest.Run(t, out, nil, "manifests", "job"), "image: "+version.ImageRepository+":"+release+"\n",
+			"a released module version names its released image")
 	})
 }
 
