@@ -16,7 +16,7 @@ LAB := $(GO) run ./lab/cmd/lab
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
+.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo image release-check tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -67,6 +67,13 @@ demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from th
 	@ip netns exec laptop $(BIN) doctor --kubeconfig $(LAB_STATE)/kubeconfig --ca-file $(LAB_STATE)/pki/ca.crt || true
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
 	@ip netns exec laptop $(BIN) vpn-trace -n vpn --from-client --kubeconfig $(LAB_STATE)/kubeconfig || true
+
+image: ## the container image of this checkout (linux/amd64, linux/arm64; tag "dev" unless a release) as an OCI layout in bin/image
+	rm -rf bin/image
+	for arch in amd64 arm64; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/linux_$$arch/kubectl-lanaccess ./cmd/kubectl-lanaccess || exit 1; \
+	done
+	$(GO) run ./cmd/build-image --binary linux/amd64=bin/linux_amd64/kubectl-lanaccess --binary linux/arm64=bin/linux_arm64/kubectl-lanaccess --out bin/image
 
 release-check: ## goreleaser check and a snapshot build
 	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check

@@ -115,9 +115,7 @@ func TestVersionAndUserAgentOfEachKindOfBuild(t *testing.T) {
 	pseudo := "v0.0.0-20261130052233-" + short
 
 	t.Run("ldflags", func(t *testing.T) {
-		out := filepath.Join(bin, "ldflags")
-		ldflags := fmt.Sprintf("-X %[1]s/pkg/version.version=v9.8.7 -X %[1]s/pkg/version.commit=%[2]s -X %[1]s/pkg/version.date=2026-12-01T00:00:00Z", modulePath, rev)
-		releasetest.Go(t, src, releasetest.GoEnv(), "build", "-trimpath", "-ldflags", ldflags, "-o", out, releasetest.Main)
+		out := releasetest.Build(t, src, runtime.GOOS, runtime.GOARCH, releasetest.LDFlags("v9.8.7", rev, "2026-12-01T00:00:00Z"))
 		assert.Equal(t, version.Info{Version: "v9.8.7", Commit: rev, Date: "2026-12-01T00:00:00Z"}, versionOf(t, out))
 		assert.Equal(t, "kubectl-lanaccess/v9.8.7 ("+platform+") kubectl-lanaccess/"+rev[:7], userAgentOf(t, out))
 	})

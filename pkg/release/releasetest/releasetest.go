@@ -5,6 +5,8 @@ package releasetest
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,23 +17,33 @@ import (
 // Main is the plugin's main package.
 const Main = "./cmd/kubectl-lanaccess"
 
-// ModuleRoot is the directory of the repository's go.mod, found upwards from the test's directory.
-func ModuleRoot(t testing.TB) string {
-	t.Helper()
+// FindModuleRoot is the directory of the repository's go.mod, found upwards from the working
+// directory (a test's package directory).
+func FindModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
+			return "", errors.New("no go.mod above the working directory")
 		}
 		dir = parent
 	}
+}
+
+// ModuleRoot is FindModuleRoot for a test.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := FindModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // GoEnv is the environment of a go command run by a test: this process's, with the given
@@ -43,9 +55,8 @@ func GoEnv(overrides ...string) []string {
 	return append(env, overrides...)
 }
 
-// Go runs the go command in dir and returns its combined output; a failure fails the test.
-func Go(t testing.TB, dir string, env []string, args ...string) string {
-	t.Helper()
+// RunGo runs the go command in dir (ten minutes at most) and returns its combined output.
+func RunGo(dir string, env []string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
@@ -53,9 +64,43 @@ func Go(t testing.TB, dir string, env []string, args ...string) string {
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go %v in %s: %v\n%s", args, dir, err, out)
+		return string(out), fmt.Errorf("go %v in %s: %w\n%s", args, dir, err, out)
 	}
-	return string(out)
+	return string(out), nil
+}
+
+// Go is RunGo for a test: a failure fails it.
+func Go(t testing.TB, dir string, env []string, args ...string) string {
+	t.Helper()
+	out, err := RunGo(dir, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// LDFlags are the release's linker flags (.goreleaser.yaml, Makefile) for a version, commit and
+// date.
+func LDFlags(version, commit, date string) string {
+	const pkg = "github.com/lanaccess/kubectl-lanaccess/pkg/version"
+	return "-s -w -X " + pkg + ".version=" + version + " -X " + pkg + ".commit=" + commit + " -X " + pkg + ".date=" + date
+}
+
+// BuildTo builds the plugin from the module at dir for goos/goarch as the release does (static,
+// -trimpath, ldflags) into out.
+func BuildTo(out, dir, goos, goarch, ldflags string) error {
+	_, err := RunGo(dir, GoEnv("GOOS="+goos, "GOARCH="+goarch), "build", "-trimpath", "-ldflags", ldflags, "-o", out, Main)
+	return err
+}
+
+// Build is BuildTo for a test, into a temporary directory; it returns the binary's path.
+func Build(t testing.TB, dir, goos, goarch, ldflags string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "kubectl-lanaccess")
+	if err := BuildTo(out, dir, goos, goarch, ldflags); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // Run runs the binary with args (one minute at most) and returns its stdout; a non-zero exit
