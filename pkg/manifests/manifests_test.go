@@ -3,6 +3,7 @@ package manifests
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/jsonpath"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
@@ -311,8 +313,41 @@ func TestTheJobKeepsItsReportInThePodLog(t *testing.T) {
 		"kubectl lanaccess manifests job | kubectl apply -f -",
 		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
 		"kubectl -n lanaccess logs job/lanaccess-doctor | " + ReportFilter + " > lanaccess.json",
+		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=30s --for=condition=Complete",
 	} {
 		assert.Contains(t, string(job), "#   "+line+"\n")
+	}
+}
+
+// The recipe waits with --for=jsonpath='{.status.conditions[-1:].type}' and no value: kubectl
+// (k8s.io/kubectl/pkg/cmd/wait/json.go, checkCondition) is satisfied when the expression finds
+// exactly one value, and errors on more than one. The Job's last condition is found once it
+// finishes, whether it succeeds or fails: the Job controller (pkg/controller/job,
+// trackJobStatusAndRemoveFinalizers) first appends SuccessCriteriaMet or FailureTarget, then
+// Complete or Failed once the pods' finalizers are gone, which is why the verdict is a second
+// wait, for Complete. A running Job has no condition. The lab test runs the recipe against a
+// real Job controller (a completed Job); this covers the failed one too.
+func TestTheRecipesWaitEndsOnCompleteAndOnFailed(t *testing.T) {
+	j := jsonpath.New("wait").AllowMissingKeys(true)
+	require.NoError(t, j.Parse("{.status.conditions[-1:].type}"))
+	for status, want := range map[string]string{
+		`{}`:                        "",
+		`{"active": 1, "ready": 1}`: "",
+		`{"conditions": [{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}], "succeeded": 1}`: "Complete",
+		`{"conditions": [{"type": "FailureTarget", "status": "True"}, {"type": "Failed", "status": "True"}], "failed": 1}`:           "Failed",
+		`{"conditions": [{"type": "FailureTarget", "status": "True"}]}`:                                                              "FailureTarget",
+	} {
+		var job map[string]any
+		require.NoError(t, json.Unmarshal([]byte(`{"status": `+status+`}`), &job))
+		results, err := j.FindResults(job)
+		require.NoError(t, err)
+		require.Len(t, results, 1)
+		if want == "" {
+			assert.Empty(t, results[0], "a running Job: kubectl keeps waiting")
+			continue
+		}
+		require.Len(t, results[0], 1, "exactly one value, or kubectl wait errors")
+		assert.Equal(t, want, results[0][0].Interface())
 	}
 }
 
