@@ -10,13 +10,21 @@ LDFLAGS := -s -w \
   -X github.com/lanaccess/kubectl-lanaccess/pkg/version.commit=$(COMMIT) \
   -X github.com/lanaccess/kubectl-lanaccess/pkg/version.date=$(DATE)
 GOLANGCI_LINT_VERSION := v2.15.0
+GORELEASER_VERSION := v2.15.1
+# Release tools, built once per version from the Go module proxy (krew's: krew/install_test.go).
+TOOLS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/tools
+GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+IMAGE_REPOSITORY ?= ghcr.io/lanaccess/kubectl-lanaccess
+# goreleaser reads the repository's URL from its git remote and, without one (a local clone),
+# knows neither the commit nor its date: give it the project's URL through git's environment.
+GORELEASER_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/lanaccess/kubectl-lanaccess.git)
 LAB := $(GO) run ./lab/cmd/lab
 # The plugin runs inside the lab's laptop namespace so that every packet, the system resolver's
 # included, stays in the lab.
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
+.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo image release-check release tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -78,11 +86,25 @@ demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from th
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
 	@ip netns exec laptop $(BIN) vpn-trace -n vpn --from-client --kubeconfig $(LAB_STATE)/kubeconfig || true
 
-release-check: ## goreleaser check and a snapshot build
-	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check
-	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --skip=publish
-	bash krew/render.sh dist dist/krew/lanaccess.yaml
-	bash krew/validate.sh krew/lanaccess.yaml dist/krew/lanaccess.yaml
+image: ## the container image of this checkout (linux/amd64, linux/arm64; tag "dev" unless a release) as an OCI layout in bin/image
+	rm -rf bin/image
+	for arch in amd64 arm64; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/linux_$$arch/kubectl-lanaccess ./cmd/kubectl-lanaccess || exit 1; \
+	done
+	$(GO) run ./cmd/build-image --binary linux/amd64=bin/linux_amd64/kubectl-lanaccess --binary linux/arm64=bin/linux_arm64/kubectl-lanaccess --out bin/image
+
+$(GORELEASER):
+	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+release-check: $(GORELEASER) ## snapshot archives and krew manifest (goreleaser), the image from them, and krew installing every archive
+	$(GORELEASER) check
+	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --skip=publish
+	$(GO) run ./cmd/build-image --dist dist --out dist/image
+	DIST=$(CURDIR)/dist $(GO) test -count=1 -tags release -timeout 30m -v -run 'TestGoreleasersKrewManifest|TestTheReleaseImage' ./krew/ ./pkg/release/image/
+
+release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew manifest (goreleaser), then push the image (docker credentials)
+	$(GORELEASER) release --clean
+	$(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY)
 
 tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
 	$(GO) mod tidy -diff
