@@ -32,8 +32,9 @@ help: ## list the targets
 build: ## build bin/kubectl-lanaccess
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-lanaccess
 
-install: build ## install the plugin as $(PREFIX)/bin/kubectl-lanaccess (kubectl finds it on PATH)
+install: build ## install the plugin and its completion helper in $(PREFIX)/bin (kubectl finds both on PATH)
 	install -m 0755 $(BIN) $(PREFIX)/bin/kubectl-lanaccess
+	install -m 0755 cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess $(PREFIX)/bin/kubectl_complete-lanaccess
 
 test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root)
 
@@ -45,7 +46,7 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 
 test-unit: ## unit tests (no root, no lab)
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 20m ./...
 
 test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
