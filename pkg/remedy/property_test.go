@@ -172,3 +172,19 @@ func FuzzPowerShellQuoteRoundTrips(f *testing.F) {
 		assert.Equal(t, v, readPowerShellSingleQuoted(t, PowerShellQuote(v)))
 	})
 }
+
+func FuzzCommentStaysAComment(f *testing.F) {
+	for _, h := range hostile {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		line := Comment("move the template " + v)
+		if !utf8.ValidString(line) {
+			return // the parser refuses invalid UTF-8; no line break can hide in it
+		}
+		file, err := syntax.NewParser().Parse(strings.NewReader(line), "")
+		require.NoError(t, err)
+		assert.Empty(t, file.Stmts, "a comment runs nothing: %q", line)
+		assert.NotContains(t, line, "\n")
+	})
+}
