@@ -51,7 +51,7 @@ func resetCommands(env Env, profile string) string {
 	case ws.Windows:
 		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + remedy.PowerShellQuote("."+env.Target.Zone) + "   # the zone's rule must be listed"
 	case ws.MacOS:
-		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\ncat /etc/resolver/" + env.Target.Zone + "   # must list the zone's servers"
+		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\n" + remedy.Command("cat", "/etc/resolver/"+env.Target.Zone) + "   # must list the zone's servers"
 	}
 	return configureCommand(env)
 }

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
@@ -108,13 +110,18 @@ func ZoneTemplate(addrs []netip.Addr) string {
 			v6 = append(v6, a)
 		}
 	}
-	b.WriteString("template IN A {\n")
-	for _, a := range v4 {
-		fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN A %s\"\n", a)
+	if len(v4) > 0 {
+		b.WriteString("template IN A {\n")
+		for _, a := range v4 {
+			fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN A %s\"\n", a)
+		}
+		b.WriteString("}")
 	}
-	b.WriteString("}")
 	if len(v6) > 0 {
-		b.WriteString("\ntemplate IN AAAA {\n")
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("template IN AAAA {\n")
 		for _, a := range v6 {
 			fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN AAAA %s\"\n", a)
 		}
@@ -210,5 +217,22 @@ func PowerShellQuote(s string) string {
 		b.WriteRune(r)
 	}
 	b.WriteByte('\'')
+	return b.String()
+}
+
+// Comment is a one-line shell comment ("# " + text) with every control character of text
+// written as a Go escape: a newline in a value read from a cluster (a quoted Corefile token
+// may hold one) would otherwise end the comment and start a command.
+func Comment(text string) string {
+	var b strings.Builder
+	b.WriteString("# ")
+	for _, r := range text {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
 	return b.String()
 }
