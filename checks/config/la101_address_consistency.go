@@ -245,12 +245,12 @@ func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 			}
 		}
 		if f.Addr.IsValid() && f.Addr.Is6() && src.RType == "A" {
-			return fmt.Sprintf("# %s: move %s into a `template IN AAAA` entry (the fix cannot be proven before it is written)", src.Fields[i], f.Addr)
+			return remedy.Comment(fmt.Sprintf("%s: move %s into a `template IN AAAA` entry (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
 		}
 		if f.Addr.IsValid() {
-			return fmt.Sprintf("# %s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr)
+			return remedy.Comment(fmt.Sprintf("%s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
 		}
-		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)", src.Fields[i])
+		return remedy.Comment(fmt.Sprintf("%s: write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)", src.Fields[i]))
 	}
 	svc := s.ProxyService
 	if src.Name == "dns" {

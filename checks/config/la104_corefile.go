@@ -137,7 +137,7 @@ func importFindings(s *kube.Setup, cf *corefile.Corefile, obj string) []engine.F
 		if imp.Unknown != "" {
 			out = append(out, engine.Finding{Code: "LA104-IMPORT-UNREAD", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
 				Message:     fmt.Sprintf("Corefile %s imports %s: %s, so what it adds to the configuration cannot be told", where, imp.Pattern, imp.Unknown),
-				Remediation: "# mount the imported files from a ConfigMap, or check them in the pod: " + remedy.Kubectl(s.DNSService.Namespace, "exec", "deploy/"+workloadName(s), "--", "ls", path.Dir(imp.Pattern))})
+				Remediation: "# mount the imported files from a ConfigMap, or check them in the pod:\n" + remedy.Kubectl(s.DNSService.Namespace, "exec", "deploy/"+workloadName(s), "--", "ls", path.Dir(imp.Pattern))})
 			continue
 		}
 		var from []string
@@ -188,7 +188,7 @@ func startFindings(s *kube.Setup, cf *corefile.Corefile) []engine.Finding {
 		} else if e, ok := reloadIntervalFix(s, cf, p); ok {
 			finding.Remediation = e.Remediation()
 		} else if ok {
-			finding.Remediation = remedy.EditConfigMap(f.CM.Namespace, f.CM.Name) + fmt.Sprintf("   # %s: the fix cannot be proven before it is written", p)
+			finding.Remediation = remedy.EditConfigMap(f.CM.Namespace, f.CM.Name) + "   " + remedy.Comment(p.String()+": the fix cannot be proven before it is written")
 		}
 		out = append(out, finding)
 	}

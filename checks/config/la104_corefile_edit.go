@@ -65,14 +65,14 @@ func (e corefileEdit) Remediation() string {
 	cm := e.file.CM
 	var b strings.Builder
 	b.WriteString(kube.ManagedNote(cm, "ConfigMap", "data."+e.file.Key))
-	fmt.Fprintf(&b, "# %s key %s: %s", kube.ConfigMapRef(cm), e.file.Key, e.What)
+	// every value read from the cluster stays inside its comment (remedy.Comment)
+	head := fmt.Sprintf("%s key %s: %s", kube.ConfigMapRef(cm), e.file.Key, e.What)
 	if e.Lines != "" {
-		b.WriteString(":\n")
-		for _, l := range strings.Split(strings.TrimRight(e.Lines, "\n"), "\n") {
-			b.WriteString("#   " + l + "\n")
-		}
-	} else {
-		b.WriteString("\n")
+		head += ":"
+	}
+	b.WriteString(remedy.Comment(head) + "\n")
+	if e.Lines != "" {
+		b.WriteString(commented(strings.TrimRight(e.Lines, "\n")) + "\n")
 	}
 	b.WriteString(remedy.MergePatch(cm.Namespace, "configmap", cm.Name, map[string]any{"data": map[string]string{e.file.Key: e.text}}))
 	return b.String()
@@ -137,5 +137,12 @@ func blockIndent(f podFile, b *corefile.ServerBlock) string {
 	return indentOf(f.Text, b.Line) + "    "
 }
 
-// commented writes Corefile lines as shell comments, so a remediation stays a shell script.
-func commented(snippet string) string { return indent(snippet, "#   ") }
+// commented writes Corefile lines as shell comments, so a remediation stays a shell script
+// (remedy.Comment: a control character of a line cannot end its comment).
+func commented(snippet string) string {
+	var out []string
+	for _, l := range strings.Split(snippet, "\n") {
+		out = append(out, remedy.Comment("  "+l))
+	}
+	return strings.Join(out, "\n")
+}

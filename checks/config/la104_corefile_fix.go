@@ -176,7 +176,7 @@ func splitFamilies(s *kube.Setup, b *corefile.ServerBlock, t *corefile.Template)
 	what := fmt.Sprintf("write the answers of %s that are not A records as A records (or remove them)", t.Label())
 	added := ""
 	if len(v6) > 0 {
-		aaaa := strings.SplitN(remedy.ZoneTemplate(v6), "}\n", 2)[1] // its `template IN AAAA` entry
+		aaaa := remedy.ZoneTemplate(v6) // IPv6 only: its `template IN AAAA` entry
 		added = scoped(aaaa, firstZone(t), t.ExplicitZones)
 		g := f
 		g.Text = text
@@ -361,6 +361,6 @@ func addAAAATemplate(s *kube.Setup, a *corefile.Template, addrs []netip.Addr) (c
 	if !ok || a.EndLine == 0 {
 		return corefileEdit{}, false
 	}
-	snippet := scoped(strings.SplitN(remedy.ZoneTemplate(addrs), "}\n", 2)[1], firstZone(a), a.ExplicitZones)
+	snippet := scoped(remedy.ZoneTemplate(addrs), firstZone(a), a.ExplicitZones)
 	return insertAfter(f, a.EndLine, indent(snippet, indentOf(f.Text, a.Line)), fmt.Sprintf("add after %s", a.Label())), true
 }

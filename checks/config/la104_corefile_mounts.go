@@ -62,7 +62,7 @@ func portFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engi
 			out = append(out, engine.Finding{Code: "LA104-PORT-MISMATCH", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %s: nothing answers them", zb.Label(), n, kube.ServiceRef(s.DNSService), joinPorts(targets)),
 				Evidence:    map[string]any{"corefilePort": n, "targetPorts": targets, "line": zb.Line},
-				Remediation: edit + fmt.Sprintf("   # write the blocks as %s:%d and .:%d (or target port %d in the Service; the fix cannot be proven before it is written)", strings.TrimSuffix(s.Zone, "."), targets[0], targets[0], n)})
+				Remediation: edit + "   " + remedy.Comment(fmt.Sprintf("write the blocks as %s:%d and .:%d (or target port %d in the Service; the fix cannot be proven before it is written)", strings.TrimSuffix(s.Zone, "."), targets[0], targets[0], n))})
 		}
 	}
 	return dedupe(out)
@@ -101,10 +101,9 @@ func mountFindings(s *kube.Setup, obj string) []engine.Finding {
 			continue
 		}
 		out = append(out, engine.Finding{Code: "LA104-SUBPATH", Severity: engine.SeverityWarn, Object: obj,
-			Message:  fmt.Sprintf("container %s mounts the ConfigMap with subPath %q at %s: the kubelet never updates subPath mounts, so edits are not seen until the pods restart, whatever `reload` says", m.Container, m.SubPath, m.MountPath),
-			Evidence: map[string]any{"container": m.Container, "mountPath": m.MountPath, "subPath": m.SubPath},
-			Remediation: fmt.Sprintf("# mount the volume as a directory and point -conf at the file:\nvolumeMounts:\n  - {name: %s, mountPath: %s, readOnly: true}\nargs: [\"-conf\", \"%s/%s\"]",
-				m.Volume, path.Dir(m.MountPath), path.Dir(m.MountPath), path.Base(m.MountPath))})
+			Message:     fmt.Sprintf("container %s mounts the ConfigMap with subPath %q at %s: the kubelet never updates subPath mounts, so edits are not seen until the pods restart, whatever `reload` says", m.Container, m.SubPath, m.MountPath),
+			Evidence:    map[string]any{"container": m.Container, "mountPath": m.MountPath, "subPath": m.SubPath},
+			Remediation: subPathFix(s, m)})
 	}
 	if len(s.CorefileMounts) == 0 && (s.DNSWorkload != nil || len(s.DNSPods) > 0) {
 		out = append(out, engine.Finding{Code: "LA104-NOT-MOUNTED", Severity: engine.SeverityWarn, Object: obj,
@@ -137,4 +136,43 @@ func fileZoneFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []
 		}
 	}
 	return out
+}
+
+// subPathFix mounts the volume as the directory above the subPath mount and points -conf at
+// the file's name in the volume (the subPath, which the items may have renamed), in one JSON
+// patch of the Deployment; the kubelet then updates the file and `reload` sees edits.
+func subPathFix(s *kube.Setup, m kube.ConfigMapMount) string {
+	dep := s.DNSWorkload
+	manual := remedy.Comment(fmt.Sprintf("mount volume %s as the directory %s and point -conf at %s (the fix cannot be proven before it is written)", m.Volume, path.Dir(m.MountPath), path.Join(path.Dir(m.MountPath), m.SubPath)))
+	if dep == nil || path.Clean(s.CorefileConf) != path.Clean(m.MountPath) {
+		return manual
+	}
+	for i, c := range dep.Spec.Template.Spec.Containers {
+		if c.Name != m.Container {
+			continue
+		}
+		for j, vm := range c.VolumeMounts {
+			if vm.Name != m.Volume || vm.MountPath != m.MountPath || vm.SubPath != m.SubPath {
+				continue
+			}
+			field, args := "args", c.Args
+			if !slices.Contains(args, "-conf") && !slices.Contains(args, "--conf") {
+				field, args = "command", c.Command
+			}
+			conf := path.Join(path.Dir(m.MountPath), m.SubPath)
+			out := slices.Clone(args)
+			for k := range out {
+				if (out[k] == "-conf" || out[k] == "--conf") && k+1 < len(out) {
+					out[k+1] = conf
+				}
+			}
+			base := fmt.Sprintf("/spec/template/spec/containers/%d", i)
+			ops := []remedy.PatchOp{{Op: "replace", Path: fmt.Sprintf("%s/volumeMounts/%d", base, j), Value: map[string]any{"name": vm.Name, "mountPath": path.Dir(m.MountPath), "readOnly": true}}}
+			if !slices.Equal(out, args) {
+				ops = append(ops, remedy.PatchOp{Op: "replace", Path: base + "/" + field, Value: out})
+			}
+			return kube.ManagedNote(dep, "Deployment", "spec.template.spec.containers") + remedy.JSONPatch(dep.Namespace, "deployment", dep.Name, ops...)
+		}
+	}
+	return manual
 }

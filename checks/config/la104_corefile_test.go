@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,4 +106,21 @@ func TestCorefileConfigNeverAddsAZoneBlockBesideAnImportItCannotRead(t *testing.
 		assert.NotEqual(t, "LA104-NO-ZONE-BLOCK", f.Code)
 	}
 	assert.NotEmpty(t, configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns"))
+}
+
+// The subPath fix mounts the directory and points -conf at the file's name in the volume: the
+// subPath, which the volume's items may have renamed (here key Corefile at path lan).
+func TestCorefileConfigSubPathFixPointsConfAtTheFileInTheVolume(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(d *appsv1.Deployment) {
+		c := &d.Spec.Template.Spec.Containers[0]
+		c.Args = []string{"-conf", "/etc/coredns/Corefile.lan"}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/coredns/Corefile.lan", SubPath: "lan"}}
+		d.Spec.Template.Spec.Volumes[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "Corefile", Path: "lan"}}
+	}))
+	_, o := runConfigCheck(t, CorefileConfig(env))
+	f := configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Equal(t, "LA104-SUBPATH", f[0].Code)
+	assert.Contains(t, f[0].Remediation, `{"mountPath":"/etc/coredns","name":"config","readOnly":true}`)
+	assert.Contains(t, f[0].Remediation, `"value":["-conf","/etc/coredns/lan"]`)
 }

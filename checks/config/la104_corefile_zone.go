@@ -130,7 +130,7 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []asked) []e
 	case o.Rcode != dns.RcodeSuccess:
 		return []engine.Finding{{Code: "LA104-A-SERVFAIL", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
 			Message:     fmt.Sprintf("A queries for %s get %s from %s: workstations get no address", namesOf(g), dns.RcodeToString[o.Rcode], o.By.Where()),
-			Remediation: remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name) + fmt.Sprintf("   # the template at %s (the fix cannot be proven before it is written)", o.By.Where())}}
+			Remediation: remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name) + "   " + remedy.Comment(fmt.Sprintf("the template at %s (the fix cannot be proven before it is written)", o.By.Where()))}}
 	case len(o.Records) == 0:
 		return []engine.Finding{emptyA(s, cf, g, ev, obj)}
 	}
@@ -230,7 +230,7 @@ func answerFindings(s *kube.Setup, cf *corefile.Corefile, g []asked, obj string)
 			out = append(out, engine.Finding{Code: "LA104-FIXED-OWNER", Severity: engine.SeverityWarn, Object: obj,
 				Message:     fmt.Sprintf("Corefile line %d: the answer's owner is fixed (%q) instead of {{ .Name }}: a client asking another name gets a record for a different name and discards it", a.Line, a.Text),
 				Evidence:    map[string]any{"line": a.Line, "answer": a.Text},
-				Remediation: remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name) + fmt.Sprintf("   # line %d: answer \"{{ .Name }} 60 IN A %s\"", a.Line, a.Data)})
+				Remediation: remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name) + "   " + remedy.Comment(fmt.Sprintf("line %d: answer \"{{ .Name }} 60 IN A %s\" (the fix cannot be proven before it is written)", a.Line, a.Data))})
 		case !a.Static:
 			out = append(out, engine.Finding{Code: "LA104-DYNAMIC-ANSWER", Severity: engine.SeverityInfo, Object: obj,
 				Message:  fmt.Sprintf("Corefile line %d: the answer depends on the name asked, so its addresses are not compared here (LA301 asks live)", a.Line),
