@@ -240,7 +240,7 @@ func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 			o = s.ZoneAnswers.AAAA
 		}
 		if t := answeringTemplate(o); src.Unbuildable[i] && t != nil {
-			if e, ok := splitFamilies(s, o.Block, t); ok {
+			if e, ok := splitFamilies(s, t); ok {
 				return e.Remediation()
 			}
 		}
@@ -250,7 +250,7 @@ func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 		if f.Addr.IsValid() {
 			return remedy.Comment(fmt.Sprintf("%s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
 		}
-		return remedy.Comment(fmt.Sprintf("%s: write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)", src.Fields[i]))
+		return remedy.Comment(src.Fields[i] + ": write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)")
 	}
 	svc := s.ProxyService
 	if src.Name == "dns" {
@@ -274,7 +274,7 @@ func setFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 		}
 	}
 	ref := known[0].set()
-	for i := 0; i < len(known); i++ {
+	for i := range known {
 		for j := i + 1; j < len(known); j++ {
 			if slices.Equal(known[i].set(), known[j].set()) {
 				ref = known[i].set()
@@ -330,9 +330,9 @@ func threeWayDiff(sources []addrSource) []string {
 		}
 	}
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
-	var lines []string
+	lines := make([]string, 0, len(all))
 	for _, a := range all {
-		var cols []string
+		cols := make([]string, 0, len(sources))
 		for _, s := range sources {
 			mark := "no"
 			if slices.Contains(s.set(), a) {

@@ -114,7 +114,8 @@ func TestAddressConsistencyDoesNotJudgeAnswersThatDependOnTheQuery(t *testing.T)
 // corpusEnv discovers one case of the corpus (testdata/corpus).
 func corpusEnv(t *testing.T, name string, variants ...string) *Env {
 	t.Helper()
-	paths := []string{filepath.Join("..", "..", "testdata", "corpus", name, "objects.yaml")}
+	paths := make([]string, 0, 1+len(variants))
+	paths = append(paths, filepath.Join("..", "..", "testdata", "corpus", name, "objects.yaml"))
 	for _, v := range variants {
 		paths = append(paths, filepath.Join("..", "..", "testdata", "corpus", name, "variants", v+".yaml"))
 	}
@@ -167,7 +168,7 @@ func TestAddressConsistencyFixOfOneFamilyKeepsTheOther(t *testing.T) {
 
 func TestAddressConsistencyNamesTheValuesKeyOfAnOwnedService(t *testing.T) {
 	_, o := runConfigCheck(t, AddressConsistency(corpusEnv(t, "coredns-chart-helm-owned-dns-lacks-address")))
-	var fixes []string
+	fixes := make([]string, 0, len(o.Findings))
 	for _, f := range o.Findings {
 		fixes = append(fixes, f.Remediation)
 	}

@@ -94,9 +94,8 @@ func missingKeyFinding(s *kube.Setup, obj, edit string) engine.Finding {
 func parseErrorFinding(s *kube.Setup, obj string) engine.Finding {
 	ev := map[string]any{"key": s.CorefileKey, "error": s.CorefileErr.Error()}
 	code := "LA104-SYNTAX"
-	var pe *corefile.ParseError
 	where := remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name)
-	if errors.As(s.CorefileErr, &pe) {
+	if pe, ok := errors.AsType[*corefile.ParseError](s.CorefileErr); ok {
 		if pe.Line > 0 {
 			ev["line"] = pe.Line
 		}
@@ -166,7 +165,7 @@ func workloadName(s *kube.Setup) string {
 // the pod logs). A zone defined twice is named with both places, and the fix removes the copy
 // that is not in an imported file: never a block added beside one an import defines.
 func startFindings(s *kube.Setup, cf *corefile.Corefile) []engine.Finding {
-	var out []engine.Finding
+	out := make([]engine.Finding, 0, len(cf.Problems))
 	for i, p := range cf.Problems {
 		f, ok := corefileSource(s, p.File)
 		obj := kube.ConfigMapRef(s.ConfigMap)

@@ -94,7 +94,7 @@ func indentOf(text string, n int) string {
 // indent prefixes every line of snippet.
 func indent(snippet, prefix string) string {
 	var out []string
-	for _, l := range strings.Split(strings.TrimRight(snippet, "\n"), "\n") {
+	for l := range strings.SplitSeq(strings.TrimRight(snippet, "\n"), "\n") {
 		out = append(out, prefix+l)
 	}
 	return strings.Join(out, "\n")
@@ -141,7 +141,7 @@ func blockIndent(f podFile, b *corefile.ServerBlock) string {
 // (remedy.Comment: a control character of a line cannot end its comment).
 func commented(snippet string) string {
 	var out []string
-	for _, l := range strings.Split(snippet, "\n") {
+	for l := range strings.SplitSeq(snippet, "\n") {
 		out = append(out, remedy.Comment("  "+l))
 	}
 	return strings.Join(out, "\n")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
@@ -27,7 +28,7 @@ func scoped(snippet, zone string, scope bool) string {
 		return snippet
 	}
 	var out []string
-	for _, l := range strings.Split(snippet, "\n") {
+	for l := range strings.SplitSeq(snippet, "\n") {
 		if f := strings.Fields(l); len(f) == 4 && f[0] == "template" && f[3] == "{" {
 			l = strings.Replace(l, f[2]+" {", f[2]+" "+zoneSuffix(zone)+" {", 1)
 		}
@@ -112,7 +113,7 @@ func addZoneBlock(s *kube.Setup, cf *corefile.Corefile, port string) corefileEdi
 	if port == "" {
 		port = "53"
 		if t := dnsTargetPorts(s); len(t) > 0 {
-			port = fmt.Sprint(t[0])
+			port = strconv.Itoa(int(t[0]))
 		}
 	}
 	f, ok := corefileSource(s, "")
@@ -122,11 +123,8 @@ func addZoneBlock(s *kube.Setup, cf *corefile.Corefile, port string) corefileEdi
 	block := remedy.ZoneBlock(s.Zone, port, kube.ExternalAddrs(s.DNSService))
 	what := fmt.Sprintf("add the zone's server block at the end (no block of the Corefile or its imports serves %s on port %s)", s.Zone, port)
 	if o, owned := kube.OwnerOf(s.ConfigMap); owned && o.Tool == "k3s" {
-		for _, imp := range cf.Imports {
-			if imp.File == "" && strings.Contains(imp.Pattern, "*") {
-				what += fmt.Sprintf("; k3s rewrites this ConfigMap, so put the block in the files the Corefile imports (%s) instead", imp.Pattern)
-				break
-			}
+		if i := slices.IndexFunc(cf.Imports, func(imp corefile.Import) bool { return imp.File == "" && strings.Contains(imp.Pattern, "*") }); i >= 0 {
+			what += fmt.Sprintf("; k3s rewrites this ConfigMap, so put the block in the files the Corefile imports (%s) instead", cf.Imports[i].Pattern)
 		}
 	}
 	return appendBlock(f, block, what)
@@ -135,7 +133,7 @@ func addZoneBlock(s *kube.Setup, cf *corefile.Corefile, port string) corefileEdi
 // splitFamilies moves the IPv6 addresses written as `IN A` answers into a `template IN AAAA`
 // entry after the A one (an IPv6 address in IN A makes CoreDNS SERVFAIL every A query). Other
 // answers that are not records are dropped: LA101 names them.
-func splitFamilies(s *kube.Setup, b *corefile.ServerBlock, t *corefile.Template) (corefileEdit, bool) {
+func splitFamilies(s *kube.Setup, t *corefile.Template) (corefileEdit, bool) {
 	f, ok := corefileSource(s, t.File)
 	if !ok {
 		return corefileEdit{}, false
@@ -168,10 +166,10 @@ func splitFamilies(s *kube.Setup, b *corefile.ServerBlock, t *corefile.Template)
 		g.Text = text
 		text = replaceLines(g, line, line, fmt.Sprintf("%sanswer \"{{ .Name }} 60 IN A %s\"", indentOf(f.Text, line), addr), "").Text()
 	}
-	for i := len(drop) - 1; i >= 0; i-- {
+	for _, line := range slices.Backward(drop) {
 		g := f
 		g.Text = text
-		text = replaceLines(g, drop[i], drop[i], "", "").Text()
+		text = replaceLines(g, line, line, "", "").Text()
 	}
 	what := fmt.Sprintf("write the answers of %s that are not A records as A records (or remove them)", t.Label())
 	added := ""
@@ -282,10 +280,7 @@ func scopeTemplate(s *kube.Setup, t *corefile.Template) (corefileEdit, bool) {
 
 // addForward adds `forward . /etc/resolv.conf` at the end of block b.
 func addForward(s *kube.Setup, b *corefile.ServerBlock) corefileEdit {
-	after := b.EndLine - 1
-	if after < b.Line {
-		after = b.Line
-	}
+	after := max(b.EndLine-1, b.Line)
 	e, _ := insertInBlock(s, b, after, "forward . /etc/resolv.conf", "forward the names outside the zone to the node's resolvers (dnsPolicy Default)")
 	return e
 }
@@ -344,10 +339,10 @@ func zoneAnswersEdit(s *kube.Setup, addrs []netip.Addr, rtype string) (corefileE
 		added = append(added, fmt.Sprintf("%sanswer \"{{ .Name }} 60 IN %s %s\"", ind, rtype, ad))
 	}
 	text := f.Text
-	for i := len(answerLines) - 1; i >= 0; i-- {
+	for _, line := range slices.Backward(answerLines) {
 		g := f
 		g.Text = text
-		text = replaceLines(g, answerLines[i], answerLines[i], "", "").Text()
+		text = replaceLines(g, line, line, "", "").Text()
 	}
 	g := f
 	g.Text = text
@@ -362,5 +357,5 @@ func addAAAATemplate(s *kube.Setup, a *corefile.Template, addrs []netip.Addr) (c
 		return corefileEdit{}, false
 	}
 	snippet := scoped(remedy.ZoneTemplate(addrs), firstZone(a), a.ExplicitZones)
-	return insertAfter(f, a.EndLine, indent(snippet, indentOf(f.Text, a.Line)), fmt.Sprintf("add after %s", a.Label())), true
+	return insertAfter(f, a.EndLine, indent(snippet, indentOf(f.Text, a.Line)), "add after "+a.Label()), true
 }

@@ -174,6 +174,7 @@ func TestEveryCorefileFixIsAcceptedByTheRealCoreDNS(t *testing.T) {
 }
 
 func corefileCheckPasses(t *testing.T, env *Env) bool {
+	t.Helper()
 	st, _ := runConfigCheck(t, CorefileConfig(env))
 	return st == "pass"
 }

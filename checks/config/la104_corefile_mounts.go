@@ -50,13 +50,14 @@ func portFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engi
 	var out []engine.Finding
 	for _, zb := range zoneBlocks(cf, s.Zone) {
 		for _, p := range zb.Ports() {
-			n, err := strconv.Atoi(p)
+			n64, err := strconv.ParseUint(p, 10, 16)
+			n := int32(n64) // #nosec G115 -- ParseUint bounded it to 16 bits
 			if err != nil {
 				out = append(out, engine.Finding{Code: "LA104-PORT-FROM-ENV", Severity: engine.SeverityInfo, Object: obj,
 					Message: fmt.Sprintf("%s listens on %s, set in the pod's environment: not compared with the Service's target port", zb.Label(), p)})
 				continue
 			}
-			if slices.Contains(targets, int32(n)) || slices.Contains(declared, int32(n)) {
+			if slices.Contains(targets, n) || slices.Contains(declared, n) {
 				continue
 			}
 			out = append(out, engine.Finding{Code: "LA104-PORT-MISMATCH", Severity: engine.SeverityFail, Object: obj,
@@ -86,7 +87,7 @@ func dnsDeclaredPorts(s *kube.Setup) []int32 {
 }
 
 func joinPorts(ports []int32) string {
-	var out []string
+	out := make([]string, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, strconv.Itoa(int(p)))
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -23,14 +24,7 @@ func zoneNames(s *kube.Setup) []string {
 	return names
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 // asked is one question and what CoreDNS does with it.
 type asked struct {
@@ -58,7 +52,7 @@ func group(cf *corefile.Corefile, names []string, qtype uint16, port string) [][
 }
 
 func namesOf(g []asked) string {
-	var out []string
+	out := make([]string, 0, len(g))
 	for _, a := range g {
 		out = append(out, a.name)
 	}
@@ -67,8 +61,8 @@ func namesOf(g []asked) string {
 
 // zoneFindings judges what CoreDNS answers for names of the zone on port.
 func zoneFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Finding {
-	var out []engine.Finding
 	names := zoneNames(s)
+	out := make([]engine.Finding, 0, 2*len(names))
 	aGroups := group(cf, names, dns.TypeA, port)
 	for _, g := range aGroups {
 		out = append(out, aFindings(s, cf, port, g)...)
@@ -134,7 +128,7 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []asked) []e
 	case len(o.Records) == 0:
 		return []engine.Finding{emptyA(s, cf, g, ev, obj)}
 	}
-	return answerFindings(s, cf, g, obj)
+	return answerFindings(s, g, obj)
 }
 
 // templateBlocks are the blocks with a template entry naming zone.
@@ -184,7 +178,7 @@ func templateServfail(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[st
 	}
 	if len(bad) > 0 {
 		f.Message = fmt.Sprintf("A queries for %s get SERVFAIL: CoreDNS builds each answer of %s at query time, and %s; one answer that is not an A record fails them all", namesOf(g), t.Label(), strings.Join(bad, "; "))
-		if e, ok := splitFamilies(s, o.Block, t); ok {
+		if e, ok := splitFamilies(s, t); ok {
 			f.Remediation = e.Remediation()
 		}
 		return f
@@ -218,7 +212,7 @@ func emptyA(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[string]any, 
 }
 
 // answerFindings: the answers are addresses; each should be for the name asked.
-func answerFindings(s *kube.Setup, cf *corefile.Corefile, g []asked, obj string) []engine.Finding {
+func answerFindings(s *kube.Setup, g []asked, obj string) []engine.Finding {
 	t := answeringTemplate(g[0].o)
 	if t == nil {
 		return nil

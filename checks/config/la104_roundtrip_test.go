@@ -31,16 +31,16 @@ type roundTripCase struct {
 
 func roundTripCases(t *testing.T) []roundTripCase {
 	t.Helper()
-	var out []roundTripCase
 	dirs, err := filepath.Glob(filepath.Join(configBroken, "la10[145]-*"))
 	require.NoError(t, err)
+	cases, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corpus", "*", "objects.yaml"))
+	require.NoError(t, err)
+	out := make([]roundTripCase, 0, len(dirs)+len(cases))
 	for _, d := range dirs {
 		objs, err := fixture.Load(configHealthy, d)
 		require.NoError(t, err)
 		out = append(out, roundTripCase{name: "fixture " + filepath.Base(d), objs: objs, sel: readSelection(t, filepath.Join(d, "flags"))})
 	}
-	cases, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corpus", "*", "objects.yaml"))
-	require.NoError(t, err)
 	for _, c := range cases {
 		objs, err := fixture.Load(c)
 		require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -122,7 +121,7 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 			Remediation: remedy.Apply(remedy.YAML(map[string]any{
 				"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
 				"metadata": metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
-				"spec": policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+				"spec": policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(1)),
 					Selector: &metav1.LabelSelector{MatchLabels: dep.Spec.Template.Labels}},
 			}))}}
 	}
@@ -151,7 +150,7 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 func pdbKeeps(p policyv1.PodDisruptionBudget, replicas int32) (int32, bool) {
 	scaled := func(v *intstr.IntOrString, roundUp bool) (int32, bool) {
 		n, err := intstr.GetScaledValueFromIntOrPercent(v, int(replicas), roundUp)
-		return int32(n), err == nil
+		return int32(min(n, int(replicas))), err == nil //nolint:gosec // G115: at most replicas, an int32
 	}
 	if p.Spec.MinAvailable != nil {
 		return scaled(p.Spec.MinAvailable, true)
@@ -242,7 +241,7 @@ func hasCap(list []corev1.Capability, name string) bool {
 }
 
 func capNames(list []corev1.Capability) string {
-	var out []string
+	out := make([]string, 0, len(list))
 	for _, c := range list {
 		out = append(out, string(c))
 	}

@@ -98,7 +98,7 @@ func TestDNSDeploymentReadsCapabilityNamesAsTheRuntimesDo(t *testing.T) {
 
 	st, o = runConfigCheck(t, DNSDeployment(corpusEnv(t, "capabilities-lowercase-all-without-bind")))
 	assert.Equal(t, engine.StatusFail, st)
-	var codes, messages []string
+	codes, messages := make([]string, 0, len(o.Findings)), make([]string, 0, len(o.Findings))
 	for _, f := range o.Findings {
 		codes = append(codes, f.Code)
 		messages = append(messages, f.Message)
@@ -110,8 +110,9 @@ func TestDNSDeploymentReadsCapabilityNamesAsTheRuntimesDo(t *testing.T) {
 func TestDNSDeploymentSaysWhenAProbeReachesNoPlugin(t *testing.T) {
 	st, o := runConfigCheck(t, DNSDeployment(corpusEnv(t, "k8s-addon-coredns-base-seed-corefile")))
 	assert.Equal(t, engine.StatusFail, st)
-	var msgs []string
-	for _, f := range configFindings(o, engine.SeverityFail, "") {
+	fails := configFindings(o, engine.SeverityFail, "")
+	msgs := make([]string, 0, len(fails))
+	for _, f := range fails {
 		msgs = append(msgs, f.Code+": "+f.Message)
 	}
 	all := strings.Join(msgs, "\n")

@@ -128,7 +128,7 @@ func notReadyCause(s *kube.Setup, spec *corev1.PodSpec) string {
 		}
 	}
 	var pe *corefile.ParseError
-	if s.CorefileErr != nil && !(errors.As(s.CorefileErr, &pe) && pe.Unknown) {
+	if s.CorefileErr != nil && (!errors.As(s.CorefileErr, &pe) || !pe.Unknown) {
 		causes = append(causes, "CoreDNS cannot read the Corefile ("+s.CorefileErr.Error()+")")
 	}
 	return strings.Join(causes, "; ")

@@ -68,5 +68,5 @@ func writeFile(p, content string) error {
 	if _, err := os.Lstat(p); err == nil {
 		return fmt.Errorf("%s is laid out twice", p)
 	}
-	return os.WriteFile(p, []byte(content), 0o644)
+	return os.WriteFile(p, []byte(content), 0o600)
 }

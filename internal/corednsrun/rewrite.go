@@ -126,7 +126,7 @@ func (r *rewriter) file(p string, depth int) error {
 		return err
 	}
 	var out []string
-	for _, line := range strings.Split(string(raw), "\n") {
+	for line := range strings.SplitSeq(string(raw), "\n") {
 		ws := words(line)
 		if len(ws) == 0 {
 			out = append(out, line)
@@ -146,10 +146,10 @@ func (r *rewriter) file(p string, depth int) error {
 			}
 		}
 	}
-	return os.WriteFile(real, []byte(strings.Join(out, "\n")), 0o644)
+	return os.WriteFile(real, []byte(strings.Join(out, "\n")), 0o600)
 }
 
-func (r *rewriter) line(file, line string, ws []string, depth int) (string, error) {
+func (r *rewriter) line(_, line string, ws []string, depth int) (string, error) {
 	ind := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 	switch {
 	case ws[0] == "import" && len(ws) > 1:
@@ -237,7 +237,7 @@ func (r *rewriter) directive(ind string, ws []string, line string) (string, erro
 	case "forward":
 		if len(args) >= 2 {
 			// one distinct stub address per upstream: forward counts (and deduplicates) them
-			var tos []string
+			tos := make([]string, 0, len(args)-1)
 			for i := range args[1:] {
 				tos = append(tos, stubAddr(r.stub, i))
 			}

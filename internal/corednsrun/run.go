@@ -88,7 +88,7 @@ func (a Answer) NameType() (string, uint16) {
 // Records writes rrs as the corpus harness does: one space between fields, sorted; without the
 // TTL when withTTL is false.
 func Records(rrs []dns.RR, withTTL bool) []string {
-	var out []string
+	out := make([]string, 0, len(rrs))
 	for _, rr := range rrs {
 		rr = dns.Copy(rr)
 		if !withTTL {
@@ -134,7 +134,7 @@ func (p *Process) Write(path, content string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(real, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(real, []byte(content), 0o600); err != nil {
 		return err
 	}
 	delete(p.rw.seen, real)
@@ -171,7 +171,7 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout+2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-conf", filepath.Join(root, conf))
+	cmd := exec.CommandContext(ctx, bin, "-conf", filepath.Join(root, conf)) //nolint:gosec // G204: the lab's own CoreDNS build, on a file this test laid out
 	cmd.Dir = root
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	var out syncBuffer
@@ -184,7 +184,8 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 	defer func() {
 		_ = cmd.Process.Kill()
 		select {
-		case <-exited:
+		case err := <-exited:
+			_ = err // killed here: its exit status says nothing
 		case <-time.After(5 * time.Second):
 		}
 	}()
@@ -310,7 +311,7 @@ func normalise(s, root string, ports map[string]int) string {
 		s = strings.ReplaceAll(s, ":"+strconv.Itoa(p), ":"+orig)
 	}
 	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
 		l = strings.TrimSpace(logStamp.ReplaceAllString(l, ""))
 		if l != "" && !strings.HasPrefix(l, "maxprocs:") {
 			lines = append(lines, l)

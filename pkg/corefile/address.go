@@ -120,10 +120,10 @@ func reverseZones(p netip.Prefix) []string {
 	}
 	bits := p.Bits()
 	target := (bits + step - 1) / step * step
-	var out []string
 	n := 1 << (target - bits)
+	out := make([]string, 0, n)
 	a := p.Addr()
-	for i := 0; i < n; i++ {
+	for range n {
 		out = append(out, reverseName(a, target, step))
 		a = advance(a, a.BitLen()-target)
 	}
@@ -135,14 +135,14 @@ func reverseName(a netip.Addr, bits, step int) string {
 	var labels []string
 	if a.Is4() {
 		b := a.As4()
-		for i := 0; i < bits/8; i++ {
+		for i := range bits / 8 {
 			labels = append([]string{strconv.Itoa(int(b[i]))}, labels...)
 		}
 		return strings.Join(append(labels, "in-addr.arpa."), ".")
 	}
 	b := a.As16()
 	const hexdigits = "0123456789abcdef"
-	for i := 0; i < bits/step; i++ {
+	for i := range bits / step {
 		nibble := b[i/2] >> 4
 		if i%2 == 1 {
 			nibble = b[i/2] & 0x0f

@@ -13,6 +13,7 @@ package corefile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -207,11 +208,4 @@ func (p Plugin) Where() string {
 	return fmt.Sprintf("line %d", p.Line)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func contains(list []string, s string) bool { return slices.Contains(list, s) }

@@ -21,7 +21,7 @@ func loadCorefile(t *testing.T, name string) []byte {
 
 func addrs(t *testing.T, ss ...string) []netip.Addr {
 	t.Helper()
-	var out []netip.Addr
+	out := make([]netip.Addr, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, netip.MustParseAddr(s))
 	}
@@ -78,19 +78,32 @@ func TestCorefileQueriesFollowCoreDNSTemplateSemantics(t *testing.T) {
 		check          func(t *testing.T, o Outcome)
 	}{
 		{"the catch-all first answers A with NODATA", "catchall-first.Corefile", "x.apps.example.com", dns.TypeA,
-			func(t *testing.T, o Outcome) { assert.True(t, o.NoData(), o.Describe()) }},
+			func(t *testing.T, o Outcome) { t.Helper(); assert.True(t, o.NoData(), o.Describe()) }},
 		{"without catch-all AAAA reaches no plugin: SERVFAIL", "no-catchall.Corefile", "x.apps.example.com", dns.TypeAAAA,
-			func(t *testing.T, o Outcome) { assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe()) }},
+			func(t *testing.T, o Outcome) {
+				t.Helper()
+				assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe())
+			}},
 		{"a zone-less catch-all in . answers every name NODATA", "zoneless-any-in-dot.Corefile", "example.org", dns.TypeA,
-			func(t *testing.T, o Outcome) { assert.True(t, o.NoData(), o.Describe()) }},
+			func(t *testing.T, o Outcome) { t.Helper(); assert.True(t, o.NoData(), o.Describe()) }},
 		{"an answer CoreDNS cannot build SERVFAILs the query", "bad-answer-ip.Corefile", "x.apps.example.com", dns.TypeA,
-			func(t *testing.T, o Outcome) { assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe()) }},
+			func(t *testing.T, o Outcome) {
+				t.Helper()
+				assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe())
+			}},
 		{"a match that does not match and no fallthrough: SERVFAIL", "dynamic-answer.Corefile", "grafana.apps.example.com", dns.TypeA,
-			func(t *testing.T, o Outcome) { assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe()) }},
+			func(t *testing.T, o Outcome) {
+				t.Helper()
+				assert.Equal(t, dns.RcodeServerFailure, o.Rcode, o.Describe())
+			}},
 		{"groups of the match fill the answer", "dynamic-answer.Corefile", "10-12.apps.example.com", dns.TypeA,
-			func(t *testing.T, o Outcome) { assert.Equal(t, addrs(t, "10.0.10.12"), o.Addrs(), o.Describe()) }},
+			func(t *testing.T, o Outcome) {
+				t.Helper()
+				assert.Equal(t, addrs(t, "10.0.10.12"), o.Addrs(), o.Describe())
+			}},
 		{"the file plugin answers from its zone file", "file-plugin.Corefile", "x.apps.example.com", dns.TypeA,
 			func(t *testing.T, o Outcome) {
+				t.Helper()
 				assert.False(t, o.Known())
 				assert.False(t, o.Forwarded)
 				assert.Equal(t, "file", o.By.Name)

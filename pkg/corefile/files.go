@@ -1,7 +1,6 @@
 package corefile
 
 import (
-	"fmt"
 	"path"
 	"path/filepath"
 	"slices"
@@ -237,7 +236,7 @@ func (f *Files) Known(p string) bool { return f.stat(p) != kindUnknown }
 type errUnknownPath struct{ path string }
 
 func (e errUnknownPath) Error() string {
-	return fmt.Sprintf("%s is not in a ConfigMap volume of the pod: its content cannot be read from the API", e.path)
+	return e.path + " is not in a ConfigMap volume of the pod: its content cannot be read from the API"
 }
 
 // glob matches pattern as Go's filepath.Glob does on the pod's filesystem (CoreDNS's import

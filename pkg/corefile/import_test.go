@@ -109,6 +109,7 @@ func TestImportOfAPathTheAPIDoesNotShowIsUnknown(t *testing.T) {
 		{name: "a path outside the pod's ConfigMaps is unknown, not missing",
 			files: map[string]string{"Corefile": "import /opt/extra/*.server\n.:53 {\n whoami\n}\n"},
 			check: func(t *testing.T, c *Corefile) {
+				t.Helper()
 				require.Len(t, c.Incomplete, 1)
 				assert.Contains(t, c.Incomplete[0], "/opt/extra")
 				assert.Contains(t, ask(c, "x", dns.TypeA, "53").Unknown, "/opt/extra")
@@ -140,9 +141,9 @@ func TestTheConfFileMustExistInThePod(t *testing.T) {
 // The grouping parser follows caddy's step by step; on every Corefile that imports no file,
 // both must give the same server blocks and the same tokens per directive, or the same error.
 func TestGroupingMatchesCaddysParserOnEveryTestdataCorefile(t *testing.T) {
-	var inputs [][]byte
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "corefiles", "*.Corefile"))
 	require.NoError(t, err)
+	inputs := make([][]byte, 0, len(files)+1)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -189,7 +190,7 @@ func sameAsCaddy(t *testing.T, src []byte) {
 func TestAnImportGraphLargerThanDoctorReadsIsUnknownNotAnError(t *testing.T) {
 	f := NewFiles()
 	files := map[string]File{"Corefile": {Content: "import /etc/coredns/d0\n"}}
-	for i := 0; i < 12; i++ {
+	for i := range 12 {
 		// each level imports the next twice: 2^12 imports, no loop
 		next := fmt.Sprintf("/etc/coredns/d%d", i+1)
 		files[fmt.Sprintf("d%d", i)] = File{Content: "import " + next + "\nimport " + next + "\n"}

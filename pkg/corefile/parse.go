@@ -35,12 +35,10 @@ func load(name string, files *Files, conf string, src []byte) (*Corefile, error)
 	g := newGrouper(files, conf, src)
 	raws, err := g.parseAll()
 	if err != nil {
-		var pe *ParseError
-		var big *tooLarge
-		if errors.As(err, &big) {
+		if _, big := errors.AsType[*tooLarge](err); big {
 			return nil, &ParseError{Name: name, Msg: err.Error(), Unknown: true}
 		}
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*ParseError](err); ok {
 			pe.Name = name
 			pe.Hint = explainUnknownDirective(pe.Msg)
 			return nil, pe

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -146,8 +147,7 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 		if passThrough[p.Name] {
 			continue
 		}
-		p := p
-		done := false
+		var done bool
 		switch p.Name {
 		case "template":
 			done = b.serveTemplate(name, q.Type, &o)
@@ -265,32 +265,38 @@ func (b *ServerBlock) serveTemplate(name string, qtype uint16, o *Outcome) bool 
 			o.Rcode, o.RecordsKnown = dns.RcodeServerFailure, true
 			return true
 		}
-		o.Rcode, o.RecordsKnown, o.Authoritative = t.rcode, true, true
-		for si, sec := range [][]Answer{t.Answers, t.Additional, t.Authority} {
-			for j := range sec {
-				text, ok := sec[j].render(data)
-				if !ok {
-					o.Rcode, o.RecordsKnown, o.Records, o.Authority, o.Authoritative = -1, false, nil, nil, false
-					o.Unknown = fmt.Sprintf("the answer at line %d depends on more than the name asked: not evaluated", sec[j].Line)
-					return true
-				}
-				rr, err := dns.NewRR(text)
-				if err != nil || rr == nil {
-					o.Rcode, o.Records, o.Authority, o.Authoritative = dns.RcodeServerFailure, nil, nil, false
-					return true
-				}
-				switch si {
-				case 0:
-					o.Records = append(o.Records, rr)
-				case 2:
-					o.Authority = append(o.Authority, rr)
-				}
-			}
-		}
+		t.answer(data, o)
 		return true
 	}
 	o.By = nil
 	return false
+}
+
+// answer builds the entry's records for data as executeRRTemplate does (answers, additional,
+// authority, in that order): a record that does not parse makes the query SERVFAIL.
+func (t *Template) answer(data tmplData, o *Outcome) {
+	o.Rcode, o.RecordsKnown, o.Authoritative = t.rcode, true, true
+	for si, sec := range [][]Answer{t.Answers, t.Additional, t.Authority} {
+		for j := range sec {
+			text, ok := sec[j].render(data)
+			if !ok {
+				o.Rcode, o.RecordsKnown, o.Records, o.Authority, o.Authoritative = -1, false, nil, nil, false
+				o.Unknown = fmt.Sprintf("the answer at line %d depends on more than the name asked: not evaluated", sec[j].Line)
+				return
+			}
+			rr, err := dns.NewRR(text)
+			if err != nil || rr == nil {
+				o.Rcode, o.Records, o.Authority, o.Authoritative = dns.RcodeServerFailure, nil, nil, false
+				return
+			}
+			switch si {
+			case 0:
+				o.Records = append(o.Records, rr)
+			case 2:
+				o.Authority = append(o.Authority, rr)
+			}
+		}
+	}
 }
 
 // plugin names a template entry as a Plugin for outcomes.
@@ -309,7 +315,7 @@ func (t *Template) matchName(name, zone string, qtype uint16) (tmplData, bool) {
 		d.Match = m
 		names := re.SubexpNames()
 		for i, s := range m {
-			d.Group[fmt.Sprint(i)] = s
+			d.Group[strconv.Itoa(i)] = s
 		}
 		for i, s := range m {
 			if names[i] != "" {

@@ -3,7 +3,6 @@ package corefile
 import (
 	"fmt"
 	"net"
-	"strconv"
 )
 
 // zoneAddr is core/dnsserver/address.go zoneAddr: one zone served on a port and listen address.
@@ -28,6 +27,13 @@ func (c *Corefile) checkServers() {
 	if len(c.Problems) > 0 {
 		return // CoreDNS stopped earlier
 	}
+	if c.checkListenAddrs() {
+		c.checkOverlaps()
+	}
+}
+
+// checkListenAddrs: every port and listen address must resolve (groupConfigsByListenAddr).
+func (c *Corefile) checkListenAddrs() bool {
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
 		for _, a := range b.Addresses {
@@ -40,11 +46,16 @@ func (c *Corefile) checkServers() {
 				}
 				if _, err := net.ResolveTCPAddr("tcp", net.JoinHostPort(h, a.Port)); err != nil {
 					c.problem(b.File, b.Line, err.Error())
-					return
+					return false
 				}
 			}
 		}
 	}
+	return true
+}
+
+// checkOverlaps is validateZonesAndListeningAddresses.
+func (c *Corefile) checkOverlaps() {
 	registered := map[zoneAddr]zoneAddr{}
 	unbound := map[zoneAddr]zoneAddr{}
 	for i := range c.Blocks {
@@ -125,10 +136,4 @@ func (c *Corefile) Ports() []string {
 		}
 	}
 	return out
-}
-
-// portNumber is the port as a number, false for a placeholder.
-func portNumber(p string) (int, bool) {
-	n, err := strconv.Atoi(p)
-	return n, err == nil
 }

@@ -31,7 +31,7 @@ func (c *Corefile) setupPlugins() {
 			}
 			d := caddyfile.NewDispenserTokens("", b.raw.tokens(dir))
 			if err := check(c, b, &d); err != nil {
-				c.setupProblem(b, dir, &d, err)
+				c.setupProblem(b, dir, err)
 			}
 		}
 	}
@@ -48,7 +48,7 @@ var dispenserErr = regexp.MustCompile(`(?s)^(.*?):(\d+) - (.*)$`)
 
 // setupProblem records err as CoreDNS prints it: plugin.Error prefixes "plugin/NAME: ", and a
 // positional error names the file (the -conf path for the Corefile's own lines) and the line.
-func (c *Corefile) setupProblem(b *ServerBlock, dir string, d *caddyfile.Dispenser, err error) {
+func (c *Corefile) setupProblem(b *ServerBlock, dir string, err error) {
 	first := b.PluginsNamed(dir)[0]
 	file, line, msg := first.File, first.Line, err.Error()
 	if m := dispenserErr.FindStringSubmatch(msg); m != nil {
@@ -221,7 +221,7 @@ func setupCache(_ *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 				if ttl <= 0 {
 					return fmt.Errorf("cache TTL can not be zero or negative: %d", ttl)
 				}
-				b.cacheCap = uint32(ttl)
+				b.cacheCap = uint32(min(ttl, 1<<31)) // #nosec G115 -- positive, bounded
 				args = args[1:]
 			}
 		}
@@ -507,41 +507,8 @@ func setupHosts(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 		}
 		h.origins = originsFromArgsOrBlock(args, b.Zones(), nil)
 		for d.NextBlock() {
-			switch d.Val() {
-			case "fallthrough":
-				h.fall = fallZones(d.RemainingArgs())
-			case "fallthrough_unsupported", "no_reverse":
-				d.RemainingArgs()
-			case "ttl":
-				rest := d.RemainingArgs()
-				if len(rest) < 1 {
-					return d.Errf("ttl needs a time in second")
-				}
-				ttl, err := strconv.Atoi(rest[0])
-				if err != nil {
-					return d.Errf("ttl needs a number of second")
-				}
-				if ttl <= 0 || ttl > 65535 {
-					return d.Errf("ttl provided is invalid")
-				}
-			case "reload":
-				rest := d.RemainingArgs()
-				if len(rest) != 1 {
-					return d.Errf("reload needs a duration (zero seconds to disable)")
-				}
-				v, err := time.ParseDuration(rest[0])
-				if err != nil {
-					return d.Errf("invalid duration for reload '%s'", rest[0])
-				}
-				if v < 0 {
-					return d.Errf("invalid negative duration for reload '%s'", rest[0])
-				}
-			default:
-				if len(h.fall) == 0 {
-					inline = append(inline, strings.Join(append([]string{d.Val()}, d.RemainingArgs()...), " "))
-					continue
-				}
-				return d.Errf("unknown property '%s'", d.Val())
+			if err := h.property(d, &inline); err != nil {
+				return err
 			}
 		}
 	}
@@ -558,10 +525,50 @@ func setupHosts(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// property reads one line of the hosts block, as hostsParse does.
+func (h *hostsConf) property(d *caddyfile.Dispenser, inline *[]string) error {
+	switch d.Val() {
+	case "fallthrough":
+		h.fall = fallZones(d.RemainingArgs())
+	case "fallthrough_unsupported", "no_reverse":
+		d.RemainingArgs()
+	case "ttl":
+		rest := d.RemainingArgs()
+		if len(rest) < 1 {
+			return d.Errf("ttl needs a time in second")
+		}
+		ttl, err := strconv.Atoi(rest[0])
+		if err != nil {
+			return d.Errf("ttl needs a number of second")
+		}
+		if ttl <= 0 || ttl > 65535 {
+			return d.Errf("ttl provided is invalid")
+		}
+	case "reload":
+		rest := d.RemainingArgs()
+		if len(rest) != 1 {
+			return d.Errf("reload needs a duration (zero seconds to disable)")
+		}
+		v, err := time.ParseDuration(rest[0])
+		if err != nil {
+			return d.Errf("invalid duration for reload '%s'", rest[0])
+		}
+		if v < 0 {
+			return d.Errf("invalid negative duration for reload '%s'", rest[0])
+		}
+	default:
+		if len(h.fall) > 0 {
+			return d.Errf("unknown property '%s'", d.Val())
+		}
+		*inline = append(*inline, strings.Join(append([]string{d.Val()}, d.RemainingArgs()...), " "))
+	}
+	return nil
+}
+
 // parseHosts reads hosts-file lines ("ADDRESS NAME..."; # starts a comment) into names, as
 // plugin/hosts/hostsfile.go parse does.
 func parseHosts(text string, names map[string][]string) {
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}

@@ -28,6 +28,7 @@ func TestTheModelPredictsWhatCoreDNSDidWithEveryCorpusCase(t *testing.T) {
 			truth, err := corefiletest.ReadTruth(truthFile)
 			require.NoError(t, err)
 			compare := func(t *testing.T, objs []string, runs []corefiletest.Run) {
+				t.Helper()
 				loaded, err := fixture.Load(objs...)
 				require.NoError(t, err)
 				instances := corefiletest.Instances(loaded)

@@ -67,8 +67,8 @@ func confArg(c corev1.Container) string {
 			if a == flag && i+1 < len(args) {
 				return args[i+1]
 			}
-			if strings.HasPrefix(a, flag+"=") {
-				return strings.TrimPrefix(a, flag+"=")
+			if v, ok := strings.CutPrefix(a, flag+"="); ok {
+				return v
 			}
 		}
 	}
@@ -88,7 +88,7 @@ type ProjectedFile struct {
 // unknown: not readable), as the kubelet projects it (every key, or the items; a subPath mount
 // is one file; an optional ConfigMap that does not exist is an empty directory). Volumes of
 // other kinds are opaque. It returns the files with where each comes from.
-func PodFiles(ns string, spec *corev1.PodSpec, c *corev1.Container, configMaps map[string]*corev1.ConfigMap, exists func(name string) bool) (*corefile.Files, []ProjectedFile) {
+func PodFiles(spec *corev1.PodSpec, c *corev1.Container, configMaps map[string]*corev1.ConfigMap, exists func(name string) bool) (*corefile.Files, []ProjectedFile) {
 	files := corefile.NewFiles()
 	files.Env = literalEnv(c)
 	files.WorkDir = workDir(c)
@@ -108,32 +108,8 @@ func PodFiles(ns string, spec *corev1.PodSpec, c *corev1.Container, configMaps m
 			continue
 		}
 		mount := ConfigMapMount{Container: c.Name, Volume: v.Name, MountPath: vm.MountPath, SubPath: vm.SubPath}
-		entries := map[string]corefile.File{}
-		known := true
-		for _, src := range sources {
-			cm := configMaps[src.Name]
-			switch {
-			case cm == nil && exists != nil && !exists(src.Name) && src.Optional != nil && *src.Optional:
-				continue // an optional ConfigMap that does not exist projects nothing
-			case cm == nil:
-				known = false
-				continue
-			}
-			if len(src.Items) > 0 {
-				mount.Items = map[string]string{}
-			}
-			for key, rel := range projectedKeys(cm, src.Items) {
-				if mount.Items != nil {
-					mount.Items[key] = rel
-				}
-				content, ok := cm.Data[key]
-				if !ok {
-					content = string(cm.BinaryData[key])
-				}
-				entries[rel] = corefile.File{Content: content, Object: ConfigMapRef(cm), Key: key, Source: cm}
-				out = append(out, ProjectedFile{Path: path.Join(vm.MountPath, rel), ConfigMap: cm.Name, Key: key, Mount: mount})
-			}
-		}
+		entries, projected, known := project(sources, mount, configMaps, exists)
+		out = append(out, projected...)
 		switch {
 		case !known:
 			files.MountOpaque(vm.MountPath)
@@ -149,6 +125,39 @@ func PodFiles(ns string, spec *corev1.PodSpec, c *corev1.Container, configMaps m
 		}
 	}
 	return files, out
+}
+
+// project lists the files a volume's ConfigMap sources project, keyed by relative path; known
+// is false when one of its ConfigMaps could not be read.
+func project(sources []corev1.ConfigMapProjection, mount ConfigMapMount, configMaps map[string]*corev1.ConfigMap, exists func(string) bool) (map[string]corefile.File, []ProjectedFile, bool) {
+	entries := map[string]corefile.File{}
+	var out []ProjectedFile
+	known := true
+	for _, src := range sources {
+		cm := configMaps[src.Name]
+		switch {
+		case cm == nil && exists != nil && !exists(src.Name) && src.Optional != nil && *src.Optional:
+			continue // an optional ConfigMap that does not exist projects nothing
+		case cm == nil:
+			known = false
+			continue
+		}
+		if len(src.Items) > 0 {
+			mount.Items = map[string]string{}
+		}
+		for key, rel := range projectedKeys(cm, src.Items) {
+			if mount.Items != nil {
+				mount.Items[key] = rel
+			}
+			content, ok := cm.Data[key]
+			if !ok {
+				content = string(cm.BinaryData[key])
+			}
+			entries[rel] = corefile.File{Content: content, Object: ConfigMapRef(cm), Key: key, Source: cm}
+			out = append(out, ProjectedFile{Path: path.Join(mount.MountPath, rel), ConfigMap: cm.Name, Key: key, Mount: mount})
+		}
+	}
+	return entries, out, known
 }
 
 // keepSubPath keeps, of the files of a subPath mount, the one it mounts, at the mount path.
@@ -257,7 +266,7 @@ func (d *discoverer) readCorefile() error {
 		return d.corefileWithoutPods(cms)
 	}
 	conf := ConfPath(c)
-	files, projected := PodFiles(ns, spec, c, byName, func(name string) bool { return byName[name] != nil })
+	files, projected := PodFiles(spec, c, byName, func(name string) bool { return byName[name] != nil })
 	var src *ProjectedFile
 	for i := range projected {
 		if path.Clean(projected[i].Path) == conf {
@@ -338,7 +347,7 @@ func (d *discoverer) readNamedCorefile(ns string, byName map[string]*corev1.Conf
 	d.setup.ConfigMap = cm
 	if c != nil && ns == d.setup.DNSService.Namespace {
 		conf := ConfPath(c)
-		files, projected := PodFiles(ns, spec, c, byName, func(n string) bool { return byName[n] != nil })
+		files, projected := PodFiles(spec, c, byName, func(n string) bool { return byName[n] != nil })
 		for _, p := range projected {
 			if p.ConfigMap == name && path.Clean(p.Path) == conf {
 				d.setup.CorefileConf, d.setup.CorefileKey = conf, p.Key
@@ -444,15 +453,6 @@ func (s *Setup) parseCorefile() {
 	if s.CorefileErr != nil {
 		s.Corefile = nil
 	}
-}
-
-func findConfigMap(cms []corev1.ConfigMap, name string) *corev1.ConfigMap {
-	for i := range cms {
-		if cms[i].Name == name {
-			return &cms[i]
-		}
-	}
-	return nil
 }
 
 // corefileCandidates lists the ConfigMaps of ns that hold a Corefile key.

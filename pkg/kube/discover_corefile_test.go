@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -86,7 +85,7 @@ func TestPodFilesProjectKeysItemsSubPathAndOptionalConfigMaps(t *testing.T) {
 		Volumes: []corev1.Volume{
 			{Name: "items", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}, Items: []corev1.KeyToPath{{Key: "db", Path: "zones/db.apps"}}}}},
 			{Name: "one", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}}}},
-			{Name: "opt", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}, Optional: ptr.To(true)}}},
+			{Name: "opt", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}, Optional: new(true)}}},
 			{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}},
 		},
 		Containers: []corev1.Container{{Name: "coredns", Args: []string{"-conf", "/etc/coredns/Corefile"}, VolumeMounts: []corev1.VolumeMount{
@@ -99,7 +98,7 @@ func TestPodFilesProjectKeysItemsSubPathAndOptionalConfigMaps(t *testing.T) {
 	c := kube.CoreDNSContainer(spec)
 	require.NotNil(t, c)
 	assert.Equal(t, "/etc/coredns/Corefile", kube.ConfPath(c))
-	files, projected := kube.PodFiles("ns", spec, c, map[string]*corev1.ConfigMap{"conf": cm}, func(n string) bool { return n == "conf" })
+	files, projected := kube.PodFiles(spec, c, map[string]*corev1.ConfigMap{"conf": cm}, func(n string) bool { return n == "conf" })
 	_, ok := files.Read("/etc/zones/zones/db.apps")
 	assert.True(t, ok, "items are projected at their paths")
 	_, ok = files.Read("/etc/zones/Corefile")

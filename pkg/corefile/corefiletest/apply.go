@@ -52,18 +52,18 @@ func ApplyRemediation(objs []runtime.Object, text string) ([]runtime.Object, []s
 		if words[0] != "kubectl" {
 			return true
 		}
-		doc := ""
+		var doc strings.Builder
 		for _, r := range st.Redirs {
 			if r.Hdoc != nil {
 				for _, p := range r.Hdoc.Parts {
 					if l, ok := p.(*syntax.Lit); ok {
-						doc += l.Value
+						doc.WriteString(l.Value)
 					}
 				}
 			}
 		}
 		var did bool
-		objs, did, walkErr = kubectl(objs, words[1:], doc)
+		objs, did, walkErr = kubectl(objs, words[1:], doc.String())
 		if did {
 			applied = append(applied, strings.Join(words, " "))
 		}

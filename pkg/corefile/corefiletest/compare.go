@@ -1,6 +1,7 @@
 package corefiletest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,60 +38,62 @@ func Compare(cf *corefile.Corefile, loadErr error, run Run) Verdict {
 		return v
 	}
 	if !starts {
-		msg := ""
-		if loadErr != nil {
-			var pe *corefile.ParseError
-			if e, ok := loadErr.(*corefile.ParseError); ok {
-				pe = e
-				msg = pe.Msg
-			}
-		} else {
-			msg = cf.Problems[0].Message
-		}
-		v.Checked++
-		if msg == "" || !strings.Contains(run.Error, firstClause(msg)) {
-			v.Wrong = append(v.Wrong, fmt.Sprintf("the model says CoreDNS stops with %q; CoreDNS said %q", msg, run.Error))
-		}
+		v.compareStop(cf, loadErr, run)
 		return v
 	}
 	for _, pa := range run.Ports {
 		for _, a := range pa.Answers {
-			name, qtype := a.NameType()
-			o := cf.Query(corefile.Question{Name: name, Type: qtype, Port: pa.Port})
-			q := fmt.Sprintf("port %s %s over %s", pa.Port, a.Question, a.Transport)
-			v.Checked++
-			if o.Forwarded != a.Forwarded && (o.Known() || o.Forwarded) {
-				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says forwarded=%t (%s); CoreDNS: forwarded=%t", q, o.Forwarded, o.Describe(), a.Forwarded))
-				continue
-			}
-			if !o.Known() {
-				if a.Forwarded && !o.Forwarded {
-					v.Wrong = append(v.Wrong, fmt.Sprintf("%s: forwarded by CoreDNS; the model: %s", q, o.Describe()))
-					continue
-				}
-				v.Unknown = append(v.Unknown, q+": "+o.Unknown)
-				continue
-			}
-			if o.Forwarded {
-				continue // the answer is the upstream's
-			}
-			if got := dns.RcodeToString[o.Rcode]; got != a.Rcode {
-				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says %s (%s); CoreDNS: %s %v", q, got, o.Describe(), a.Rcode, a.Answer))
-				continue
-			}
-			withTTL := a.Transport == "udp"
-			if got := corednsrun.Records(o.Records, withTTL); !slices.Equal(got, a.Answer) {
-				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model answers %q; CoreDNS: %q", q, got, a.Answer))
-			}
-			if got := corednsrun.Records(o.Authority, withTTL); !slices.Equal(got, a.Authority) {
-				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model's authority is %q; CoreDNS: %q", q, got, a.Authority))
-			}
-			if o.Authoritative != slices.Contains(a.Flags, "aa") {
-				v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says aa=%t; CoreDNS flags %v", q, o.Authoritative, a.Flags))
-			}
+			v.compareAnswer(cf, pa.Port, a)
 		}
 	}
 	return v
+}
+
+// compareStop: the error the model says CoreDNS stops with is the one it printed.
+func (v *Verdict) compareStop(cf *corefile.Corefile, loadErr error, run Run) {
+	msg := ""
+	if loadErr != nil {
+		if pe, ok := errors.AsType[*corefile.ParseError](loadErr); ok {
+			msg = pe.Msg
+		}
+	} else {
+		msg = cf.Problems[0].Message
+	}
+	v.Checked++
+	if msg == "" || !strings.Contains(run.Error, firstClause(msg)) {
+		v.Wrong = append(v.Wrong, fmt.Sprintf("the model says CoreDNS stops with %q; CoreDNS said %q", msg, run.Error))
+	}
+}
+
+// compareAnswer holds the model's outcome for one question to CoreDNS's answer.
+func (v *Verdict) compareAnswer(cf *corefile.Corefile, port string, a Answer) {
+	name, qtype := a.NameType()
+	o := cf.Query(corefile.Question{Name: name, Type: qtype, Port: port})
+	q := fmt.Sprintf("port %s %s over %s", port, a.Question, a.Transport)
+	v.Checked++
+	switch {
+	case o.Forwarded != a.Forwarded && (o.Known() || o.Forwarded):
+		v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says forwarded=%t (%s); CoreDNS: forwarded=%t", q, o.Forwarded, o.Describe(), a.Forwarded))
+	case !o.Known() && a.Forwarded && !o.Forwarded:
+		v.Wrong = append(v.Wrong, fmt.Sprintf("%s: forwarded by CoreDNS; the model: %s", q, o.Describe()))
+	case !o.Known():
+		v.Unknown = append(v.Unknown, q+": "+o.Unknown)
+	case o.Forwarded:
+		// the answer is the upstream's
+	case dns.RcodeToString[o.Rcode] != a.Rcode:
+		v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says %s (%s); CoreDNS: %s %v", q, dns.RcodeToString[o.Rcode], o.Describe(), a.Rcode, a.Answer))
+	default:
+		withTTL := a.Transport == "udp"
+		if got := corednsrun.Records(o.Records, withTTL); !slices.Equal(got, a.Answer) {
+			v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model answers %q; CoreDNS: %q", q, got, a.Answer))
+		}
+		if got := corednsrun.Records(o.Authority, withTTL); !slices.Equal(got, a.Authority) {
+			v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model's authority is %q; CoreDNS: %q", q, got, a.Authority))
+		}
+		if o.Authoritative != slices.Contains(a.Flags, "aa") {
+			v.Wrong = append(v.Wrong, fmt.Sprintf("%s: the model says aa=%t; CoreDNS flags %v", q, o.Authoritative, a.Flags))
+		}
+	}
 }
 
 // firstClause is the part of CoreDNS's message to compare: its first line, and, for a syntax

@@ -52,7 +52,7 @@ func Instances(objs []runtime.Object) []Instance {
 				continue // the harness runs the containers started with -conf
 			}
 			byName := cms[d.Namespace]
-			files, projected := kube.PodFiles(d.Namespace, spec, c, byName, func(n string) bool { return byName[n] != nil })
+			files, projected := kube.PodFiles(spec, c, byName, func(n string) bool { return byName[n] != nil })
 			conf := kube.ConfPath(c)
 			name := "file " + conf
 			for _, p := range projected {
@@ -83,7 +83,7 @@ func startedWithConf(c *corev1.Container) bool {
 
 // Mounts are the pod's files as the runner lays them out.
 func Mounts(files *corefile.Files) []corednsrun.Mount {
-	var out []corednsrun.Mount
+	out := make([]corednsrun.Mount, 0, len(files.Mounts()))
 	for _, m := range files.Mounts() {
 		rm := corednsrun.Mount{Path: m.Path, Volume: m.Volume, Files: map[string]string{}}
 		for rel, f := range m.Files {
