@@ -33,6 +33,7 @@ func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 		ctx: ctx, client: client, dyn: dyn, sel: sel,
 		deployments: map[string][]appsv1.Deployment{},
 		configMaps:  map[string][]corev1.ConfigMap{},
+		runsImage:   map[string]bool{},
 		setup: &Setup{
 			Partial:        map[string]error{},
 			Installed:      map[string]bool{},
@@ -54,6 +55,9 @@ type discoverer struct {
 	// Per-namespace lists, read once even when the proxy and the DNS share a namespace.
 	deployments map[string][]appsv1.Deployment
 	configMaps  map[string][]corev1.ConfigMap
+	// runsImage caches, per "namespace/name image", whether a candidate Service selects pods
+	// running that image (read only when candidates must be told apart).
+	runsImage map[string]bool
 }
 
 func (d *discoverer) run() error {
@@ -61,13 +65,10 @@ func (d *discoverer) run() error {
 	if err := d.readServices(); err != nil {
 		return err
 	}
+	if err := d.pickServices(); err != nil {
+		return err
+	}
 	var err error
-	if s.ProxyService, err = d.pickService(d.sel.ProxyService, 443, "proxy", "--proxy-service"); err != nil {
-		return err
-	}
-	if s.DNSService, err = d.pickService(d.sel.DNSService, 53, "DNS", "--dns-service"); err != nil {
-		return err
-	}
 	if s.ProxyWorkload, s.ProxyPods, err = d.readWorkload(s.ProxyService); err != nil {
 		return err
 	}
