@@ -42,10 +42,9 @@ func proxyService(s *kube.Setup) engine.Outcome {
 		if !ok {
 			findings = append(findings, engine.Finding{
 				Code: want.code, Severity: want.sev, Object: obj,
-				Message:  fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
-				Evidence: map[string]any{"ports": kube.DescribePorts(svc)},
-				Remediation: remedy.JSONPatch(svc.Namespace, "service", svc.Name, remedy.PatchOp{Op: "add", Path: "/spec/ports/-",
-					Value: map[string]any{"name": fmt.Sprintf("port-%d", want.port), "port": want.port, "protocol": "TCP", "targetPort": proxyTargetFor(want.port, spec)}}),
+				Message:     fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
+				Evidence:    map[string]any{"ports": kube.DescribePorts(svc)},
+				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + addPortPatch(svc, proxyPortName(want.port), want.port, corev1.ProtocolTCP, proxyTargetFor(want.port, spec)),
 			})
 			continue
 		}
@@ -54,7 +53,7 @@ func proxyService(s *kube.Setup) engine.Outcome {
 				Code: "LA102-TARGET-PORT", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("port %d: %s, so kube-proxy has no backend port for it", want.port, t.Problem),
 				Evidence:    map[string]any{"port": want.port, "targetPort": sp.TargetPort.String()},
-				Remediation: targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
+				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
 			})
 		}
 	}
@@ -64,6 +63,14 @@ func proxyService(s *kube.Setup) engine.Outcome {
 		findings = append(findings, f)
 	}
 	return engine.Partial("LA102", findings, s.UnreadReason(kube.ReadKeysIn(svc.Namespace, "pods", "deployments.apps", "endpointslices.discovery.k8s.io")...))
+}
+
+// proxyPortName names a port as Traefik's chart does (web, websecure).
+func proxyPortName(port int32) string {
+	if port == 80 {
+		return "web"
+	}
+	return "websecure"
 }
 
 // proxyTargetFor guesses the pod port for a missing Service port: Traefik's entry point
