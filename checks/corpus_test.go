@@ -59,11 +59,6 @@ var knownWrong = map[string]string{
 	"reload-only-in-dot-block/LA104":                           "warn, the truth is pass",
 	"template-readme-regex-ip-names/discovery":                 "the zone in the . block is not found",
 	"template-readme-zone-scoped-fallthrough/discovery":        "the zone in the . block is not found",
-	"traefik-27-k3s-bundle/LA107":                              "warn, the truth is pass",
-	"traefik-41-cross-namespace-middleware/discovery":          "the probe host is a route Traefik refuses",
-	"traefik-41-cross-namespace-middleware/LA107":              "pass, the truth is warn",
-	"traefik-41-dashboard-internal-entrypoint/LA107":           "warn, the truth is pass",
-	"traefik-41-gateway-httproute/LA107":                       "pass, the truth is warn",
 	"vap-deny-every-externalip/LA106":                          "pass, the truth is warn",
 }
 

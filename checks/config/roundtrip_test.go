@@ -65,6 +65,8 @@ var resources = map[string]schema.GroupVersionResource{
 
 // dynamicResources are the custom resources remediations name.
 var dynamicResources = map[string]schema.GroupVersionResource{
+	"middleware.traefik.io":                    {Group: "traefik.io", Version: "v1alpha1", Resource: "middlewares"},
+	"httproute.gateway.networking.k8s.io":      {Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"},
 	"ingressroute":                             {Group: "traefik.io", Version: "v1alpha1", Resource: "ingressroutes"},
 	"ingressroutes.traefik.io":                 {Group: "traefik.io", Version: "v1alpha1", Resource: "ingressroutes"},
 	"middleware":                               {Group: "traefik.io", Version: "v1alpha1", Resource: "middlewares"},
@@ -226,10 +228,25 @@ func roundTrip(t *testing.T, objs []runtime.Object, sel kube.Selection, build fu
 			continue
 		}
 		require.NotEmpty(t, f.Remediation, "%s has no remediation to apply", f.Code)
-		c.apply(t, f.Remediation)
-		applied = append(applied, f.Remediation)
+		fix := alternatives(f.Remediation)[0]
+		c.apply(t, fix)
+		applied = append(applied, fix)
 	}
 	st, o = runConfigCheck(t, build(c.env(t, sel)))
 	require.Equal(t, engine.StatusPass, st, "after applying:\n%s\nfindings: %+v", strings.Join(applied, "\n"), o.Findings)
 	return applied
+}
+
+// alternatives splits a remediation at its "# or ..." lines: each part is one way to fix.
+func alternatives(remediation string) []string {
+	var out []string
+	var cur []string
+	for _, line := range strings.Split(remediation, "\n") {
+		if strings.HasPrefix(line, "# or") && len(cur) > 0 {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+		}
+		cur = append(cur, line)
+	}
+	return append(out, strings.Join(cur, "\n"))
 }

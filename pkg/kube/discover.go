@@ -81,7 +81,7 @@ func (d *discoverer) run() error {
 	if err := d.pickZone(); err != nil {
 		return err
 	}
-	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy} {
+	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readNamespaces} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -342,4 +342,14 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// readNamespaces reads the namespaces, whose labels admission policies select on.
+func (d *discoverer) readNamespaces() error {
+	nss, err := listNamespaces(d.ctx, d.client)
+	if err != nil {
+		return d.optional(ReadKey("", "namespaces", ""), err)
+	}
+	d.setup.Namespaces = nss
+	return nil
 }

@@ -103,7 +103,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 	assert.Len(t, s.Ingresses, 1)
 	assert.Len(t, s.IngressClasses, 1)
 	assert.Len(t, s.IngressRoutes, 1)
-	assert.Len(t, s.Middlewares, 1)
+	assert.Len(t, s.Middlewares, 2)
 	assert.Len(t, s.AdmissionPolicies, 1)
 	assert.Len(t, s.AdmissionPolicyBindings, 1)
 	assert.Empty(t, s.Partial)
