@@ -81,7 +81,7 @@ func (d *discoverer) run() error {
 	if err := d.pickZone(); err != nil {
 		return err
 	}
-	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readNamespaces} {
+	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readAPIServer, d.readNamespaces} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -342,6 +342,19 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// readAPIServer reads the API server's pods in kube-system (kubeadm's static pod), whose flags
+// tell whether the DenyServiceExternalIPs admission plugin is on.
+func (d *discoverer) readAPIServer() error {
+	const ns = "kube-system"
+	pods, err := listPods(d.ctx, d.client, ns, APIServerSelector)
+	if err != nil {
+		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s could not be read: %v", ns, err)}
+		return d.optional(ReadKey("", "pods", ns), err)
+	}
+	d.setup.APIServer = readAPIServerFlags(pods)
+	return nil
 }
 
 // readNamespaces reads the namespaces, whose labels admission policies select on.
