@@ -51,7 +51,6 @@ var knownWrong = map[string]string{
 	"dual-stack-a-and-aaaa/LA101":                              "fail, the truth is pass",
 	"dual-stack-aaaa-not-on-services/LA101":                    "pass, the truth is fail",
 	"dual-stack-services-v6-zone-nodata/LA101":                 "fail, the truth is warn",
-	"gatekeeper-k8sexternalips-allowlist-node-addresses/LA106": "pass, the truth is warn",
 	"k3s-coredns-custom-override-in-dot/discovery":             "coredns-custom is taken for a second Corefile",
 	"k3s-coredns-custom-server-import/discovery":               "coredns-custom is taken for a second Corefile",
 	"k3s-coredns-zone-added-beside-import/discovery":           "coredns-custom is taken for a second Corefile",
@@ -59,7 +58,6 @@ var knownWrong = map[string]string{
 	"reload-only-in-dot-block/LA104":                           "warn, the truth is pass",
 	"template-readme-regex-ip-names/discovery":                 "the zone in the . block is not found",
 	"template-readme-zone-scoped-fallthrough/discovery":        "the zone in the . block is not found",
-	"vap-deny-every-externalip/LA106":                          "pass, the truth is warn",
 }
 
 func corpusCases(t *testing.T) []string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	clienttesting "k8s.io/client-go/testing"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -153,6 +155,20 @@ func (c cluster) kubectl(ctx context.Context, words []string, stdin string) erro
 		}
 		raw := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(ann))
 		return c.patch(ctx, args[1], ns, args[2], types.MergePatchType, []byte(raw))
+	case "get", "describe":
+		return nil // reads: they show the user something and change nothing
+	case "delete":
+		if len(args) != 3 {
+			return fmt.Errorf("delete wants KIND NAME: %v", args)
+		}
+		return c.delete(ctx, args[1], ns, args[2])
+	case "rollout":
+		// A restart changes no object the checks read: the configuration it makes a workload
+		// reload was written by the commands before it.
+		if len(args) >= 2 && args[1] == "restart" {
+			return nil
+		}
+		return fmt.Errorf("kubectl rollout %v is not understood by the round trip", args[1:])
 	case "apply":
 		if flags["-f"] != "-" {
 			return fmt.Errorf("apply reads stdin only")
@@ -184,6 +200,7 @@ func (c cluster) patch(ctx context.Context, kind, ns, name string, pt types.Patc
 	return fmt.Errorf("kind %q is not known to the round trip", kind)
 }
 
+// create creates o, or replaces it when it exists (kubectl apply's outcome for a new manifest).
 func (c cluster) create(ctx context.Context, o runtime.Object) error {
 	if u, ok := o.(*unstructured.Unstructured); ok {
 		gvr, found := dynamicResources[strings.ToLower(u.GetKind())+"."+u.GroupVersionKind().Group]
@@ -191,9 +208,36 @@ func (c cluster) create(ctx context.Context, o runtime.Object) error {
 			return fmt.Errorf("custom kind %s is not known to the round trip", u.GroupVersionKind())
 		}
 		_, err := c.dc.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_, err = c.dc.Resource(gvr).Namespace(u.GetNamespace()).Update(ctx, u, metav1.UpdateOptions{})
+		}
 		return err
 	}
-	return c.cs.Tracker().Add(o)
+	err := c.cs.Tracker().Add(o)
+	if apierrors.IsAlreadyExists(err) {
+		m, ok := o.(metav1.Object)
+		kinds, _, kerr := scheme.Scheme.ObjectKinds(o)
+		if !ok || kerr != nil || len(kinds) == 0 {
+			return fmt.Errorf("%T: not a known Kubernetes object", o)
+		}
+		gvr, ok := resources[strings.ToLower(kinds[0].Kind)]
+		if !ok {
+			return fmt.Errorf("kind %q is not known to the round trip", kinds[0].Kind)
+		}
+		err = c.cs.Tracker().Update(gvr, o, m.GetNamespace())
+	}
+	return err
+}
+
+func (c cluster) delete(ctx context.Context, kind, ns, name string) error {
+	kind = strings.ToLower(kind)
+	if gvr, ok := resources[kind]; ok {
+		return c.cs.Tracker().Delete(gvr, ns, name)
+	}
+	if gvr, ok := dynamicResources[kind]; ok {
+		return c.dc.Resource(gvr).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	}
+	return fmt.Errorf("kind %q is not known to the round trip", kind)
 }
 
 func mustJSON(v any) string {

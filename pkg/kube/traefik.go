@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -316,14 +317,25 @@ func (s *Setup) proxyFacingServices() []*corev1.Service {
 // SelectsProxyPods reports whether svc (in the proxy's namespace) selects the proxy's pods:
 // a companion of the proxy Service, like the Traefik chart's <name>-udp for HTTP/3.
 func (s *Setup) SelectsProxyPods(svc *corev1.Service) bool {
+	return s.ProxyService != nil && selectsPodsOf(svc, s.ProxyService.Namespace, s.ProxyWorkload, s.ProxyPods)
+}
+
+// SelectsDNSPods reports whether svc (in the DNS Service's namespace) selects the DNS pods.
+func (s *Setup) SelectsDNSPods(svc *corev1.Service) bool {
+	return s.DNSService != nil && selectsPodsOf(svc, s.DNSService.Namespace, s.DNSWorkload, s.DNSPods)
+}
+
+// selectsPodsOf reports whether svc, in namespace ns, selects the pods of a workload (its
+// template's labels, else a pod's).
+func selectsPodsOf(svc *corev1.Service, ns string, dep *appsv1.Deployment, pods []corev1.Pod) bool {
 	var podLabels labels.Set
 	switch {
-	case s.ProxyService == nil || svc.Namespace != s.ProxyService.Namespace || len(svc.Spec.Selector) == 0:
+	case svc.Namespace != ns || len(svc.Spec.Selector) == 0:
 		return false
-	case s.ProxyWorkload != nil:
-		podLabels = s.ProxyWorkload.Spec.Template.Labels
-	case len(s.ProxyPods) > 0:
-		podLabels = s.ProxyPods[0].Labels
+	case dep != nil:
+		podLabels = dep.Spec.Template.Labels
+	case len(pods) > 0:
+		podLabels = pods[0].Labels
 	default:
 		return false
 	}
