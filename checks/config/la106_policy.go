@@ -21,9 +21,10 @@ import (
 // Service, and any other address, is refused on CREATE and UPDATE. A ValidatingAdmissionPolicy
 // is evaluated on every update with no exemption for objects that already violate, so the
 // allow-list must name every current user, or their next update is refused. The Services
-// LA106 flags (interception, node ports) are left out on purpose. The lab proves it on a real
-// API server (lab/e2e: admitted, refuses a foreign claim, admits updates of ours and of the
-// VPN Service).
+// LA106 flags (interception, node ports) are left out on purpose. The lab proves it on the real
+// kube-apiserver (lab/e2e/admission_test.go: the printed text pasted into a shell is admitted;
+// the API server then refuses a foreign claim and admits updates of ours and of the VPN
+// Service).
 
 // suggestedPolicyName is the name of the suggested policy and binding.
 const suggestedPolicyName = "restrict-service-externalips"
