@@ -37,7 +37,7 @@ var configuration = []Entry{
 	{
 		ID: "LA102", Title: "The proxy Service exposes 80/443 and reaches ready pods",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "proxy Service exposes 80/443 and reaches ready endpoints; one replica = no availability gain",
+		Proves: "proxy Service exposes 80/TCP and 443/TCP, matched with their protocol as kube-proxy does (a 443/UDP HTTP/3 companion is not a second proxy), each targetPort reaching a container port, ready endpoints, no externalTrafficPolicy Local without a local endpoint; one replica = no availability gain; added ports are named as the API requires",
 		Codes: []Code{
 			code("LA102", "NO-443", "the proxy Service has no TCP port 443"),
 			code("LA102", "NO-80", "the proxy Service has no TCP port 80 (http:// links and the redirect to HTTPS fail)"),
@@ -53,7 +53,7 @@ var configuration = []Entry{
 	{
 		ID: "LA103", Title: "The DNS Service exposes 53/UDP and 53/TCP to the container port and has ready endpoints",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "DNS Service has 53/UDP and 53/TCP, targetPort = the container port, ready endpoints",
+		Proves: "DNS Service has 53/UDP and 53/TCP, each reaching the port CoreDNS listens on (one port serves both protocols: the CoreDNS chart's 53/UDP -> 1053 needs 53/TCP -> 1053), ready endpoints; on a Helm-owned Service the fix names the chart's values key (servers[].zones[].use_tcp)",
 		Codes: []Code{
 			code("LA103", "NO-53-UDP", "the DNS Service has no port 53/UDP"),
 			code("LA103", "NO-53-TCP", "the DNS Service has no port 53/TCP (truncated answers and TCP fallback fail)"),
@@ -120,7 +120,7 @@ var configuration = []Entry{
 	{
 		ID: "LA106", Title: "No other Service claims our addresses, and externalIPs are reserved by admission control",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "no other Service claims our addresses on overlapping ports (CVE-2020-8554 interception); admission control reserving externalIPs; the externalIPs deprecation",
+		Proves: "no other Service claims our addresses on our ports (CVE-2020-8554 interception) or on any other port, nor a node address on a port nodes serve (22, 6443, 10250, 2379...): kube-proxy captures them for the nodes' own traffic too; each admission control is asked what it does, not whether it mentions externalIPs (ValidatingAdmissionPolicies with the API server's CEL, Kyverno Audit/Enforce and allowExistingViolations, Gatekeeper's address-only allow-list, DenyServiceExternalIPs from the API server's flags): it must refuse a foreign claim and admit the next update of our Services and of the other legitimate users (a VPN Service, traefik-udp); the suggested policy does both, proven on a real API server; the externalIPs deprecation",
 		Codes: []Code{
 			code("LA106", "INTERCEPTION", "another Service claims one of our addresses on one of our ports (CVE-2020-8554)"),
 			code("LA106", "NODE-PORT-CLAIM", "another Service claims one of our node addresses on another port, or a node address on a port nodes serve (22, 6443, 10250...): the node's own service there is cut off"),
@@ -142,7 +142,7 @@ var configuration = []Entry{
 	{
 		ID: "LA107", Title: "Every route of the proxy in the zone has an authentication middleware",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "routes of the proxy in the zone without an authentication middleware, now reachable by the whole LAN",
+		Proves: "routes the proxy really serves in the zone and that the LAN reaches have an authentication middleware: Traefik's semantics (an entry point counts only when a Service port on the node addresses targets it; an IngressRoute naming a middleware of another namespace is refused without allowCrossNamespace and answers 404; Ingresses of other classes and HTTPRoutes of other Gateways are not served; HTTPRoutes on Traefik's Gateway are read, listener port = entry point)",
 		Codes: []Code{
 			code("LA107", "NO-AUTH", "a route in the zone has no authentication middleware: the whole LAN reaches it"),
 			code("LA107", "REVIEWED", "a route without authentication was reviewed for the LAN (information)"),
