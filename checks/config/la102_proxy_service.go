@@ -116,14 +116,16 @@ func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []core
 	var out []engine.Finding
 	if len(svc.Spec.Selector) == 0 {
 		out = append(out, engine.Finding{Code: id + "-NO-SELECTOR", Severity: engine.SeverityWarn, Object: obj,
-			Message:     "the Service has no selector: its endpoints are maintained by hand and do not follow the pods",
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name, "-o", "wide")})
+			Message: "the Service has no selector: its endpoints are maintained by hand and do not follow the pods",
+			Remediation: "# a diagnosis, not a fix doctor can prove: which pods should back the Service is for you to say; its hand-made endpoints:\n" +
+				remedy.Kubectl(svc.Namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name, "-o", "wide")})
 	} else if len(pods) == 0 && s.Unread(kube.ReadKeysIn(svc.Namespace, "pods")[0]) == nil {
 		sel := labels.SelectorFromSet(svc.Spec.Selector).String()
 		out = append(out, engine.Finding{Code: id + "-NO-POD", Severity: engine.SeverityFail, Object: obj,
-			Message:     fmt.Sprintf("the selector %s matches no pod: nothing serves the %s on the LAN addresses", sel, role),
-			Evidence:    map[string]any{"selector": sel},
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "--show-labels") + "   # compare with: " + sel})
+			Message:  fmt.Sprintf("the selector %s matches no pod: nothing serves the %s on the LAN addresses", sel, role),
+			Evidence: map[string]any{"selector": sel},
+			Remediation: "# a diagnosis, not a fix doctor can prove: compare the pods' labels with the selector, then correct one of them\n" +
+				remedy.Kubectl(svc.Namespace, "get", "pods", "--show-labels") + "   # compare with: " + sel})
 		return out
 	}
 	if !sliced {
@@ -137,7 +139,8 @@ func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []core
 		out = append(out, engine.Finding{Code: id + "-NO-READY-ENDPOINT", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("no ready endpoint: the %s answers nothing on the LAN addresses", role),
 			Evidence: map[string]any{"pods": states, "endpointSlices": len(eps)},
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "-l", labels.SelectorFromSet(svc.Spec.Selector).String(), "-o", "wide") + "\n" +
+			Remediation: "# a diagnosis, not a fix doctor can prove: why the pods are not ready is in their status and events\n" +
+				remedy.Kubectl(svc.Namespace, "get", "pods", "-l", labels.SelectorFromSet(svc.Spec.Selector).String(), "-o", "wide") + "\n" +
 				remedy.Kubectl(svc.Namespace, "describe", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name)})
 	}
 	return out

@@ -85,3 +85,9 @@ func TestProxyServiceAddedPortNamesTheUnnamedOne(t *testing.T) {
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Remediation, `[{"op":"add","path":"/spec/ports/0/name","value":"tcp-443"},{"op":"add","path":"/spec/ports/-","value":{"name":"web","port":80,"protocol":"TCP","targetPort":"web"}}]`)
 }
+
+func TestProxyServiceLocalPolicyFixRoundTrips(t *testing.T) {
+	objs, err := fixture.Load(configHealthy, configBroken+"/la102-local-traffic-policy")
+	require.NoError(t, err)
+	roundTrip(t, objs, kube.Selection{}, ProxyService, engine.StatusFail)
+}

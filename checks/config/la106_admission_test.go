@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -276,5 +277,46 @@ func TestExternalIPsSecurityTheSuggestedPolicyKeepsEveryLegitimateUserWorking(t 
 	require.Len(t, applied, 1)
 	for _, key := range []string{`"traefik/traefik"`, `"lan-dns/lan-dns"`, `"traefik/traefik-udp"`, `"vpn/openvpn": ["10.0.10.14"]`} {
 		assert.Contains(t, applied[0], key)
+	}
+}
+
+func TestExternalIPsSecurityClaimFixesRoundTrip(t *testing.T) {
+	// An interceptor keeping another address of its own, and one on a node's SSH port: the fix
+	// takes only the offending addresses away.
+	intercept := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "proxy"},
+		Spec: corev1.ServiceSpec{ExternalIPs: []string{"192.168.50.5", "10.0.10.12"}, Ports: []corev1.ServicePort{{Port: 443, Protocol: corev1.ProtocolTCP}}}}
+	ssh := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "git", Name: "ssh"},
+		Spec: corev1.ServiceSpec{ExternalIPs: []string{"10.0.10.11"}, Ports: []corev1.ServicePort{{Port: 22, Protocol: corev1.ProtocolTCP}}}}
+	objs, err := fixture.Load(configHealthy)
+	require.NoError(t, err)
+	// Two rounds: team-b/proxy keeps 192.168.50.5, and the fixtures' policy, which names our
+	// two Services only, would then refuse its next update (the second fix replaces it).
+	applied := roundTrips(t, addObjects(intercept, ssh)(objs), kube.Selection{}, ExternalIPsSecurity, engine.StatusFail, 2)
+	joined := strings.Join(applied, "\n")
+	assert.Contains(t, joined, `[{"op":"replace","path":"/spec/externalIPs","value":["192.168.50.5"]}]`)
+	assert.Contains(t, joined, `[{"op":"remove","path":"/spec/externalIPs"}]`)
+}
+
+func TestExternalIPsSecurityControlFixesRoundTrip(t *testing.T) {
+	fail := admissionregistrationv1.Fail
+	externalIPWebhook := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "externalip-validation-webhook-configuration"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "validate-externalip.webhook.svc", FailurePolicy: &fail,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+			}}}},
+	}
+	for name, extra := range map[string][]runtime.Object{
+		"Gatekeeper in dry run":              {gatekeeperWebhook(), libraryTemplate(), gatekeeperConstraint("dryrun", []any{}, "traefik", "lan-dns")},
+		"Gatekeeper allowing our addresses":  {gatekeeperWebhook(), libraryTemplate(), gatekeeperConstraint("", []any{"10.0.10.11", "10.0.10.12", "10.0.10.13"})},
+		"externalip-webhook (not knowable)":  {externalIPWebhook},
+		"a policy refusing every externalIP": func() []runtime.Object { p, b := denyAllPolicy(); return []runtime.Object{p, b, vpnService()} }(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs, err := fixture.Load(configHealthy)
+			require.NoError(t, err)
+			roundTrip(t, chain(withoutAdmissionPolicy, addObjects(extra...))(objs), kube.Selection{}, ExternalIPsSecurity, engine.StatusWarn)
+		})
 	}
 }

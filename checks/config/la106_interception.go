@@ -165,11 +165,7 @@ func interceptionFindings(s *kube.Setup, judged []intercepted) []engine.Finding 
 	var out []engine.Finding
 	for _, v := range judged {
 		obj := kube.ServiceRef(v.svc)
-		removal := remedy.Kubectl(v.svc.Namespace, "get", "service", v.svc.Name, "-o", "yaml") + "   # who owns it? then, if it has no business on these addresses:\n" +
-			remedy.JSONPatch(v.svc.Namespace, "service", v.svc.Name, remedy.PatchOp{Op: "remove", Path: "/spec/externalIPs"})
-		if note := kube.ManagedNote(v.svc, "Service", "spec.externalIPs"); note != "" {
-			removal = note + removal
-		}
+		removal := withdrawClaims(v.svc, append(append([]claim{}, v.clash...), v.nodePorts...))
 		if len(v.clash) > 0 {
 			out = append(out, engine.Finding{Code: "LA106-INTERCEPTION", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("claims %s, which %s also exposes: kube-proxy may hand LAN traffic for our addresses to this Service (interception, CVE-2020-8554)", strings.Join(claimStrings(v.clash), ", "), victims(s, v.clash)),
@@ -225,4 +221,46 @@ func describeNodeClaim(c claim, nodes map[netip.Addr]string) string {
 
 func isSameService(a, b *corev1.Service) bool {
 	return b != nil && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// withdrawClaims takes the offending addresses out of svc: its externalIPs without them (the
+// others it keeps). An address it holds as a load balancer's is assigned by the load balancer's
+// controller (status.loadBalancer.ingress): that fix is the controller's pool, which doctor
+// cannot prove.
+func withdrawClaims(svc *corev1.Service, bad []claim) string {
+	offending := map[netip.Addr]bool{}
+	for _, c := range bad {
+		offending[c.Addr] = true
+	}
+	var keep []string
+	removed := false
+	for _, ip := range svc.Spec.ExternalIPs {
+		if f := readAddr(ip); f.Addr.IsValid() && offending[f.Addr] {
+			removed = true
+			delete(offending, f.Addr)
+			continue
+		}
+		keep = append(keep, ip)
+	}
+	var steps []string
+	steps = append(steps, remedy.Kubectl(svc.Namespace, "get", "service", svc.Name, "-o", "yaml")+"   # who owns it? then, if it has no business on these addresses:")
+	if removed {
+		if note := kube.ManagedNote(svc, "Service", "spec.externalIPs"); note != "" {
+			steps = append(steps, strings.TrimSuffix(note, "\n"))
+		}
+		op := remedy.PatchOp{Op: "remove", Path: "/spec/externalIPs"}
+		if len(keep) > 0 {
+			op = remedy.PatchOp{Op: "replace", Path: "/spec/externalIPs", Value: keep}
+		}
+		steps = append(steps, remedy.JSONPatch(svc.Namespace, "service", svc.Name, op))
+	}
+	if len(offending) > 0 {
+		var addrs []string
+		for a := range offending {
+			addrs = append(addrs, a.String())
+		}
+		sort.Strings(addrs)
+		steps = append(steps, fmt.Sprintf("# %s: a load balancer's address (status.loadBalancer.ingress) that its controller (MetalLB, kube-vip, k3s ServiceLB...) gives it: take the node addresses out of that controller's pool, or make the Service a ClusterIP one (not proven by doctor: the controller decides)", strings.Join(addrs, ", ")))
+	}
+	return strings.Join(steps, "\n")
 }

@@ -83,8 +83,8 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 		// all, so its audience is moot until the reference is fixed.
 		return []engine.Finding{{Code: "LA107-MIDDLEWARE-MISSING", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("references middleware %s, which does not exist: Traefik disables the router, so %s answers 404", strings.Join(missing, ", "), hostsText(r.Hosts)),
-			Remediation: remedy.Command("kubectl", "get", "middlewares.traefik.io", "-A") +
-				"   # create the middleware or fix the reference in " + r.Object}}
+			Remediation: "# a diagnosis, not a fix doctor can prove: which middleware was meant is for you to say\n" +
+				remedy.Command("kubectl", "get", "middlewares.traefik.io", "-A") + "   # create the middleware or fix the reference in " + r.Object}}
 	}
 	if r.Authentication() != "" {
 		return nil
