@@ -279,8 +279,7 @@ func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, 
 		}
 		out = append(out, engine.Finding{Code: "LA106-ADMISSION", Severity: engine.SeverityWarn, Object: protectionObject,
 			Message: "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook is about it, and " + pluginText(s) + "): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic",
-			Evidence: map[string]any{"checked": []string{"ValidatingAdmissionPolicies", "ValidatingWebhookConfigurations", "Kyverno policies", "Gatekeeper constraints", "the API server's --enable-admission-plugins"},
-				"apiServerFlags": s.APIServer.Source()},
+			Evidence:    protectionEvidence(s),
 			Remediation: suggestion()})
 	}
 	return out, nil
@@ -319,4 +318,13 @@ func replaceRemedy(c admission.Control, suggestion string) string {
 		return suggestion
 	}
 	return "# replace it with a policy that reserves each address for the Services that use it today:\n" + c.Remove + "\n" + suggestion
+}
+
+// protectionEvidence says what was looked at when nothing restricts externalIPs.
+func protectionEvidence(s *kube.Setup) map[string]any {
+	ev := map[string]any{"checked": []string{"ValidatingAdmissionPolicies", "ValidatingWebhookConfigurations", "Kyverno policies", "Gatekeeper constraints", "the API server's --enable-admission-plugins"}}
+	if src := s.APIServer.Source(); src != "" {
+		ev["apiServerFlags"] = src
+	}
+	return ev
 }
