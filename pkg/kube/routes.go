@@ -164,6 +164,7 @@ func (s *Setup) readRouteModel() {
 		for j := range routes[i].Middlewares {
 			idx.resolve(&routes[i].Middlewares[j])
 		}
+		idx.entryPointAuth(&routes[i])
 	}
 	s.Routes = routes
 	s.AuthMiddleware = idx.firstAuth()
@@ -496,6 +497,44 @@ func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string,
 		}
 	}
 	return "", ""
+}
+
+// entryPointAuth credits a route without an authenticating middleware of its own with its entry
+// points' middlewares, when every entry point through which the LAN reaches it has an
+// authenticating one (a Middleware of the cluster named name@kubernetescrd; a middleware of
+// another provider, @file, is not read and earns no credit).
+func (idx middlewareIndex) entryPointAuth(r *Route) {
+	if r.Authentication() != "" || r.Reach != ReachLAN {
+		return
+	}
+	var first *MiddlewareRef
+	for _, e := range r.Via {
+		if !e.Exposed() {
+			continue
+		}
+		var found *MiddlewareRef
+		for _, raw := range e.Middlewares {
+			if !strings.HasSuffix(raw, "@kubernetescrd") {
+				continue
+			}
+			ref := MiddlewareRef{Raw: raw}
+			idx.resolve(&ref)
+			if ref.Found && ref.Auth != "" {
+				ref.Raw = "entry point " + e.Name + ": " + raw
+				found = &ref
+				break
+			}
+		}
+		if found == nil {
+			return
+		}
+		if first == nil {
+			first = found
+		}
+	}
+	if first != nil {
+		r.Middlewares = append(r.Middlewares, *first)
+	}
 }
 
 // LooksLikeAuth is the name-only hint that a middleware authenticates.

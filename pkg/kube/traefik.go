@@ -54,6 +54,10 @@ type EntryPoint struct {
 	// AsDefault: --entryPoints.NAME.asDefault; HTTPTLS: --entryPoints.NAME.http.tls.
 	AsDefault bool
 	HTTPTLS   bool
+	// Middlewares are --entryPoints.NAME.http.middlewares: Traefik puts them in front of every
+	// router on the entry point (pkg/provider/traefik/internal.go makes them the entry point's
+	// model, which pkg/server/aggregator.go applyModel gives each router).
+	Middlewares []string
 	// LAN lists how it is reached on the node addresses: "443/TCP of Service traefik/traefik",
 	// "hostPort 9000", "hostNetwork". Empty: not from the LAN addresses.
 	LAN []string
@@ -238,6 +242,8 @@ func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, st
 			}
 		case "asdefault":
 			get(name).AsDefault, _ = strconv.ParseBool(v)
+		case "http.middlewares":
+			get(name).Middlewares = splitCSV(v)
 		default:
 			if strings.HasPrefix(field, "http.tls") {
 				get(name).HTTPTLS = true

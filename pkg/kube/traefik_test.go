@@ -242,3 +242,24 @@ func TestIngressRoutesOfAnotherClassAreNotServed(t *testing.T) {
 	assert.False(t, r.Refused)
 	assert.Contains(t, r.NotServed, `its class "internal"`)
 }
+
+func TestEntryPointMiddlewaresProtectTheRoutesOnThem(t *testing.T) {
+	sso := testMiddleware("auth", "sso", map[string]any{"forwardAuth": map[string]any{"address": "http://sso.auth/verify"}})
+	build := func(extra ...string) *Setup {
+		s := proxySetup(append(append([]string{}, chart41Args...), extra...), func(s *Setup) {
+			s.Middlewares = []unstructured.Unstructured{sso}
+			s.IngressRoutes = []unstructured.Unstructured{entryIngressRoute("wiki", "wiki", "Host(`wiki.apps.example.com`)", "websecure")}
+		})
+		s.DeriveModels("")
+		return s
+	}
+	r := routeNamed(t, build("--entryPoints.websecure.http.middlewares=auth-sso@kubernetescrd"), "wiki")
+	assert.Equal(t, "forwardAuth (entry point websecure: auth-sso@kubernetescrd)", r.Authentication())
+	assert.Equal(t, "http://sso.auth/verify", r.ForwardAuthAddress())
+
+	r = routeNamed(t, build("--entryPoints.web.http.middlewares=auth-sso@kubernetescrd"), "wiki")
+	assert.Empty(t, r.Authentication(), "the middleware is on another entry point")
+
+	r = routeNamed(t, build("--entryPoints.websecure.http.middlewares=sso@file"), "wiki")
+	assert.Empty(t, r.Authentication(), "a file provider's middleware is not read")
+}
