@@ -278,7 +278,7 @@ func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, 
 			return out, unread
 		}
 		out = append(out, engine.Finding{Code: "LA106-ADMISSION", Severity: engine.SeverityWarn, Object: protectionObject,
-			Message: "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook is about it, and " + pluginText(s) + "): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic",
+			Message:     "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook is about it, and " + pluginText(s) + "): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic",
 			Evidence:    protectionEvidence(s),
 			Remediation: suggestion()})
 	}
