@@ -35,6 +35,12 @@ func (d *discoverer) readCustomResources() error {
 			*step.into = append(*step.into, items...)
 		}
 	}
+	for i, versions := range GatewayAPIResources() {
+		into := []*[]unstructured.Unstructured{&s.GatewayClasses, &s.Gateways, &s.HTTPRoutes}[i]
+		if err := d.readFirstServedVersion(versions, into); err != nil {
+			return err
+		}
+	}
 	for _, t := range s.GatekeeperTemplates {
 		kind, _, _ := unstructured.NestedString(t.Object, "spec", "crd", "spec", "names", "kind")
 		if kind == "" || !MentionsExternalIPs(t.Object) {
@@ -75,4 +81,24 @@ func MentionsExternalIPs(obj any) bool {
 		}
 	}
 	return false
+}
+
+// readFirstServedVersion reads the first of versions (one kind) that the API server serves.
+func (d *discoverer) readFirstServedVersion(versions []DynamicResource, into *[]unstructured.Unstructured) error {
+	for _, r := range versions {
+		items, err := listDynamic(d.ctx, d.dyn, r)
+		if err == nil {
+			d.setup.Installed[r.Key()] = true
+			delete(d.setup.Partial, r.Key())
+			*into = items
+			return nil
+		}
+		if err := d.optional(r.Key(), err); err != nil {
+			return err
+		}
+		if !IsNotInstalled(err) {
+			return nil // forbidden or failing: recorded, another version would fail the same way
+		}
+	}
+	return nil
 }

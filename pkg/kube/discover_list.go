@@ -72,6 +72,16 @@ func listNodes(ctx context.Context, c kubernetes.Interface) ([]corev1.Node, erro
 	})
 }
 
+func listNamespaces(ctx context.Context, c kubernetes.Interface) ([]corev1.Namespace, error) {
+	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
+		l, err := c.CoreV1().Namespaces().List(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return l.Items, l.Continue, nil
+	})
+}
+
 func listPods(ctx context.Context, c kubernetes.Interface, ns, selector string) ([]corev1.Pod, error) {
 	return listAll(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Pod, string, error) {
 		l, err := c.CoreV1().Pods(ns).List(ctx, o)
