@@ -233,7 +233,7 @@ func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, 
 			}
 			out = append(out, f)
 		case j.protects:
-			msg := fmt.Sprintf("%s refuses a Service of another namespace claiming our addresses", j.c.What)
+			msg := j.c.What + " refuses a Service of another namespace claiming our addresses"
 			if len(j.c.Notes) > 0 {
 				msg += " (" + strings.Join(j.c.Notes, "; ") + ")"
 			}

@@ -70,7 +70,7 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 			Remediation: refusedRemedy(s, r)}}
 	case r.Reach == kube.ReachNotLAN:
 		return []engine.Finding{{Code: "LA107-NOT-ON-LAN", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
-			Message: fmt.Sprintf("not reachable from the LAN: %s", r.ReachWhy)}}
+			Message: "not reachable from the LAN: " + r.ReachWhy}}
 	}
 	var missing []string
 	for _, m := range r.Middlewares {

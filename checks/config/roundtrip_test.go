@@ -295,7 +295,7 @@ func roundTrips(t *testing.T, objs []runtime.Object, sel kube.Selection, build f
 func alternatives(remediation string) []string {
 	var out []string
 	var cur []string
-	for _, line := range strings.Split(remediation, "\n") {
+	for line := range strings.SplitSeq(remediation, "\n") {
 		if strings.HasPrefix(line, "# or") && len(cur) > 0 {
 			out = append(out, strings.Join(cur, "\n"))
 			cur = nil

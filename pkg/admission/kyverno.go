@@ -372,9 +372,9 @@ func stringPattern(pattern, s string) (match, known bool) {
 	if pattern == s {
 		return true, true
 	}
-	for _, alt := range strings.Split(pattern, "|") {
+	for alt := range strings.SplitSeq(pattern, "|") {
 		all := true
-		for _, cond := range strings.Split(strings.TrimSpace(alt), "&") {
+		for cond := range strings.SplitSeq(strings.TrimSpace(alt), "&") {
 			cond = strings.TrimSpace(cond)
 			neg := strings.HasPrefix(cond, "!")
 			cond = strings.TrimSpace(strings.TrimPrefix(cond, "!"))

@@ -59,7 +59,7 @@ func readAPIServerFlags(pods []corev1.Pod) APIServerFlags {
 		}
 		var fl flags
 		args := append(append([]string{}, c.Command...), c.Args...)
-		for i := 0; i < len(args); i++ {
+		for i := range len(args) {
 			name, value, ok := flagValue(args, &i)
 			if !ok {
 				continue

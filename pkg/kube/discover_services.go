@@ -14,8 +14,8 @@ import (
 
 // splitName reads "namespace/name" or "name" (in def).
 func splitName(name, def string) (ns, n string) {
-	if i := strings.Index(name, "/"); i >= 0 {
-		return name[:i], name[i+1:]
+	if before, after, ok := strings.Cut(name, "/"); ok {
+		return before, after
 	}
 	if name == "" {
 		return "", ""
@@ -172,7 +172,7 @@ func (d *discoverer) namedOrCandidates(name string, role serviceRole) (*corev1.S
 	return nil, nil, &UsageError{
 		Message:    fmt.Sprintf("%s Service %q not found%s", role.name, n, where),
 		Candidates: describeServices(append(candidates, d.loadBalancers(role)...)),
-		Fix:        fmt.Sprintf("check the name given to %s", role.flag),
+		Fix:        "check the name given to " + role.flag,
 	}
 }
 
@@ -281,7 +281,7 @@ func (d *discoverer) ambiguity(role serviceRole, candidates []*corev1.Service, p
 		return &UsageError{Message: msg, Candidates: describeServices(append(withIPs, lbs...)), Fix: fix}
 	}
 	msg := fmt.Sprintf("%d Services with externalIPs expose %s%s (looking for the %s Service)", len(candidates), role.portsText(), d.scopeText(), role.name)
-	criteria := fmt.Sprintf("none of them is the only one that exposes %s", joinPorts(role.all))
+	criteria := "none of them is the only one that exposes " + joinPorts(role.all)
 	if partner != nil {
 		criteria += " on the addresses of " + ServiceRef(partner)
 	}

@@ -117,7 +117,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 func TestDiscoverMakesTheSameListCallsWhateverTheClusterSize(t *testing.T) {
 	count := func(extra int) (int, []string) {
 		var objs []runtime.Object
-		for i := 0; i < extra; i++ {
+		for i := range extra {
 			ns := fmt.Sprintf("team-%d", i)
 			objs = append(objs,
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}}},

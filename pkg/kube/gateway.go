@@ -85,7 +85,7 @@ func (s *Setup) httpRoutes() []Route {
 		if rules == 0 {
 			rules = 1 // the API defaults an HTTPRoute without rules to one matching every path
 		}
-		for i := 0; i < rules; i++ {
+		for i := range rules {
 			r := Route{Kind: "HTTPRoute", Namespace: hr.GetNamespace(), Name: hr.GetName(), Index: i,
 				Object: Ref("HTTPRoute", hr.GetNamespace(), hr.GetName()), Served: notServed == "", NotServed: notServed, ServedUnsure: unsure,
 				Reviewed: hr.GetAnnotations()[ReviewedAnnotation] == "reviewed"}
