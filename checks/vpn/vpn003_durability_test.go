@@ -2,16 +2,12 @@ package vpn
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -32,7 +28,7 @@ func TestAOneTheManifestDoesNotExplainIsAHandFixWarning(t *testing.T) {
 	require.Len(t, fs, 1)
 	assert.Contains(t, fs[0].Message, "nothing in Deployment vpn/openvpn's manifest sets it: a hand fix")
 	assert.Contains(t, fs[0].Remediation, "kubectl -n vpn patch deployment openvpn --patch-file enable-ip-forward.yaml")
-	assert.Contains(t, fs[0].Remediation, `command: ["sysctl", "-w", "net.ipv4.ip_forward=1"]`)
+	assert.Contains(t, fs[0].Remediation, "- net.ipv4.ip_forward=1")
 	assert.Contains(t, fs[0].Evidence["why"], "kubelet allowlist is unknown")
 }
 
@@ -82,7 +78,7 @@ func TestAScriptFromAConfigMapRunByAPrivilegedContainerCounts(t *testing.T) {
 
 func TestAnAllowlistingKubeletChoosesTheSysctlsFix(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
-	f.trace.configz = func(_ context.Context, node string) ([]byte, error) {
+	f.env.Configz = func(_ context.Context, node string) ([]byte, error) {
 		require.Equal(t, "node-1", node)
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.*"],"maxPods":110}}`), nil
 	}
@@ -95,7 +91,7 @@ func TestAnAllowlistingKubeletChoosesTheSysctlsFix(t *testing.T) {
 
 func TestAKubeletWithoutTheSysctlInItsAllowlistChoosesTheInitContainer(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	f.env.Configz = func(context.Context, string) ([]byte, error) {
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["kernel.msg*"]}}`), nil
 	}
 	_, _, fs := f.run(t, VPNDurability(f.env))
@@ -113,7 +109,7 @@ func TestSysctlForbiddenEventsAndARestrictedNamespaceAreSaid(t *testing.T) {
 	ns.Labels["pod-security.kubernetes.io/enforce"] = "baseline"
 	_, err = f.client.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	f.env.Configz = func(context.Context, string) ([]byte, error) {
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`), nil
 	}
 	st, _, fs := f.run(t, VPNDurability(f.env))
@@ -144,34 +140,24 @@ func TestTheChartSwitchInAnnotationsExplainsTheOne(t *testing.T) {
 	assert.Contains(t, fs[0].Message, "the chart switch openvpn.chart/ipForwardInitContainer=true")
 }
 
-func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/v1/nodes/node-1/proxy/configz":
-		case "/api/v1/nodes/node-3/proxy/configz":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes \"node-3\" is forbidden: User \"viewer\" cannot get resource \"nodes/proxy\""}`))
-			return
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`))
-	}))
-	defer srv.Close()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
-	require.NoError(t, err)
-	tr := &vpnTrace{env: &Env{Client: cs}, configz: restConfigz(cs)}
-	list, err := tr.kubeletAllowlist(t.Context(), "node-1")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"net.ipv4.ip_forward"}, list)
-	_, err = tr.kubeletAllowlist(t.Context(), "node-2")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the kubelet of node node-2 does not serve /configz")
-	_, err = tr.kubeletAllowlist(t.Context(), "node-3")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "needs get on nodes/proxy")
+// The fix round-trips: the patch VPN003 prints, applied to the Deployment (by the API
+// machinery's own strategic merge), gives a pod template whose next replica the check passes.
+func TestTheForwardingFixAppliedToTheDeploymentMakesTheNextReplicaDurable(t *testing.T) {
+	for name, configz := range map[string]string{
+		"initContainer": `{"kubeletconfig":{}}`,
+		"sysctls":       `{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
+			f.env.Configz = func(context.Context, string) ([]byte, error) { return []byte(configz), nil }
+			st, _, fs := f.run(t, VPNDurability(f.env))
+			require.Equal(t, engine.StatusFail, st, messages(fs))
+			applyFix(t, f.client, fs[len(fs)-1].Remediation)
+
+			next := newVPNFixture(t, vpnScenario{forwarding: "1"}, podFromTemplate(t, f.client))
+			st, _, fs = next.run(t, VPNDurability(next.env))
+			require.Equal(t, engine.StatusPass, st, messages(fs))
+			assert.Equal(t, "VPN003-SET-BY-MANIFEST", fs[0].Code, messages(fs))
+		})
+	}
 }

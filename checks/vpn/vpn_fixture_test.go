@@ -3,8 +3,6 @@ package vpn
 import (
 	"context"
 	"encoding/json"
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
-	"github.com/stretchr/testify/assert"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,15 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+	"sigs.k8s.io/yaml"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -73,7 +78,6 @@ type vpnFixture struct {
 	env    *Env
 	client *fake.Clientset
 	exec   *kubetest.FakeExecutor
-	trace  *vpnTrace
 	pod    *corev1.Pod
 }
 
@@ -105,6 +109,19 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 		Spec:   corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
 	return pod, []runtime.Object{rs, dep, ns, node, dns, slice, other}
+}
+
+// podFromTemplate is the next replica of the fake Deployment vpn/openvpn: its pod template's
+// spec on the fixture's pod, as the ReplicaSet controller would create it after a rollout.
+func podFromTemplate(t *testing.T, cs *fake.Clientset) func(*corev1.Pod, *Options) {
+	t.Helper()
+	dep, err := cs.AppsV1().Deployments("vpn").Get(t.Context(), "openvpn", metav1.GetOptions{})
+	require.NoError(t, err)
+	tmpl := dep.Spec.Template.Spec
+	return func(p *corev1.Pod, _ *Options) {
+		p.Spec.InitContainers = tmpl.InitContainers
+		p.Spec.SecurityContext = tmpl.SecurityContext
+	}
 }
 
 // newVPNFixture builds the cluster and the pod's recorded answers; mutate lets a test change
@@ -148,19 +165,27 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 	}
 	env := &Env{Client: cs, Exec: ex, Options: opts}
 	f := &vpnFixture{env: env, client: cs, exec: ex, pod: pod}
-	f.trace = vpnTraceFor(env)
 	// A fake clientset has no node proxy: the kubelet configuration reads as forbidden, as it
-	// is for most users; tests that need it replace configz.
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	// is for most users; tests that need it replace Configz.
+	env.Configz = func(context.Context, string) ([]byte, error) {
 		return nil, errorString(`nodes "node-1" is forbidden: User "viewer" cannot get resource "nodes/proxy"`)
 	}
-	f.trace.prober = &fakeProber{}
+	env.Prober = &fakeProber{}
 	return f
 }
 
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// facts gathers needs and returns the traced replica's facts.
+func (f *vpnFixture) facts(t *testing.T, needs facts.Need) *facts.Pod {
+	t.Helper()
+	run, err := f.env.gather(t.Context(), needs)
+	require.NoError(t, err)
+	require.NotEmpty(t, run.Pods)
+	return run.Pods[0]
+}
 
 func (f *vpnFixture) run(t *testing.T, c engine.Check) (engine.Status, string, []engine.Finding) {
 	t.Helper()
@@ -211,4 +236,76 @@ func messages(fs []engine.Finding) string {
 		b.WriteString(string(f.Severity) + " " + f.Object + ": " + f.Message + "\n")
 	}
 	return b.String()
+}
+
+// applyFix applies a remediation to the fake cluster the way a user pastes it, so a test can
+// show the judgement flip: `kubectl -n NS patch KIND NAME --type=json|merge -p 'PATCH'`, or a
+// "# FILE: kubectl -n NS patch KIND NAME --patch-file FILE" line followed by the YAML of FILE
+// (a strategic merge patch).
+func applyFix(t *testing.T, cs *fake.Clientset, remediation string) {
+	t.Helper()
+	var cmd []string
+	var body []string
+	for _, line := range strings.Split(remediation, "\n") {
+		switch {
+		case cmd != nil:
+			body = append(body, line)
+		case strings.HasPrefix(line, "kubectl "):
+			cmd = shellWords(t, line)
+		case strings.HasPrefix(line, "# ") && strings.Contains(line, ": kubectl "):
+			_, c, _ := strings.Cut(line, ": ")
+			cmd = shellWords(t, c)
+		}
+	}
+	require.NotNil(t, cmd, "no kubectl command in %q", remediation)
+	ns, kind, name, ptype, patch := "", "", "", types.StrategicMergePatchType, []byte(nil)
+	for i := 1; i < len(cmd); i++ {
+		switch a := cmd[i]; {
+		case a == "-n":
+			ns, i = cmd[i+1], i+1
+		case a == "-p":
+			patch, i = []byte(cmd[i+1]), i+1
+		case a == "--type=json":
+			ptype = types.JSONPatchType
+		case a == "--type=merge":
+			ptype = types.MergePatchType
+		case a == "--patch-file":
+			j, err := yaml.YAMLToJSON([]byte(strings.Join(body, "\n")))
+			require.NoError(t, err)
+			patch, i = j, i+1
+		case a == "patch":
+			kind, name, i = cmd[i+1], cmd[i+2], i+2
+		}
+	}
+	require.NotEmpty(t, patch, "no patch in %q", remediation)
+	var err error
+	switch kind {
+	case "deployment":
+		_, err = cs.AppsV1().Deployments(ns).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
+	case "networkpolicy":
+		_, err = cs.NetworkingV1().NetworkPolicies(ns).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
+	case "configmap":
+		_, err = cs.CoreV1().ConfigMaps(ns).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
+	default:
+		t.Fatalf("applyFix: no fake for kind %q", kind)
+	}
+	require.NoError(t, err, "applying %q", remediation)
+}
+
+// shellWords splits a command line as a POSIX shell does (quotes removed), with a shell
+// parser: the remediation's quoting is what is being tested.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	f, err := syntax.NewParser().Parse(strings.NewReader(line), "")
+	require.NoError(t, err)
+	require.Len(t, f.Stmts, 1, line)
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	require.True(t, ok, line)
+	var words []string
+	for _, w := range call.Args {
+		s, err := expand.Literal(nil, w)
+		require.NoError(t, err)
+		words = append(words, s)
+	}
+	return words
 }

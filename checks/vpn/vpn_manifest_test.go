@@ -10,11 +10,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 )
 
 // The fixes are meant to be pasted: they must be valid patches that set what they say.
 func TestEveryFixIsAPatchKubernetesCanRead(t *testing.T) {
-	dep := workloadRef{Kind: "Deployment", Name: "openvpn", Namespace: "vpn"}
+	dep := facts.Workload{Kind: "Deployment", Name: "openvpn", Namespace: "vpn"}
 	cases := map[string]struct {
 		yaml  string
 		check func(t *testing.T, spec corev1.PodSpec)
@@ -48,7 +50,7 @@ func TestEveryFixIsAPatchKubernetesCanRead(t *testing.T) {
 }
 
 func TestABarePodGetsThePodSpecToRecreateItWith(t *testing.T) {
-	y := forwardingFixYAML(workloadRef{Name: "openvpn", Namespace: "vpn"}, variantInitContainer)
+	y := forwardingFixYAML(facts.Workload{Name: "openvpn", Namespace: "vpn"}, variantInitContainer)
 	assert.Contains(t, y, "Pod vpn/openvpn has no controller")
 	var p corev1.Pod
 	require.NoError(t, yaml.UnmarshalStrict([]byte(y), &p))

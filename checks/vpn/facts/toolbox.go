@@ -1,4 +1,4 @@
-package vpn
+package facts
 
 import (
 	"context"
@@ -32,14 +32,14 @@ func toolsCommand() []string {
 }
 
 // podTools asks the pod once which programs it has (one exec instead of one per attempt).
-func (t *vpnTrace) podTools(ctx context.Context, p *vpnPod) (toolbox, error) {
-	return p.tools.get(ctx, func(ctx context.Context) (toolbox, error) {
-		out, _, err := t.exec(ctx, p, toolsCommand(), execTimeout)
+func (g *Gatherer) podTools(ctx context.Context, m *podMemos) (toolbox, error) {
+	return m.tools.get(ctx, func(ctx context.Context) (toolbox, error) {
+		out, _, err := g.exec(ctx, m, toolsCommand(), execTimeout)
 		if err != nil {
-			return nil, fmt.Errorf("listing the tools of %s: %w", p.object(), err)
+			return nil, fmt.Errorf("listing the tools of %s: %w", m.object(), err)
 		}
 		if !strings.Contains(out, "@@end") {
-			return nil, fmt.Errorf("listing the tools of %s: the output was cut", p.object())
+			return nil, fmt.Errorf("listing the tools of %s: the output was cut", m.object())
 		}
 		tb := toolbox{}
 		for _, line := range strings.Split(out, "\n") {

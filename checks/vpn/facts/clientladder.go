@@ -1,0 +1,145 @@
+package facts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// walkClientLadder walks the ladder from this machine, through the tunnel, when it is
+// connected (--from-client). These packets are forwarded by the VPN pod, so this ladder is the
+// one that sees forwarding and the return path.
+func (g *Gatherer) walkClientLadder(ctx context.Context) (ClientLadder, error) {
+	if !g.opts.FromClient {
+		return ClientLadder{Skip: "not asked: --from-client walks the ladder from this machine through the tunnel"}, nil
+	}
+	pl, err := g.pods.get(ctx, g.findPods)
+	if err != nil {
+		return ClientLadder{}, err
+	}
+	var tun Tunnel
+	for _, m := range pl.running {
+		if f, err := g.podTunnel(ctx, m); err == nil && f.Pool.IsValid() {
+			tun = f
+			break
+		}
+	}
+	if !tun.Pool.IsValid() {
+		return ClientLadder{}, errors.New("the client pool is unknown (see VPN004): cannot tell whether this machine is connected")
+	}
+	locals, err := g.seams.Prober.LocalAddrs()
+	if err != nil {
+		return ClientLadder{}, fmt.Errorf("reading this machine's addresses: %w", err)
+	}
+	var local netip.Addr
+	for _, a := range locals {
+		if tun.Pool.Contains(a) {
+			local = a
+		}
+	}
+	if !local.IsValid() {
+		return ClientLadder{Skip: fmt.Sprintf("this machine has no address in the client pool %s: connect the VPN, then run again with --from-client", tun.Pool)}, nil
+	}
+	lt, err := g.targets.get(ctx, g.chooseTargets)
+	if err != nil {
+		return ClientLadder{}, err
+	}
+	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt), Local: local}, nil
+}
+
+// clientHops walks the hops; the first failed one ends the walk.
+func (g *Gatherer) clientHops(ctx context.Context, tun Tunnel, lt Targets) Ladder {
+	c := &clientWalk{ctx: ctx, limit: g.hopTimeout(), prober: g.seams.Prober, name: lt.Name,
+		w: &walker{stops: func(HopResult) bool { return true }}}
+	if tun.ServerAddr.IsValid() {
+		to := netip.AddrPortFrom(tun.ServerAddr, 1194)
+		c.step(HopPeer, tun.ServerAddr.String(), "TCP connect to "+to.String()+" (a refusal proves the round trip too)", c.connect(to))
+	} else {
+		c.w.skip(HopPeer, "the server's tunnel address is unknown")
+	}
+	c.podIP(lt)
+	if lt.VIP.IsValid() {
+		to := netip.AddrPortFrom(lt.VIP, 53)
+		c.step(HopVIP, lt.VIP.String()+" ("+lt.VIPDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
+	} else {
+		c.w.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
+	}
+	c.step(HopNames, lt.Name, "this machine's resolver", func(ctx context.Context) HopResult {
+		addrs, err := c.prober.Resolve(ctx, lt.Name)
+		if err != nil {
+			return HopResult{State: HopSilent, Detail: "not resolved: " + err.Error()}
+		}
+		return HopResult{State: HopAnswered, Detail: fmt.Sprint("resolved to ", addrs)}
+	})
+	c.public(lt.Public)
+	return c.w.ladder
+}
+
+// clientWalk sends one ladder's packets from this machine, each hop bounded by limit.
+type clientWalk struct {
+	ctx    context.Context
+	limit  time.Duration
+	prober ClientProber
+	name   string
+	w      *walker
+}
+
+func (c *clientWalk) step(hop, target, method string, run func(context.Context) HopResult) {
+	c.w.step(hop, target, func() HopResult {
+		hctx, cancel := context.WithTimeout(c.ctx, c.limit)
+		defer cancel()
+		r := run(hctx)
+		r.Hop, r.Target, r.Method = hop, target, method
+		return r
+	})
+}
+
+func (c *clientWalk) connect(to netip.AddrPort) func(context.Context) HopResult {
+	return func(ctx context.Context) HopResult { return connectResult(ctx, c.prober.Connect(ctx, to), c.limit) }
+}
+
+func (c *clientWalk) query(to netip.AddrPort) func(context.Context) HopResult {
+	return func(ctx context.Context) HopResult {
+		rcode, err := c.prober.QueryA(ctx, to, c.name)
+		return queryResult(ctx, rcode, err, c.limit)
+	}
+}
+
+// podIP asks a DNS pod a question, or connects to another pod's port.
+func (c *clientWalk) podIP(lt Targets) {
+	switch {
+	case lt.PodIP.IsValid() && lt.PodIsDNS:
+		to := netip.AddrPortFrom(lt.PodIP, 53)
+		c.step(HopPodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
+	case lt.PodIP.IsValid():
+		port := lt.PodPort
+		if port == 0 {
+			port = 1 // nothing listens: the pod's kernel answers with a reset
+		}
+		to := netip.AddrPortFrom(lt.PodIP, port)
+		c.step(HopPodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "TCP connect to "+to.String(), c.connect(to))
+	default:
+		c.w.skip(HopPodIP, "no pod to aim at (--pod-target)")
+	}
+}
+
+// public connects to --public (a name is resolved here).
+func (c *clientWalk) public(hostPort string) {
+	switch ap, err := netip.ParseAddrPort(hostPort); {
+	case hostPort == "":
+		c.w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
+	case err == nil:
+		c.step(HopPublic, hostPort, "TCP connect", c.connect(ap))
+	default:
+		c.step(HopPublic, hostPort, "TCP connect (name resolved here)", func(ctx context.Context) HopResult {
+			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", hostPort)
+			if err == nil {
+				_ = conn.Close()
+			}
+			return connectResult(ctx, err, c.limit)
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package facts
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
+)
+
+const natScript = `for t in iptables-save iptables-legacy-save iptables-nft-save; do command -v "$t" >/dev/null 2>&1 || continue; echo "@@tool $t"; "$t" -t nat 2>&1; echo "@@rc $?"; done; echo "@@end"`
+
+func (g *Gatherer) readNAT(ctx context.Context, m *podMemos) (NAT, error) {
+	tun, err := g.podTunnel(ctx, m)
+	if err != nil {
+		return NAT{}, err
+	}
+	if !tun.Pool.IsValid() {
+		return NAT{}, fmt.Errorf("%s: the client pool is unknown (see VPN004), so its masquerade cannot be looked for", m.object())
+	}
+	out, _, err := g.exec(ctx, m, []string{"sh", "-c", natScript}, execTimeout)
+	if err != nil {
+		return NAT{}, fmt.Errorf("reading the nat table of %s: %w", m.object(), err)
+	}
+	n := NAT{Pool: tun.Pool}
+	n.Read, n.Rules, n.Unknown = readNATOutputs(out, tun.Pool)
+	return n, nil
+}
+
+// readNATOutputs reads each iptables-save variant's output (legacy and nft keep separate
+// tables, so a rule may be in either) and returns the rules rewriting pool, deduplicated.
+func readNATOutputs(out string, pool netip.Prefix) (read []string, rules []linuxnet.NATRule, unknown string) {
+	if !strings.Contains(out, "@@end") {
+		return nil, nil, "the nat table read was cut short"
+	}
+	var failures []string
+	tool, body := "", strings.Builder{}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "@@tool "):
+			tool = strings.TrimPrefix(line, "@@tool ")
+			body.Reset()
+		case strings.HasPrefix(line, "@@rc "):
+			text := body.String()
+			if strings.TrimPrefix(line, "@@rc ") != "0" || !strings.Contains(text, "*nat") {
+				failures = append(failures, tool+": "+firstLine(text))
+				continue
+			}
+			read = append(read, tool)
+			for _, r := range linuxnet.ParseIPTablesSave(text).SourceNATFor(pool) {
+				if !seen[r.Raw] {
+					seen[r.Raw] = true
+					rules = append(rules, r)
+				}
+			}
+		default:
+			body.WriteString(line + "\n")
+		}
+	}
+	switch {
+	case len(read) > 0:
+		return read, rules, ""
+	case len(failures) > 0:
+		return nil, nil, "iptables-save could not read the nat table (" + strings.Join(failures, "; ") + ")"
+	}
+	return nil, nil, "the image has no iptables-save, so the masquerade cannot be seen"
+}
+
+// firstLine is the first line of s, trimmed ("no output" when empty).
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "no output"
+	}
+	return s
+}
+
+func (g *Gatherer) listPolicies(ctx context.Context) ([]networkingv1.NetworkPolicy, error) {
+	nps, err := g.seams.Client.NetworkingV1().NetworkPolicies("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing NetworkPolicies: %w", err)
+	}
+	return nps.Items, nil
+}

@@ -1,0 +1,106 @@
+package facts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// ClientProber sends the client-side ladder's packets from this machine.
+//
+// Without raw sockets there is no ping from here, so every hop is a real exchange: a TCP
+// connection (accepted or refused, either proves the round trip; only silence fails), a DNS
+// question over UDP to the pod or VIP, the system resolver for names.
+type ClientProber interface {
+	LocalAddrs() ([]netip.Addr, error)
+	Connect(ctx context.Context, to netip.AddrPort) error
+	QueryA(ctx context.Context, server netip.AddrPort, name string) (rcode string, err error)
+	Resolve(ctx context.Context, name string) ([]netip.Addr, error)
+}
+
+// NetProber is the real ClientProber: this machine's sockets and resolver.
+type NetProber struct{}
+
+// LocalAddrs lists this machine's addresses.
+func (NetProber) LocalAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
+		}
+	}
+	return out, nil
+}
+
+// Connect opens and closes a TCP connection.
+func (NetProber) Connect(ctx context.Context, to netip.AddrPort) error {
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", to.String())
+	if err == nil {
+		return c.Close()
+	}
+	return err
+}
+
+// QueryA asks server for name's A records over UDP and returns the answer's rcode.
+func (NetProber) QueryA(ctx context.Context, server netip.AddrPort, name string) (string, error) {
+	timeout := time.Until(deadlineOr(ctx, time.Now().Add(defaultHopTimeout)))
+	r, err := (&probe.DNSClient{Timeout: timeout}).Query(ctx, server, name, dns.TypeA, "udp")
+	if err != nil {
+		return "", err
+	}
+	return r.RcodeName(), nil
+}
+
+// Resolve asks this machine's resolver.
+func (NetProber) Resolve(ctx context.Context, name string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip4", name)
+}
+
+func deadlineOr(ctx context.Context, def time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok && d.Before(def) {
+		return d
+	}
+	return def
+}
+
+// connectResult reads a TCP connect's outcome as a hop state.
+func connectResult(ctx context.Context, err error, limit time.Duration) HopResult {
+	switch {
+	case err == nil:
+		return HopResult{State: HopAnswered, Detail: "connected"}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return HopResult{State: HopAnswered, Detail: "connection refused: the host answered"}
+	case ctx.Err() != nil || isTimeoutErr(err):
+		return HopResult{State: HopSilent, Detail: fmt.Sprintf("no answer within %s", limit)}
+	}
+	return HopResult{State: HopSilent, Detail: err.Error()}
+}
+
+func queryResult(ctx context.Context, rcode string, err error, limit time.Duration) HopResult {
+	switch {
+	case err == nil:
+		return HopResult{State: HopAnswered, Detail: rcode}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return HopResult{State: HopRefused, Detail: "ICMP port unreachable: nothing serves DNS there, e.g. a Service without ready endpoints"}
+	case probe.IsNoAnswer(err) || ctx.Err() != nil || isTimeoutErr(err):
+		return HopResult{State: HopSilent, Detail: fmt.Sprintf("no DNS answer within %s", limit)}
+	}
+	return HopResult{State: HopSilent, Detail: err.Error()}
+}
+
+func isTimeoutErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

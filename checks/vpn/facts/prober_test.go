@@ -1,0 +1,58 @@
+package facts
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The real prober, against servers on loopback.
+func TestTheNetworkProberTellsAcceptedRefusedAndDNSAnswers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = ln.Close() }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := netip.MustParseAddrPort(closed.Addr().String())
+	require.NoError(t, closed.Close())
+
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeNameError)
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	defer func() { _ = srv.Shutdown() }()
+
+	var p NetProber
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ok := connectResult(ctx, p.Connect(ctx, netip.MustParseAddrPort(ln.Addr().String())), time.Second)
+	assert.Equal(t, HopAnswered, ok.State)
+	refused := connectResult(ctx, p.Connect(ctx, closedAddr), time.Second)
+	assert.Equal(t, HopAnswered, refused.State)
+	assert.Contains(t, refused.Detail, "refused")
+	rcode, err := p.QueryA(ctx, netip.MustParseAddrPort(pc.LocalAddr().String()), "kubernetes.default.svc.cluster.local")
+	require.NoError(t, err)
+	assert.Equal(t, "NXDOMAIN", rcode)
+	locals, err := p.LocalAddrs()
+	require.NoError(t, err)
+	assert.Contains(t, locals, netip.MustParseAddr("127.0.0.1"))
+}
