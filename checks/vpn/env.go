@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -23,7 +24,9 @@ import (
 // Env is what vpn-trace's checks read: the API, exec into the VPN pods, the options. Configz
 // and Prober replace the node-proxy reader and this machine's prober (nil: the real ones).
 type Env struct {
-	Client  kubernetes.Interface
+	Client kubernetes.Interface
+	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
+	Dynamic dynamic.Interface
 	Exec    kube.Executor
 	Options Options
 	Configz func(ctx context.Context, node string) ([]byte, error)
@@ -45,7 +48,7 @@ type Options = facts.Options
 // finds forwarding off, which is precisely the interesting case.
 func (env *Env) gather(ctx context.Context, needs facts.Need) (*facts.Run, error) {
 	env.once.Do(func() {
-		env.gatherer = facts.New(facts.Seams{Client: env.Client, Exec: env.Exec, Configz: env.Configz, Prober: env.Prober}, env.Options)
+		env.gatherer = facts.New(facts.Seams{Client: env.Client, Dynamic: env.Dynamic, Exec: env.Exec, Configz: env.Configz, Prober: env.Prober}, env.Options)
 	})
 	return env.gatherer.Gather(ctx, needs)
 }

@@ -23,7 +23,7 @@ func judgeFindPods(run *facts.Run) engine.Outcome {
 	}
 	for _, p := range run.NotRunning {
 		fs = append(fs, engine.Finding{Code: "VPN001-NOT-RUNNING", Severity: engine.SeverityWarn, Object: "Pod " + p.Namespace + "/" + p.Name,
-			Message:     fmt.Sprintf("not traced: the pod is %s (%s); when it starts it reads the image's default ip_forward again", p.Status.Phase, podWaitingReason(&p)),
+			Message:     fmt.Sprintf("not traced: the pod is %s (%s); when it starts it gets the ip_forward its node and CNI give a new pod, not what a running replica was set to", p.Status.Phase, podWaitingReason(&p)),
 			Remediation: remedy.Kubectl(p.Namespace, "describe", "pod", p.Name)})
 	}
 	if len(run.Pods) == 0 {

@@ -12,13 +12,15 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// VPNDurability is VPN003: is ip_forward=1 part of the pod's manifest? A 1 that the spec does
-// not explain was set by hand and the next restart, or the next replica, loses it. The check
-// also judges which fix the cluster will admit.
+// VPNDurability is VPN003: does a new pod get ip_forward=1? The manifest can set it; so can
+// the node and the CNI (see vpn003_origin.go), and a 1 that none of them explains was set by
+// hand: the next pod loses it. The check says where the pod's value comes from and judges
+// which fix the cluster will admit, the CNI's included.
 func VPNDurability(env *Env) engine.Check {
-	return judged(env, "VPN003", facts.NeedForwarding|facts.NeedDurability, judgeDurabilityRun)
+	return judged(env, "VPN003", facts.NeedForwarding|facts.NeedDurability|facts.NeedOrigin, judgeDurabilityRun)
 }
 
 // durability is what the spec says about making ip_forward stick, and the fix to offer.
@@ -182,7 +184,7 @@ func judgeDurabilityRun(run *facts.Run) engine.Outcome {
 	var unknown []error
 	for _, p := range run.Pods {
 		d := durabilityOf(p)
-		fs = append(fs, durabilityFindings(p, d)...)
+		fs = append(fs, durabilityFindings(run, p, d)...)
 		if p.ForwardingErr != nil && len(d.Explained) == 0 {
 			unknown = append(unknown, p.ForwardingErr)
 		}
@@ -212,8 +214,13 @@ func (d durability) evidence() map[string]any {
 	return ev
 }
 
-func durabilityFindings(p *facts.Pod, d durability) []engine.Finding {
+func durabilityFindings(run *facts.Run, p *facts.Pod, d durability) []engine.Finding {
 	obj, ev := p.Object(), d.evidence()
+	o := originOf(run, p)
+	ev["newPodStartsWith"], ev["origin"] = o.NewPod, o.How
+	if len(o.Unknown) > 0 {
+		ev["originUnknown"] = o.Unknown
+	}
 	fix := forwardingFix(d)
 	var fs []engine.Finding
 	for _, b := range d.Broken {
@@ -233,18 +240,108 @@ func durabilityFindings(p *facts.Pod, d durability) []engine.Finding {
 			Message: "the manifest sets forwarding (" + how + "); the live value could not be read: " + ferr.Error()})
 	case ferr != nil:
 		fs = append(fs, engine.Finding{Code: "VPN003-NOT-IN-MANIFEST", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
-			Message: "nothing in the manifest sets net.ipv4.ip_forward: whatever the pod has now, a new replica starts from the image's default"})
+			Message: "nothing in the manifest sets net.ipv4.ip_forward: whatever the pod has now, a new replica starts from what its node and CNI give it (" + newPodSays(o) + ")"})
 	case f.Value == "1" && d.inManifest():
 		fs = append(fs, engine.Finding{Code: "VPN003-SET-BY-MANIFEST", Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: "ip_forward = 1 and the manifest sets it: " + how})
 	case f.Value == "1":
-		fs = append(fs, engine.Finding{Code: "VPN003-HAND-FIX", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
-			Message: "ip_forward = 1 but nothing in " + d.Owner.String() + "'s manifest sets it: a hand fix (kubectl exec ... sysctl -w) that the next restart or the next replica loses"})
+		fs = append(fs, oneWithoutManifest(run, p, d, o, ev, fix))
 	case d.inManifest():
 		fs = append(fs, engine.Finding{Code: "VPN003-DID-NOT-TAKE", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "the manifest means to set forwarding (" + how + ") yet the pod reads ip_forward = 0: the setting did not take (check the init container's logs and privileges)"})
+		fs = append(fs, zeroOrigin(run, p, o))
 	default:
 		fs = append(fs, engine.Finding{Code: "VPN003-OFF-NOT-IN-MANIFEST", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Remediation: fix,
 			Message: "ip_forward = 0 and nothing in " + d.Owner.String() + "'s manifest sets it; fix: " + d.VariantWhy})
+		fs = append(fs, zeroOrigin(run, p, o))
+	}
+	if msg, clusterAllows := calicoDrift(run, o); msg != "" {
+		drift := engine.Finding{Code: "VPN003-CNI-DRIFT", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: msg}
+		if ds := calicoDaemonSet(run); clusterAllows {
+			drift.Remediation = remedy.Kubectl(ds.Namespace, "rollout", "restart", "daemonset/"+ds.Name)
+		} else if cf, ok := cniFix(run, p); ok {
+			drift.Message += "; the node's value is lost at that start"
+			drift.Remediation = cf
+		}
+		fs = append(fs, drift)
 	}
 	return fs
+}
+
+// newPodSays is what a new pod would start with, in words.
+func newPodSays(o origin) string {
+	if o.NewPod == "" {
+		return "which could not be told: " + strings.Join(o.Unknown, "; ")
+	}
+	return "ip_forward=" + o.NewPod + ": " + o.sentence()
+}
+
+// handFixLifetime is how long a value written into a running pod lasts.
+const handFixLifetime = "it lasts as long as this pod's sandbox (its network namespace): a container restart keeps it, a new pod (a rollout, an eviction, a rescheduling) or a recreated sandbox (a node reboot) starts again from what the node and the CNI give"
+
+// oneWithoutManifest judges a 1 that the manifest does not explain: the node's or the CNI's
+// for every new pod, or a hand fix, or unknown.
+func oneWithoutManifest(run *facts.Run, p *facts.Pod, d durability, o origin, ev map[string]any, fix string) engine.Finding {
+	obj := p.Object()
+	switch {
+	case o.NewPod == "1" && o.ByCNI:
+		return engine.Finding{Code: "VPN003-SET-BY-CNI", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: "ip_forward = 1, set for every new pod by the CNI, not by the manifest: " + o.sentence()}
+	case o.NewPod == "1":
+		return engine.Finding{Code: "VPN003-SET-BY-NODE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: "ip_forward = 1, inherited by every new pod on this node, not set by the manifest: " + o.sentence() + " (a node with 0 would give 0: the manifest fix removes the dependency)"}
+	case o.NewPod == "0":
+		return engine.Finding{Code: "VPN003-HAND-FIX", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: withCNIFix(run, p, o, fix),
+			Message: "ip_forward = 1 but nothing in " + d.Owner.String() + "'s manifest sets it and a new pod starts with 0 (" + o.sentence() + "): a hand fix (kubectl exec ... sysctl -w); " + handFixLifetime}
+	}
+	return engine.Finding{Code: "VPN003-UNEXPLAINED-ONE", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Remediation: fix,
+		Message: "ip_forward = 1 and nothing in " + d.Owner.String() + "'s manifest sets it; whether a new pod gets 1 too could not be told (" + strings.Join(o.Unknown, "; ") + "): it is a hand fix unless the node or the CNI gives it"}
+}
+
+// zeroOrigin says where a pod's 0 comes from, with the CNI-level fix when the CNI writes it.
+func zeroOrigin(run *facts.Run, p *facts.Pod, o origin) engine.Finding {
+	f := engine.Finding{Code: "VPN003-ORIGIN-UNKNOWN", Severity: engine.SeverityInfo, Object: p.Object(),
+		Evidence: map[string]any{"origin": o.How, "originUnknown": o.Unknown, "newPodStartsWith": o.NewPod}}
+	switch {
+	case o.NewPod == "0" && o.ByCNI:
+		f.Code, f.Message = "VPN003-ORIGIN-CNI", "the 0 is the CNI's: "+o.sentence()
+		if cf, ok := cniFix(run, p); ok {
+			f.Message += "; the CNI can give every new pod 1 instead, once for the cluster and without privilege"
+			f.Remediation = cf
+		} else if o.Calico {
+			f.Message += "; Calico's cluster configuration was not found through the API (" + calicoNotFound(run) + "): set container_settings.allow_ip_forwarding to true where your installer renders the CNI configuration (this cannot be proven from here)"
+		}
+	case o.NewPod == "0":
+		f.Code, f.Message = "VPN003-ORIGIN-NODE", "the 0 is inherited, and no CNI plugin here writes ip_forward: "+o.sentence()
+	case o.NewPod == "1":
+		f.Message = "a new pod here would start with 1 (" + o.sentence() + "), yet this pod reads 0: it was set later (by hand, or by the image's start script), or the node's value changed since the pod started"
+	default:
+		f.Message = "where the 0 comes from could not be told: " + strings.Join(o.Unknown, "; ")
+	}
+	return f
+}
+
+// withCNIFix adds the CNI-level fix to the manifest fix when the CNI writes the 0.
+func withCNIFix(run *facts.Run, p *facts.Pod, o origin, fix string) string {
+	if !o.ByCNI || o.NewPod != "0" {
+		return fix
+	}
+	cf, ok := cniFix(run, p)
+	if !ok {
+		return fix
+	}
+	return fix + "\n# or, once for the cluster and without privilege, let the CNI write 1:\n" + cf
+}
+
+func calicoNotFound(run *facts.Run) string {
+	var why []string
+	if err := run.CNI.Calico.InstallationErr; err != nil {
+		why = append(why, err.Error())
+	}
+	if err := run.CNI.Calico.ConfigErr; err != nil {
+		why = append(why, err.Error())
+	}
+	if len(why) == 0 {
+		return "no Installation, no ConfigMap"
+	}
+	return strings.Join(why, "; ")
 }

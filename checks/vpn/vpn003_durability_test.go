@@ -26,7 +26,9 @@ func TestAOneTheManifestDoesNotExplainIsAHandFixWarning(t *testing.T) {
 	st, _, fs := f.run(t, VPNDurability(f.env))
 	require.Equal(t, engine.StatusWarn, st, messages(fs))
 	require.Len(t, fs, 1)
-	assert.Contains(t, fs[0].Message, "nothing in Deployment vpn/openvpn's manifest sets it: a hand fix")
+	assert.Equal(t, "VPN003-HAND-FIX", fs[0].Code)
+	assert.Contains(t, fs[0].Message, "nothing in Deployment vpn/openvpn's manifest sets it and a new pod starts with 0 (Calico's CNI plugin writes 0")
+	assert.Contains(t, fs[0].Message, "a hand fix (kubectl exec ... sysctl -w); it lasts as long as this pod's sandbox (its network namespace): a container restart keeps it, a new pod")
 	assert.Contains(t, fs[0].Remediation, "kubectl -n vpn patch deployment openvpn --patch-file enable-ip-forward.yaml")
 	assert.Contains(t, fs[0].Remediation, "- net.ipv4.ip_forward=1")
 	assert.Contains(t, fs[0].Evidence["why"], "kubelet allowlist is unknown")
@@ -116,7 +118,7 @@ func TestSysctlForbiddenEventsAndARestrictedNamespaceAreSaid(t *testing.T) {
 	require.Equal(t, engine.StatusFail, st)
 	all := messages(fs)
 	assert.Contains(t, all, "the kubelet refused a sysctl in this namespace: Pod openvpn-7d9f8-old")
-	last := fs[len(fs)-1]
+	last := byCode(t, fs, "VPN003-OFF-NOT-IN-MANIFEST")
 	assert.Equal(t, variantInitContainer, last.Evidence["fixVariant"], "the events overrule the allowlist")
 	assert.Contains(t, last.Evidence["why"], `enforces Pod Security "baseline"`)
 	assert.Contains(t, last.Evidence["why"], "pod-security.kubernetes.io/enforce=privileged")
@@ -152,7 +154,7 @@ func TestTheForwardingFixAppliedToTheDeploymentMakesTheNextReplicaDurable(t *tes
 			f.env.Configz = func(context.Context, string) ([]byte, error) { return []byte(configz), nil }
 			st, _, fs := f.run(t, VPNDurability(f.env))
 			require.Equal(t, engine.StatusFail, st, messages(fs))
-			applyFix(t, f.client, fs[len(fs)-1].Remediation)
+			applyFix(t, f, byCode(t, fs, "VPN003-OFF-NOT-IN-MANIFEST").Remediation)
 
 			next := newVPNFixture(t, vpnScenario{forwarding: "1"}, podFromTemplate(t, f.client))
 			st, _, fs = next.run(t, VPNDurability(next.env))

@@ -54,7 +54,7 @@ func TestAPolicyWrittenForThePoolStopsMatchingOnceMasqueraded(t *testing.T) {
 	assert.NotContains(t, w[0].Remediation, "pod-template-hash")
 
 	// The JSON patch, applied to the policy, makes it admit the masqueraded packets.
-	applyFix(t, f.client, w[0].Remediation)
+	applyFix(t, f, w[0].Remediation)
 	again := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, policyFrom(t, f))
 	st, _, fs = again.run(t, VPNReturnPath(again.env))
 	assert.Equal(t, engine.StatusPass, st, messages(fs))
@@ -94,7 +94,7 @@ func TestWithoutMasqueradeAPolicyAdmittingOnlyTheVPNPodIsSaid(t *testing.T) {
 	assert.Contains(t, w[0].Message, "without masquerade client packets keep their 10.8.0.2/32 source")
 	assert.Contains(t, w[0].Remediation, `"ipBlock":{"cidr":"10.8.0.2/32"}`)
 
-	applyFix(t, f.client, w[0].Remediation)
+	applyFix(t, f, w[0].Remediation)
 	again := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, nil, policyFrom(t, f))
 	_, _, fs = again.run(t, VPNReturnPath(again.env))
 	assert.Empty(t, engine.WithSeverity(fs, engine.SeverityWarn), messages(fs))

@@ -15,7 +15,7 @@ import (
 // fixes it. It judges every other fact (gathering those whose check was not selected), so it
 // depends on VPN001 alone: a FAIL in VPN002 must not skip the verdict.
 func VPNVerdict(env *Env) engine.Check {
-	needs := facts.NeedForwarding | facts.NeedDurability | facts.NeedTunnel | facts.NeedNAT | facts.NeedPodLadder | facts.NeedClientLadder
+	needs := facts.NeedForwarding | facts.NeedDurability | facts.NeedOrigin | facts.NeedTunnel | facts.NeedNAT | facts.NeedPodLadder | facts.NeedClientLadder
 	return judged(env, "VPN008", needs, judgeVerdictRun)
 }
 
@@ -54,8 +54,10 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 		clientFirst = run.Client.Ladder.FirstFailed()
 		ev["fromClient"] = run.Client.Ladder.Summary()
 	}
+	o := originOf(run, p)
+	ev["newPodStartsWith"] = o.NewPod
 	if p.Forwarding.Value == "0" {
-		return forwardingOffVerdict(p, d, clientFirst, ev)
+		return forwardingOffVerdict(run, p, d, o, clientFirst, ev)
 	}
 	if clientFirst != nil {
 		ev["firstSilentHop"] = clientFirst.String()
@@ -75,26 +77,39 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 	if ms := policyMismatches(run.Policies, p); p.NATErr == nil && len(ms) > 0 {
 		return verdict{Severity: engine.SeverityWarn, Layer: "policy", Evidence: ev, Sentence: "Policy: " + ms[0].Message + ".", Fix: ms[0].Fix}
 	}
-	if !d.inManifest() {
-		return verdict{Severity: engine.SeverityWarn, Layer: "durability", Evidence: ev,
-			Sentence: fmt.Sprintf("Forwarding works in %s now, but only by hand: nothing in %s's manifest sets net.ipv4.ip_forward, so the next restart or replica drops back to 0; %s.", p.Object(), d.Owner, d.VariantWhy),
-			Fix:      forwardingFix(d)}
+	if !d.inManifest() && o.NewPod != "1" {
+		return durabilityVerdict(p, d, o, ev)
 	}
-	return worksVerdict(run, p, ev)
+	return worksVerdict(run, p, d, o, ev)
 }
 
-func forwardingOffVerdict(p *facts.Pod, d durability, clientFirst *facts.HopResult, ev map[string]any) verdict {
+// durabilityVerdict: forwarding works by hand, or for reasons that could not be read.
+func durabilityVerdict(p *facts.Pod, d durability, o origin, ev map[string]any) verdict {
+	s := fmt.Sprintf("Forwarding works in %s now, but only by hand: nothing in %s's manifest sets net.ipv4.ip_forward and a new pod starts with 0 (%s); %s; %s.", p.Object(), d.Owner, o.sentence(), handFixLifetime, d.VariantWhy)
+	if o.NewPod == "" {
+		s = fmt.Sprintf("Forwarding works in %s now, but nothing in %s's manifest sets net.ipv4.ip_forward, and whether a new pod gets 1 from its node or CNI could not be told (%s): unless they give it, it is a hand fix that the next pod loses; %s.", p.Object(), d.Owner, strings.Join(o.Unknown, "; "), d.VariantWhy)
+	}
+	return verdict{Severity: engine.SeverityWarn, Layer: "durability", Evidence: ev, Sentence: s, Fix: forwardingFix(d)}
+}
+
+func forwardingOffVerdict(run *facts.Run, p *facts.Pod, d durability, o origin, clientFirst *facts.HopResult, ev map[string]any) verdict {
 	s := fmt.Sprintf("Forwarding is off in %s (net.ipv4.ip_forward=0): the tunnel delivers client packets into the pod and the kernel drops them instead of routing them on, so only the tunnel peer answers", p.Object())
 	if clientFirst != nil && clientFirst.Hop == facts.HopPodIP {
 		s += fmt.Sprintf(" (from this machine: the server answered, %s was silent)", clientFirst.Target)
 	}
+	if o.NewPod == "0" {
+		s += "; every new pod starts so: " + o.sentence()
+	}
 	return verdict{Severity: engine.SeverityFail, Layer: "forwarding off", Evidence: ev,
 		Sentence: s + "; make it part of the manifest: " + d.VariantWhy + ".",
-		Fix:      forwardingFix(d)}
+		Fix:      withCNIFix(run, p, o, forwardingFix(d))}
 }
 
-func worksVerdict(run *facts.Run, p *facts.Pod, ev map[string]any) verdict {
+func worksVerdict(run *facts.Run, p *facts.Pod, d durability, o origin, ev map[string]any) verdict {
 	s := "No broken layer found: forwarding is on and set by the manifest"
+	if !d.inManifest() {
+		s = "No broken layer found: forwarding is on, given to every new pod by its node or CNI (" + o.sentence() + ")"
+	}
 	if p.NAT.Masqueraded() {
 		s += ", the client pool is masqueraded"
 	}

@@ -16,8 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	"mvdan.cc/sh/v3/expand"
@@ -66,19 +69,23 @@ const vpnPodRef = "vpn/openvpn-7d9f8-x2x4k"
 
 type vpnScenario struct {
 	forwarding string // "0" or "1"
-	nat        string // recording name
-	tunnel     string // recording name
-	vipSilent  bool
-	namesFail  bool
+	// node is the node-side recording (default node-calico-off: the node has 1, Calico's CNI
+	// plugin writes 0); "none" puts no hostNetwork pod on the node.
+	node      string
+	nat       string // recording name
+	tunnel    string // recording name
+	vipSilent bool
+	namesFail bool
 	// tools overrides the recorded tool list (an image with fewer tools).
 	tools []string
 }
 
 type vpnFixture struct {
-	env    *Env
-	client *fake.Clientset
-	exec   *kubetest.FakeExecutor
-	pod    *corev1.Pod
+	env     *Env
+	client  *fake.Clientset
+	dynamic *dynamicfake.FakeDynamicClient
+	exec    *kubetest.FakeExecutor
+	pod     *corev1.Pod
 }
 
 func vpnObjects() (*corev1.Pod, []runtime.Object) {
@@ -111,6 +118,34 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 	return pod, []runtime.Object{rs, dep, ns, node, dns, slice, other}
 }
 
+// calicoNodeConfDir is where the fixture's calico-node container mounts the node's
+// /etc/cni/net.d: the directory the node-* recordings read (see facts/record_test.go).
+const calicoNodeConfDir = "/tmp/vpnrec/host/etc/cni/net.d"
+
+// cniObjects are the CNI's DaemonSet (hostNetwork, the node's /etc/cni/net.d mounted, here
+// at calicoNodeConfDir, as calico.yaml and kube-flannel.yml mount it at /host/etc/cni/net.d
+// and /etc/cni/net.d) and its pod on node-1, named cniPod.
+func cniObjects(cni string) []runtime.Object {
+	name, image := "calico-node", "docker.io/calico/node:v3.31.0"
+	if cni == "flannel" {
+		name, image = "kube-flannel-ds", "ghcr.io/flannel-io/flannel:v0.27.0"
+	}
+	vol := corev1.Volume{Name: "cni-net-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/cni/net.d"}}}
+	container := corev1.Container{Name: name, Image: image,
+		VolumeMounts: []corev1.VolumeMount{{Name: "cni-net-dir", MountPath: calicoNodeConfDir}}}
+	spec := corev1.PodSpec{HostNetwork: true, Volumes: []corev1.Volume{vol}, Containers: []corev1.Container{container}}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: spec}}}
+	podSpec := spec.DeepCopy()
+	podSpec.NodeName = "node-1"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name + "-7xk2p",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, Controller: ptr.To(true)}}},
+		Spec: *podSpec,
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	return []runtime.Object{ds, pod}
+}
+
 // podFromTemplate is the next replica of the fake Deployment vpn/openvpn: its pod template's
 // spec on the fixture's pod, as the ReplicaSet controller would create it after a rollout.
 func podFromTemplate(t *testing.T, cs *fake.Clientset) func(*corev1.Pod, *Options) {
@@ -133,8 +168,32 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 	if mutate != nil {
 		mutate(pod, &opts)
 	}
-	cs := fake.NewClientset(append(append(objs, pod), extra...)...)
+	node := sc.node
+	if node == "" {
+		node = "node-calico-off"
+	}
+	cni := "calico"
+	if strings.Contains(node, "flannel") {
+		cni = "flannel"
+	}
+	if node != "none" {
+		objs = append(objs, cniObjects(cni)...)
+	}
+	var typed, dyn []runtime.Object
+	for _, o := range append(append(objs, pod), extra...) {
+		if _, ok := o.(*unstructured.Unstructured); ok {
+			dyn = append(dyn, o)
+		} else {
+			typed = append(typed, o)
+		}
+	}
+	cs := fake.NewClientset(typed...)
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{facts.InstallationGVR: "InstallationList"}, dyn...)
 	ex := &kubetest.FakeExecutor{}
+	if node != "none" {
+		ex.On("", "@@forward", vpnReply(t, node))
+	}
 	if sc.tools != nil {
 		ex.On(vpnPodRef, "for t in cat sysctl", kubetest.Reply{Stdout: strings.Join(sc.tools, "\n") + "\n@@end\n"})
 	} else {
@@ -163,8 +222,8 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 	} else {
 		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-resolve-getent"))
 	}
-	env := &Env{Client: cs, Exec: ex, Options: opts}
-	f := &vpnFixture{env: env, client: cs, exec: ex, pod: pod}
+	env := &Env{Client: cs, Dynamic: dc, Exec: ex, Options: opts}
+	f := &vpnFixture{env: env, client: cs, dynamic: dc, exec: ex, pod: pod}
 	// A fake clientset has no node proxy: the kubelet configuration reads as forbidden, as it
 	// is for most users; tests that need it replace Configz.
 	env.Configz = func(context.Context, string) ([]byte, error) {
@@ -230,6 +289,19 @@ func (p *fakeProber) Resolve(ctx context.Context, name string) ([]netip.Addr, er
 	return nil, errorString("lookup " + name + ": no such host")
 }
 
+// byCode is the one finding with code.
+func byCode(t *testing.T, fs []engine.Finding, code string) engine.Finding {
+	t.Helper()
+	var found []engine.Finding
+	for _, f := range fs {
+		if f.Code == code {
+			found = append(found, f)
+		}
+	}
+	require.Len(t, found, 1, "findings with code %s in:\n%s", code, messages(fs))
+	return found[0]
+}
+
 func messages(fs []engine.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
@@ -242,8 +314,9 @@ func messages(fs []engine.Finding) string {
 // show the judgement flip: `kubectl -n NS patch KIND NAME --type=json|merge -p 'PATCH'`, or a
 // "# FILE: kubectl -n NS patch KIND NAME --patch-file FILE" line followed by the YAML of FILE
 // (a strategic merge patch).
-func applyFix(t *testing.T, cs *fake.Clientset, remediation string) {
+func applyFix(t *testing.T, f *vpnFixture, remediation string) {
 	t.Helper()
+	cs := f.client
 	var cmd []string
 	var body []string
 	for _, line := range strings.Split(remediation, "\n") {
@@ -286,6 +359,8 @@ func applyFix(t *testing.T, cs *fake.Clientset, remediation string) {
 		_, err = cs.NetworkingV1().NetworkPolicies(ns).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
 	case "configmap":
 		_, err = cs.CoreV1().ConfigMaps(ns).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
+	case "installation.operator.tigera.io":
+		_, err = f.dynamic.Resource(facts.InstallationGVR).Patch(t.Context(), name, ptype, patch, metav1.PatchOptions{})
 	default:
 		t.Fatalf("applyFix: no fake for kind %q", kind)
 	}

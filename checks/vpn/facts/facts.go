@@ -52,6 +52,9 @@ const (
 	NeedPodLadder
 	// NeedClientLadder is the ladder walked from this machine (Run.Client).
 	NeedClientLadder
+	// NeedOrigin is where a new pod's ip_forward comes from: the node and the CNI (Pod.Node,
+	// Run.CNI).
+	NeedOrigin
 )
 
 // Has reports whether n includes all of m.
@@ -73,6 +76,8 @@ type Run struct {
 	// Policies are the cluster's NetworkPolicies (NeedNAT).
 	Policies    []networkingv1.NetworkPolicy
 	PoliciesErr error
+	// CNI is the cluster's pod network (NeedOrigin).
+	CNI CNI
 }
 
 // Pod is one traced replica and what was learnt about it.
@@ -95,6 +100,8 @@ type Pod struct {
 	NATErr        error
 	Ladder        Ladder
 	LadderErr     error
+	// Node is the pod's node as read through a hostNetwork pod there (NeedOrigin).
+	Node NodeRead
 }
 
 // Object names the pod in findings ("Pod vpn/openvpn-x").
@@ -226,3 +233,79 @@ func (c ClientLadder) Hop(name string) *HopResult {
 
 // Walked reports whether the ladder was walked.
 func (c ClientLadder) Walked() bool { return c.Skip == "" }
+
+// NodeRead is what the VPN pod's node says about the ip_forward a new pod starts with, read
+// through a hostNetwork pod on it (whose network namespace is the node's).
+type NodeRead struct {
+	Node string
+	// Via names the pod and container read ("pod kube-system/calico-node-x, container
+	// calico-node"); "" when no pod could be read.
+	Via string
+	// Forward is the node's net.ipv4.ip_forward ("" unknown).
+	Forward string
+	// Inherit is net.core.devconf_inherit_init_net ("" when the file is absent: the reader is
+	// not in the kernel's initial network namespace, or the kernel predates the setting).
+	Inherit string
+	// KernelVersion is the node's, from its status.
+	KernelVersion string
+	// ConfDir is where the node's CNI configuration directory was read, inside the container
+	// ("" when no container there mounts it); Files its files in name order: the container
+	// runtime uses the first (containerd's go-cni, loadFromConfDir, sorts them and loads one).
+	ConfDir string
+	Files   []CNIFile
+	// Err says why the node could not be read at all.
+	Err error
+	// Notes are partial failures (a candidate pod that could not be exec'ed into).
+	Notes []string
+}
+
+// CNIFile is one file of a node's CNI configuration directory.
+type CNIFile struct {
+	Path   string
+	Config CNIConfig
+	Err    error
+}
+
+// CNI is the cluster's pod network as its DaemonSets and configuration objects say.
+type CNI struct {
+	// DaemonSets are those whose pods mount the node's CNI configuration directory.
+	DaemonSets    []CNIDaemonSet
+	DaemonSetsErr error
+	Calico        CalicoSettings
+}
+
+// Plugin is the first recognised CNI DaemonSet's plugin ("calico", "cilium", "flannel"), ""
+// when none is recognised.
+func (c CNI) Plugin() string {
+	for _, d := range c.DaemonSets {
+		if d.Plugin != "" {
+			return d.Plugin
+		}
+	}
+	return ""
+}
+
+// CNIDaemonSet is a DaemonSet that installs the nodes' CNI configuration.
+type CNIDaemonSet struct {
+	Namespace, Name string
+	// Plugin is recognised from the name or image ("" when not).
+	Plugin string
+}
+
+// CalicoSettings are Calico's cluster-wide CNI settings: the operator's Installation, or the
+// manifest install's ConfigMap template.
+type CalicoSettings struct {
+	// Installation is set when the operator's Installation "default" exists;
+	// ContainerIPForwarding is its spec.calicoNetwork.containerIPForwarding ("" = unset, which
+	// the operator renders as allow_ip_forwarding false).
+	Installation          bool
+	ContainerIPForwarding string
+	InstallationErr       error
+	// ConfigMap ("namespace/name") and Key hold the CNI configuration the nodes get: the
+	// operator's rendered calico-system/cni-config, or the manifest's kube-system/calico-config
+	// template; Template is its text, Config what it says.
+	ConfigMap, Key string
+	Template       string
+	Config         CNIConfig
+	ConfigErr      error
+}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -22,7 +23,9 @@ const execTimeout = 15 * time.Second
 // Seams are how the gatherer reads the world; tests replace them.
 type Seams struct {
 	Client kubernetes.Interface
-	Exec   kube.Executor
+	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
+	Dynamic dynamic.Interface
+	Exec    kube.Executor
 	// Configz reads a node's kubelet configuration (default: GET
 	// /api/v1/nodes/N/proxy/configz through Client).
 	Configz func(ctx context.Context, node string) ([]byte, error)
@@ -41,6 +44,10 @@ type Gatherer struct {
 	targets  memo[Targets]
 	client   memo[ClientLadder]
 	policies memo[[]networkingv1.NetworkPolicy]
+	cni      memo[CNI]
+
+	nodesMu sync.Mutex
+	nodes   map[string]*memo[NodeRead]
 }
 
 // New returns the gatherer of one run.
@@ -51,7 +58,7 @@ func New(seams Seams, opts Options) *Gatherer {
 	if seams.Prober == nil {
 		seams.Prober = NetProber{}
 	}
-	return &Gatherer{seams: seams, opts: opts}
+	return &Gatherer{seams: seams, opts: opts, nodes: map[string]*memo[NodeRead]{}}
 }
 
 // Gather returns the facts needs names (and those they depend on), reading what no earlier
@@ -68,6 +75,9 @@ func (g *Gatherer) Gather(ctx context.Context, needs Need) (*Run, error) {
 	}
 	if needs.Has(NeedNAT) {
 		run.Policies, run.PoliciesErr = g.policies.get(ctx, g.listPolicies)
+	}
+	if needs.Has(NeedOrigin) {
+		run.CNI, _ = g.cni.get(ctx, func(ctx context.Context) (CNI, error) { return g.readCNI(ctx), nil })
 	}
 	var wg sync.WaitGroup
 	if needs.Has(NeedClientLadder) {
@@ -121,6 +131,9 @@ func (g *Gatherer) podFacts(ctx context.Context, m *podMemos, needs Need) *Pod {
 	if needs.Has(NeedPodLadder) {
 		p.Ladder, p.LadderErr = m.ladder.get(ctx, func(ctx context.Context) (Ladder, error) { return g.walkPodLadder(ctx, m) })
 	}
+	if needs.Has(NeedOrigin) {
+		p.Node = g.nodeRead(ctx, m.pod.Spec.NodeName)
+	}
 	return p
 }
 
@@ -137,13 +150,37 @@ func (g *Gatherer) hopTimeout() time.Duration {
 
 // exec runs a read-only command in the pod's VPN container with its own deadline.
 func (g *Gatherer) exec(ctx context.Context, m *podMemos, cmd []string, timeout time.Duration) (string, string, error) {
+	return g.execIn(ctx, m.ref, m.container, cmd, timeout)
+}
+
+// execIn runs a read-only command in any pod's container with its own deadline.
+func (g *Gatherer) execIn(ctx context.Context, ref kube.PodRef, container string, cmd []string, timeout time.Duration) (string, string, error) {
 	if g.seams.Exec == nil {
 		return "", "", errors.New("no executor in the environment (Env.Exec is nil)")
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, errOut, err := g.seams.Exec.Exec(ctx, m.ref, m.container, cmd, nil)
+	out, errOut, err := g.seams.Exec.Exec(ctx, ref, container, cmd, nil)
 	return string(out), string(errOut), err
+}
+
+// nodeRead reads a node once per run, whichever of its VPN pods asks first.
+func (g *Gatherer) nodeRead(ctx context.Context, node string) NodeRead {
+	g.nodesMu.Lock()
+	m, ok := g.nodes[node]
+	if !ok {
+		m = &memo[NodeRead]{}
+		g.nodes[node] = m
+	}
+	g.nodesMu.Unlock()
+	r, _ := m.get(ctx, func(ctx context.Context) (NodeRead, error) {
+		r := g.readNode(ctx, node)
+		if r.Err != nil && ctx.Err() != nil {
+			return r, ctx.Err() // cut short: read again with the next caller's deadline
+		}
+		return r, nil
+	})
+	return r
 }
 
 // memo computes a value once. A computation cut short by its caller's context is not kept:

@@ -1,0 +1,157 @@
+//go:build record
+
+package facts
+
+// The recorder of vpn-trace's testdata: it runs the trace's own commands for real, in network
+// namespaces it creates (prefix "vpnrec-", deleted afterwards), and stores what they printed
+// in ../testdata/vpn/NAME.json. It needs root:
+//
+//	go test -tags record -run TestRecord -v ./checks/vpn/facts/
+//
+// It never touches another namespace, nor a sysctl of the initial one: the init-netns
+// recordings only read.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type recording struct {
+	Cmd    []string `json:"cmd"`
+	Stdout string   `json:"stdout"`
+	Stderr string   `json:"stderr"`
+	Exit   int      `json:"exit"`
+}
+
+// netns creates a network namespace for one test and deletes it afterwards.
+func netns(t *testing.T, name string) string {
+	t.Helper()
+	name = "vpnrec-" + name
+	_ = exec.Command("ip", "netns", "del", name).Run()
+	require.NoError(t, exec.Command("ip", "netns", "add", name).Run())
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	return name
+}
+
+// inNS runs a setup command in ns (ns "" = this namespace) and fails on error.
+func inNS(t *testing.T, ns string, args ...string) {
+	t.Helper()
+	if ns != "" {
+		args = append([]string{"ip", "netns", "exec", ns}, args...)
+	}
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	require.NoError(t, err, "%v: %s", args, out)
+}
+
+// record runs cmd in ns ("" = this namespace) and saves what it printed as name.
+func record(t *testing.T, name, ns string, cmd ...string) recording {
+	t.Helper()
+	args := cmd
+	if ns != "" {
+		args = append([]string{"ip", "netns", "exec", ns}, cmd...)
+	}
+	c := exec.Command(args[0], args[1:]...)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	r := recording{Cmd: cmd, Stdout: stdout.String(), Stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.Exit = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("..", "testdata", "vpn", name+".json"), append(b, '\n'), 0o644))
+	t.Logf("%s: exit %d\n%s%s", name, r.Exit, r.Stdout, r.Stderr)
+	return r
+}
+
+// calicoConflist renders Calico's manifest template as install-cni does
+// (cni-plugin/pkg/install/install.go: the placeholders replaced by the node's values).
+func calicoConflist(t *testing.T, template string) string {
+	t.Helper()
+	return strings.NewReplacer(
+		"__KUBERNETES_NODE_NAME__", "node-1",
+		"__CNI_MTU__", "0", // calico.yaml's veth_mtu "0": auto-detected
+		"__KUBECONFIG_FILEPATH__", "/etc/cni/net.d/calico-kubeconfig",
+	).Replace(template)
+}
+
+// confDir writes files into a fresh CNI configuration directory under /tmp/vpnrec and returns
+// it; the node-side fixtures mount it at the same path.
+func confDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := "/tmp/vpnrec/host/etc/cni/net.d"
+	require.NoError(t, os.RemoveAll("/tmp/vpnrec"))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll("/tmp/vpnrec") })
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	return dir
+}
+
+// flannelConflist is kube-flannel.yml's cni-conf.json, as flannel's DaemonSet installs it.
+const flannelConflist = `{
+  "name": "cbr0",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {
+      "type": "flannel",
+      "delegate": {
+        "hairpinMode": true,
+        "isDefaultGateway": true
+      }
+    },
+    {
+      "type": "portmap",
+      "capabilities": {
+        "portMappings": true
+      }
+    }
+  ]
+}
+`
+
+func TestRecordNodeReads(t *testing.T) {
+	tmpl, err := os.ReadFile(filepath.Join("..", "testdata", "vpn", "calico-config-template.txt"))
+	require.NoError(t, err)
+	allowing, err := CalicoTemplateAllowingForwarding(string(tmpl))
+	require.NoError(t, err)
+
+	t.Run("calico writes 0, the node has 1", func(t *testing.T) {
+		ns := netns(t, "node")
+		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl)), "calico-kubeconfig": "# not a CNI configuration\n"})
+		record(t, "node-calico-off", ns, "sh", "-c", nodeScript(dir))
+	})
+	t.Run("calico with the fix applied", func(t *testing.T) {
+		ns := netns(t, "node")
+		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, allowing)})
+		record(t, "node-calico-on", ns, "sh", "-c", nodeScript(dir))
+	})
+	t.Run("flannel, read from the initial namespace", func(t *testing.T) {
+		dir := confDir(t, map[string]string{"10-flannel.conflist": flannelConflist})
+		record(t, "node-flannel-initns", "", "sh", "-c", nodeScript(dir))
+	})
+	t.Run("flannel, read from a node that is not the initial namespace", func(t *testing.T) {
+		ns := netns(t, "node")
+		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		dir := confDir(t, map[string]string{"10-flannel.conflist": flannelConflist})
+		record(t, "node-flannel-childns", ns, "sh", "-c", nodeScript(dir))
+	})
+	t.Run("a container without the CNI directory", func(t *testing.T) {
+		ns := netns(t, "node")
+		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		record(t, "node-no-confdir", ns, "sh", "-c", nodeScript(""))
+	})
+}
