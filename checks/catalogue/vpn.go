@@ -58,13 +58,15 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN004", Title: "The tunnel interface is up and the client pool is known",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "tun/tap interface and the client pool",
+		Proves: "tun/tap interface and the client pool; in server mode, whether the server pushes routes to the pod and Service ranges (without them clients never send those packets into the tunnel)",
 		Codes: []Code{
 			code("VPN004", "NO-TUNNEL", "no tun or tap interface in the pod"),
 			code("VPN004", "TUNNEL", "the tunnel and the client pool (information)"),
 			code("VPN004", "POOL-UNKNOWN", "the client pool could not be told"),
 			code("VPN004", "PUSHED-DNS", "the DNS the server pushes to clients (information)"),
 			code("VPN004", "NO-PUSHED-DNS", "the server pushes no DNS server (information)"),
+			code("VPN004", "PUSHED-ROUTES", "the server pushes routes that cover the pod and the Service VIP (information)"),
+			code("VPN004", "NO-PUSHED-ROUTE", "the server pushes no route to the pod or Service ranges: clients keep those packets out of the tunnel"),
 		},
 	},
 	{
@@ -89,8 +91,9 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN007", Title: "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
-		Proves: "the same ladder from this machine through the tunnel (`--from-client`)",
-		Codes:  ladder("VPN007"),
+		Proves: "the same ladder from this machine through the tunnel (`--from-client`), and this machine's routes to each hop (its routing table on Linux, the source address the kernel picks)",
+		Codes: append(ladder("VPN007"),
+			code("VPN007", "NOT-THROUGH-TUNNEL", "this machine does not send a hop's address into the tunnel: its answer does not test the VPN")),
 	},
 	{
 		ID: "VPN008", Title: "Verdict: the broken layer and the change that fixes it",
@@ -99,6 +102,7 @@ var vpnTrace = []Entry{
 		Codes: []Code{
 			code("VPN008", "FORWARDING-OFF", "verdict: forwarding is off in the pod"),
 			code("VPN008", "TUNNEL", "verdict: the tunnel is not up"),
+			code("VPN008", "ROUTES", "verdict: clients do not route the pod or Service ranges into the tunnel (the server pushes no route)"),
 			code("VPN008", "RETURN-PATH", "verdict: replies have no way back (masquerade)"),
 			code("VPN008", "DNS-PLUMBING", "verdict: forwarding works; clients are not given the cluster DNS"),
 			code("VPN008", "POLICY", "verdict: a NetworkPolicy drops the clients' traffic"),

@@ -12,12 +12,12 @@ import (
 // VPNTunnel is VPN004: the pod has its tun/tap interface up, and the client pool is known
 // (the return path and the ladders need it).
 func VPNTunnel(env *Env) engine.Check {
-	return judged(env, "VPN004", facts.NeedTunnel, func(run *facts.Run) engine.Outcome {
+	return judged(env, "VPN004", facts.NeedTunnel|facts.NeedTargets, func(run *facts.Run) engine.Outcome {
 		return perPod(run, func(p *facts.Pod) ([]engine.Finding, error) {
 			if p.TunnelErr != nil {
 				return nil, p.TunnelErr
 			}
-			return tunnelFindings(p), nil
+			return append(tunnelFindings(p), pushedRouteFindings(run, p)...), nil
 		})
 	})
 }
@@ -79,4 +79,35 @@ func tunnelFindings(p *facts.Pod) []engine.Finding {
 		}
 	}
 	return fs
+}
+
+// pushedRouteFindings judges whether a server tells its clients to send the pod and Service
+// ranges into the tunnel.
+func pushedRouteFindings(run *facts.Run, p *facts.Pod) []engine.Finding {
+	cfg := p.Tunnel.Config
+	targets := routeTargets(run.Targets)
+	if !serverMode(cfg) || run.TargetsErr != nil || len(targets) == 0 {
+		return nil
+	}
+	ev := map[string]any{"pushedRoutes": fmt.Sprint(cfg.PushRoutes), "configFrom": p.Tunnel.ConfigFrom}
+	missing := unpushed(cfg, targets)
+	if len(missing) == 0 {
+		return []engine.Finding{{Code: "VPN004-PUSHED-ROUTES", Severity: engine.SeverityInfo, Object: p.Object(), Evidence: ev,
+			Message: fmt.Sprintf("clients are told to route %v into the tunnel (push route), which covers %s", cfg.PushRoutes, targetList(targets))}}
+	}
+	var what []string
+	for _, t := range missing {
+		what = append(what, t.String())
+	}
+	return []engine.Finding{{Code: "VPN004-NO-PUSHED-ROUTE", Severity: engine.SeverityWarn, Object: p.Object(), Evidence: ev,
+		Remediation: pushRoutesFix(run.Targets, missing),
+		Message:     fmt.Sprintf("the server pushes no route to %s (pushed: %v): a client sends those packets by its own default route, never into the tunnel, unless its own configuration routes them", strings.Join(what, " nor "), cfg.PushRoutes)}}
+}
+
+func targetList(ts []routeTarget) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.String())
+	}
+	return strings.Join(out, " and ")
 }

@@ -16,7 +16,7 @@ func VPNPodLadder(env *Env) engine.Check {
 			if p.LadderErr != nil {
 				return nil, p.LadderErr
 			}
-			return ladderFindings("VPN006", p.Object(), p.Ladder, false), nil
+			return ladderFindings("VPN006", p.Object(), p.Ladder, nil), nil
 		})
 	})
 }
@@ -49,8 +49,11 @@ func layerOf(hop string, fromClient bool) string {
 
 // ladderFindings: one finding per hop; the first failed hop is the FAIL naming the layer.
 // From inside the pod, a silent client or the pod's own resolver is only a warning (see
-// facts.PodSideHops).
-func ladderFindings(id, obj string, l facts.Ladder, fromClient bool) []engine.Finding {
+// facts.PodSideHops). routes is this machine's routing of the hops (nil: the pod's ladder): a
+// hop this machine does not send into the tunnel does not test the VPN, and when it is the
+// first silent one the layer is the client's routes.
+func ladderFindings(id, obj string, l facts.Ladder, routes *facts.ClientRoutes) []engine.Finding {
+	fromClient := routes != nil
 	first := l.FirstFailed()
 	if !fromClient {
 		first = l.FirstFailedExcept(facts.PodSideHops...)
@@ -64,21 +67,46 @@ func ladderFindings(id, obj string, l facts.Ladder, fromClient bool) []engine.Fi
 		if h.Detail != "" {
 			ev["detail"] = h.Detail
 		}
+		layer, outside := layerOf(h.Hop, fromClient), ""
+		if r := hopRoute(routes, h, ev); r != nil && !r.ThroughTunnel {
+			outside = "this machine " + routeWords(*r)
+			layer = "the client's routes, not forwarding: " + outside
+		}
 		f := engine.Finding{Code: id + "-HOP", Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: fmt.Sprintf("hop %d, %s", i+1, h)}
 		switch {
 		case first != nil && h.Hop == first.Hop:
 			f.Code, f.Severity = id+"-FIRST-SILENT-HOP", engine.SeverityFail
-			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layerOf(h.Hop, fromClient))
+			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layer)
 		case h.Failed():
 			f.Code, f.Severity = id+"-SILENT-HOP", engine.SeverityWarn
 			if !fromClient && h.Hop == facts.HopNames {
-				f.Message += ": " + layerOf(h.Hop, false)
+				f.Message += ": " + layer
 			}
 		case h.State == facts.HopUnmeasured:
 			f.Code, f.Severity = id+"-UNMEASURED", engine.SeverityWarn
 			f.Message += ": not measured, nothing concluded"
+		case outside != "" && h.State == facts.HopAnswered:
+			f.Code, f.Severity = id+"-NOT-THROUGH-TUNNEL", engine.SeverityWarn
+			f.Message += ": " + outside + ", so this answer does not test the VPN"
 		}
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// hopRoute is how this machine routes the hop's address (nil: not known), noted in ev.
+func hopRoute(routes *facts.ClientRoutes, h facts.HopResult, ev map[string]any) *facts.RouteTo {
+	if routes == nil {
+		return nil
+	}
+	r := routes.For(h.Addr)
+	switch {
+	case r == nil:
+		return nil
+	case r.SourceErr != nil:
+		ev["route"] = "unknown: " + r.SourceErr.Error()
+		return nil
+	}
+	ev["route"] = routeWords(*r)
+	return r
 }

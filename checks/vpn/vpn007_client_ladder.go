@@ -20,5 +20,5 @@ func judgeClientLadder(run *facts.Run) engine.Outcome {
 	case !cl.Walked():
 		return engine.Outcome{Skip: cl.Skip}
 	}
-	return engine.Outcome{Findings: ladderFindings("VPN007", "this machine ("+cl.Local.String()+")", cl.Ladder, true)}
+	return engine.Outcome{Findings: ladderFindings("VPN007", "this machine ("+cl.Local.String()+")", cl.Ladder, &cl.Routes)}
 }

@@ -56,6 +56,9 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 	}
 	o := originOf(run, p)
 	ev["newPodStartsWith"] = o.NewPod
+	if v, ok := routesVerdict(run, p, d, o, ev); ok {
+		return v
+	}
 	if p.Forwarding.Value == "0" {
 		return forwardingOffVerdict(run, p, d, o, clientFirst, ev)
 	}
@@ -81,6 +84,46 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 		return durabilityVerdict(p, d, o, ev)
 	}
 	return worksVerdict(run, p, d, o, ev)
+}
+
+// routesVerdict: clients do not send the pod and Service addresses into the tunnel, so
+// nothing behind the VPN pod can answer them, whatever its forwarding. This machine's routes
+// tell when it walked the ladder; otherwise a server that pushes no route does.
+func routesVerdict(run *facts.Run, p *facts.Pod, d durability, o origin, ev map[string]any) (verdict, bool) {
+	cfg, targets := p.Tunnel.Config, routeTargets(run.Targets)
+	missing := unpushed(cfg, targets)
+	var s string
+	switch {
+	case run.ClientErr == nil && run.Client.Walked():
+		outside := notThroughTunnel(run.Client.Routes, targets)
+		if len(outside) == 0 {
+			return verdict{}, false
+		}
+		ev["routes"] = outside
+		why := "the server pushes no route to them"
+		switch {
+		case !serverMode(cfg):
+			why = "a point-to-point tunnel pushes nothing: the client's own configuration must route them"
+			missing = targets
+		case len(missing) == 0:
+			why = fmt.Sprintf("the server pushes %v, which this machine's client did not install (route-nopull, or a more specific route wins)", cfg.PushRoutes)
+		}
+		s = fmt.Sprintf("The client's routes, not forwarding: %s; %s.", strings.Join(outside, "; "), why)
+	case serverMode(cfg) && len(missing) > 0 && run.TargetsErr == nil:
+		ev["routes"] = fmt.Sprintf("pushed: %v", cfg.PushRoutes)
+		s = fmt.Sprintf("The client's routes, not forwarding: the server pushes no route to %s, so clients send those packets by their own default route and never into the tunnel, unless each client's own configuration routes them (--from-client reads this machine's).", targetList(missing))
+	default:
+		return verdict{}, false
+	}
+	fix := pushRoutesFix(run.Targets, missing)
+	if !serverMode(cfg) {
+		fix = clientRoutesFix(run.Targets, missing)
+	}
+	if p.Forwarding.Value == "0" {
+		s = strings.TrimSuffix(s, ".") + "; forwarding is off in the pod too (net.ipv4.ip_forward=0): fix both."
+		fix += "\n" + withCNIFix(run, p, o, forwardingFix(d))
+	}
+	return verdict{Severity: engine.SeverityFail, Layer: "routes", Evidence: ev, Sentence: s, Fix: fix}, true
 }
 
 // durabilityVerdict: forwarding works by hand, or for reasons that could not be read.
@@ -202,6 +245,8 @@ func verdictCode(layer string) string {
 		return "VPN008-FORWARDING-OFF"
 	case "tunnel":
 		return "VPN008-TUNNEL"
+	case "routes":
+		return "VPN008-ROUTES"
 	case "return path":
 		return "VPN008-RETURN-PATH"
 	case "DNS plumbing":

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,7 +105,9 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "openvpn", Controller: ptr.To(true)}}}}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn"}}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "vpn", Labels: map[string]string{corev1.LabelMetadataName: "vpn"}}}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64"}}}
+	serviceCIDR := &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.96.0.0/12"}}}
 	dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns"}},
 		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10"}}
 	slice := &discoveryv1.EndpointSlice{
@@ -115,7 +118,7 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "nginx-0"},
 		Spec:   corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.9"}}
-	return pod, []runtime.Object{rs, dep, ns, node, dns, slice, other}
+	return pod, []runtime.Object{rs, dep, ns, node, serviceCIDR, dns, slice, other}
 }
 
 // calicoNodeConfDir is where the fixture's calico-node container mounts the node's
@@ -262,6 +265,27 @@ type fakeProber struct {
 	connect  map[netip.AddrPort]error
 	query    map[netip.AddrPort]string // rcode; absent = silent
 	resolved map[string][]netip.Addr
+	// table is /proc/net/route ("" = not readable); sources the kernel's source address per
+	// destination (absent: the first local address, the tunnel's in these tests).
+	table   string
+	sources map[netip.Addr]netip.Addr
+}
+
+func (p *fakeProber) RoutingTable() (string, error) {
+	if p.table == "" {
+		return "", errorString("the routing table is read on Linux only (this is darwin)")
+	}
+	return p.table, nil
+}
+
+func (p *fakeProber) SourceFor(dest netip.Addr) (netip.Addr, error) {
+	if s, ok := p.sources[dest]; ok {
+		return s, nil
+	}
+	if len(p.local) == 0 {
+		return netip.Addr{}, errorString("connect: network is unreachable")
+	}
+	return p.local[0], nil
 }
 
 func (p *fakeProber) LocalAddrs() ([]netip.Addr, error) { return p.local, nil }
@@ -287,6 +311,32 @@ func (p *fakeProber) Resolve(ctx context.Context, name string) ([]netip.Addr, er
 		return a, nil
 	}
 	return nil, errorString("lookup " + name + ": no such host")
+}
+
+// clientRouting is this machine's routing as recorded in a VPN client's namespace
+// (facts/record_test.go): its /proc/net/route and, per address, the source `ip route get`
+// shows, which is what the kernel picks for the prober's UDP socket too.
+func clientRouting(t *testing.T, name string) (string, map[netip.Addr]netip.Addr) {
+	t.Helper()
+	sources := map[netip.Addr]netip.Addr{}
+	for _, dest := range []string{"10.8.0.1", "10.244.1.7", "10.96.0.10"} {
+		f := strings.Fields(vpnReply(t, name+"-get-"+dest).Stdout)
+		for i := range f {
+			if f[i] == "src" && i+1 < len(f) {
+				sources[netip.MustParseAddr(dest)] = netip.MustParseAddr(f[i+1])
+			}
+		}
+		require.Contains(t, sources, netip.MustParseAddr(dest), "no src in %s", name)
+	}
+	return vpnReply(t, name).Stdout, sources
+}
+
+// serverConfigReply is a server configuration file from testdata/vpn.
+func serverConfigReply(t *testing.T, name string) kubetest.Reply {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "vpn", name))
+	require.NoError(t, err)
+	return kubetest.Reply{Stdout: string(b)}
 }
 
 // byCode is the one finding with code.

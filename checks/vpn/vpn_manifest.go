@@ -80,10 +80,13 @@ func templatePatch(w facts.Workload, file string, podSpec map[string]any) string
 // argument: no quote, backslash, whitespace, comment or control character.
 var openVPNToken = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 
-// openVPNPush is a server configuration line `push "WORDS"`. The words come from the cluster
+// openVPNPush is a server configuration line `push "WORDS"`.
+func openVPNPush(words ...string) string { return `push "` + openVPNDirective(words...) + `"` }
+
+// openVPNDirective is a configuration line of words. The words come from the cluster
 // (addresses, the search domain): one that is not a plain token is replaced by a placeholder
 // instead of being escaped into a line OpenVPN would read differently.
-func openVPNPush(words ...string) string {
+func openVPNDirective(words ...string) string {
 	safe := make([]string, len(words))
 	for i, w := range words {
 		if !openVPNToken.MatchString(w) {
@@ -91,5 +94,5 @@ func openVPNPush(words ...string) string {
 		}
 		safe[i] = w
 	}
-	return `push "` + strings.Join(safe, " ") + `"`
+	return strings.Join(safe, " ")
 }

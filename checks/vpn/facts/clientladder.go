@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
 
 // walkClientLadder walks the ladder from this machine, through the tunnel, when it is
@@ -47,7 +50,48 @@ func (g *Gatherer) walkClientLadder(ctx context.Context) (ClientLadder, error) {
 	if err != nil {
 		return ClientLadder{}, err
 	}
-	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt), Local: local}, nil
+	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt), Local: local, Routes: g.clientRoutes(tun, lt)}, nil
+}
+
+// clientRoutes reads how this machine routes the server's tunnel address, the pod and the VIP.
+func (g *Gatherer) clientRoutes(tun Tunnel, lt Targets) ClientRoutes {
+	var r ClientRoutes
+	text, err := g.seams.Prober.RoutingTable()
+	if err != nil {
+		r.TableErr = err
+	} else {
+		r.Table = linuxnet.ParseProcRoute(text, bigEndianHost())
+	}
+	for _, dest := range []netip.Addr{tun.ServerAddr, lt.PodIP, lt.VIP} {
+		if !dest.IsValid() || r.For(dest) != nil {
+			continue
+		}
+		to := RouteTo{Dest: dest, Route: longestMatch(r.Table, dest)}
+		to.Source, to.SourceErr = g.seams.Prober.SourceFor(dest)
+		to.ThroughTunnel = to.SourceErr == nil && tun.Pool.Contains(to.Source)
+		r.To = append(r.To, to)
+	}
+	return r
+}
+
+// longestMatch is the route the kernel's main table chooses for dest (nil: none).
+func longestMatch(table []linuxnet.Route, dest netip.Addr) *linuxnet.Route {
+	var best *linuxnet.Route
+	for i := range table {
+		if table[i].Dest.Contains(dest) && (best == nil || table[i].Dest.Bits() > best.Dest.Bits()) {
+			best = &table[i]
+		}
+	}
+	return best
+}
+
+// bigEndianHost reports whether this machine prints /proc/net/route's words big-endian.
+func bigEndianHost() bool {
+	switch runtime.GOARCH {
+	case "s390x", "ppc64", "mips", "mips64", "sparc64":
+		return true
+	}
+	return false
 }
 
 // clientHops walks the hops; the first failed one ends the walk.
@@ -56,18 +100,18 @@ func (g *Gatherer) clientHops(ctx context.Context, tun Tunnel, lt Targets) Ladde
 		w: &walker{stops: func(HopResult) bool { return true }}}
 	if tun.ServerAddr.IsValid() {
 		to := netip.AddrPortFrom(tun.ServerAddr, 1194)
-		c.step(HopPeer, tun.ServerAddr.String(), "TCP connect to "+to.String()+" (a refusal proves the round trip too)", c.connect(to))
+		c.step(HopPeer, tun.ServerAddr, tun.ServerAddr.String(), "TCP connect to "+to.String()+" (a refusal proves the round trip too)", c.connect(to))
 	} else {
 		c.w.skip(HopPeer, "the server's tunnel address is unknown")
 	}
 	c.podIP(lt)
 	if lt.VIP.IsValid() {
 		to := netip.AddrPortFrom(lt.VIP, 53)
-		c.step(HopVIP, lt.VIP.String()+" ("+lt.VIPDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
+		c.step(HopVIP, lt.VIP, lt.VIP.String()+" ("+lt.VIPDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
 	} else {
 		c.w.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
 	}
-	c.step(HopNames, lt.Name, "this machine's resolver", func(ctx context.Context) HopResult {
+	c.step(HopNames, netip.Addr{}, lt.Name, "this machine's resolver", func(ctx context.Context) HopResult {
 		addrs, err := c.prober.Resolve(ctx, lt.Name)
 		if err != nil {
 			return HopResult{State: HopSilent, Detail: "not resolved: " + err.Error()}
@@ -87,8 +131,8 @@ type clientWalk struct {
 	w      *walker
 }
 
-func (c *clientWalk) step(hop, target, method string, run func(context.Context) HopResult) {
-	c.w.step(hop, target, func() HopResult {
+func (c *clientWalk) step(hop string, addr netip.Addr, target, method string, run func(context.Context) HopResult) {
+	c.w.step(hop, addr, target, func() HopResult {
 		hctx, cancel := context.WithTimeout(c.ctx, c.limit)
 		defer cancel()
 		r := run(hctx)
@@ -113,14 +157,14 @@ func (c *clientWalk) podIP(lt Targets) {
 	switch {
 	case lt.PodIP.IsValid() && lt.PodIsDNS:
 		to := netip.AddrPortFrom(lt.PodIP, 53)
-		c.step(HopPodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
+		c.step(HopPodIP, lt.PodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "DNS question A "+lt.Name+" over UDP to "+to.String(), c.query(to))
 	case lt.PodIP.IsValid():
 		port := lt.PodPort
 		if port == 0 {
 			port = 1 // nothing listens: the pod's kernel answers with a reset
 		}
 		to := netip.AddrPortFrom(lt.PodIP, port)
-		c.step(HopPodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "TCP connect to "+to.String(), c.connect(to))
+		c.step(HopPodIP, lt.PodIP, lt.PodIP.String()+" ("+lt.PodDesc+")", "TCP connect to "+to.String(), c.connect(to))
 	default:
 		c.w.skip(HopPodIP, "no pod to aim at (--pod-target)")
 	}
@@ -132,9 +176,9 @@ func (c *clientWalk) public(hostPort string) {
 	case hostPort == "":
 		c.w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
 	case err == nil:
-		c.step(HopPublic, hostPort, "TCP connect", c.connect(ap))
+		c.step(HopPublic, ap.Addr(), hostPort, "TCP connect", c.connect(ap))
 	default:
-		c.step(HopPublic, hostPort, "TCP connect (name resolved here)", func(ctx context.Context) HopResult {
+		c.step(HopPublic, netip.Addr{}, hostPort, "TCP connect (name resolved here)", func(ctx context.Context) HopResult {
 			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", hostPort)
 			if err == nil {
 				_ = conn.Close()

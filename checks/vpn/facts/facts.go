@@ -55,6 +55,8 @@ const (
 	// NeedOrigin is where a new pod's ip_forward comes from: the node and the CNI (Pod.Node,
 	// Run.CNI).
 	NeedOrigin
+	// NeedTargets are the ladders' addresses and the cluster's ranges (Run.Targets).
+	NeedTargets
 )
 
 // Has reports whether n includes all of m.
@@ -213,7 +215,11 @@ type Targets struct {
 	Name string
 	// Public is host:port (port 443 when none was given); "" when --public was not set.
 	Public string
-	Notes  []string
+	// PodCIDRs are the nodes' pod ranges and ServiceCIDRs the Service ranges (ServiceCIDR
+	// objects): what clients must route into the tunnel. Empty when not readable (see Notes).
+	PodCIDRs     []netip.Prefix
+	ServiceCIDRs []netip.Prefix
+	Notes        []string
 }
 
 // ClientLadder is the ladder from this machine; Skip says why it was not walked.
@@ -221,6 +227,38 @@ type ClientLadder struct {
 	Ladder Ladder
 	Skip   string
 	Local  netip.Addr
+	// Routes is how this machine routes the ladder's targets.
+	Routes ClientRoutes
+}
+
+// ClientRoutes is this machine's routing of the ladder's addresses: its routing table (Linux)
+// and, per address, the source address the kernel picks, which is in the client pool when the
+// packets go into the tunnel.
+type ClientRoutes struct {
+	Table    []linuxnet.Route
+	TableErr error
+	To       []RouteTo
+}
+
+// RouteTo is how this machine sends packets to one address.
+type RouteTo struct {
+	Dest netip.Addr
+	// Route is the routing table's longest match (nil when the table was not read).
+	Route *linuxnet.Route
+	// Source is the address the kernel picks; ThroughTunnel when it is in the client pool.
+	Source        netip.Addr
+	SourceErr     error
+	ThroughTunnel bool
+}
+
+// For returns how dest is routed, nil when it was not looked at.
+func (c ClientRoutes) For(dest netip.Addr) *RouteTo {
+	for i := range c.To {
+		if c.To[i].Dest == dest {
+			return &c.To[i]
+		}
+	}
+	return nil
 }
 
 // Hop returns the walked hop name, nil when the ladder was not walked or has no such hop.

@@ -70,7 +70,7 @@ func (g *Gatherer) Gather(ctx context.Context, needs Need) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{NotRunning: pl.notRunning, How: pl.how}
-	if needs&(NeedPodLadder|NeedClientLadder) != 0 {
+	if needs&(NeedPodLadder|NeedClientLadder|NeedTargets) != 0 {
 		run.Targets, run.TargetsErr = g.targets.get(ctx, g.chooseTargets)
 	}
 	if needs.Has(NeedNAT) {

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 )
 
@@ -33,7 +34,9 @@ const (
 
 // HopResult is one hop of a ladder.
 type HopResult struct {
-	Hop    string
+	Hop string
+	// Addr is the target's address when it has one (not for names).
+	Addr   netip.Addr
 	Target string
 	Method string
 	State  HopState
@@ -100,12 +103,13 @@ type walker struct {
 }
 
 // step runs the hop unless the walk has stopped.
-func (w *walker) step(hop, target string, run func() HopResult) {
+func (w *walker) step(hop string, addr netip.Addr, target string, run func() HopResult) {
 	if w.stopped {
-		w.ladder = append(w.ladder, HopResult{Hop: hop, Target: target, State: HopNotTried, Detail: "after the first failed hop"})
+		w.ladder = append(w.ladder, HopResult{Hop: hop, Addr: addr, Target: target, State: HopNotTried, Detail: "after the first failed hop"})
 		return
 	}
 	r := run()
+	r.Addr = addr
 	w.ladder = append(w.ladder, r)
 	w.stopped = r.Failed() && w.stops(r)
 }

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 )
 
@@ -27,7 +28,7 @@ func (g *Gatherer) walkPodLadder(ctx context.Context, m *podMemos) (Ladder, erro
 	}
 	if len(tun.Peers) > 0 {
 		peer := tun.Peers[0]
-		w.step(HopPeer, peer.String(), probe(HopPeer, peer.String(), append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...)))
+		w.step(HopPeer, peer, peer.String(), probe(HopPeer, peer.String(), append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...)))
 	} else {
 		w.skip(HopPeer, "no client address known (no point-to-point peer, no status file listing clients)")
 	}
@@ -40,21 +41,30 @@ func (g *Gatherer) walkPodLadder(ctx context.Context, m *podMemos) (Ladder, erro
 		case lt.PodPort != 0:
 			probes = tcpProbes(tb, lt.PodIP, lt.PodPort, limit)
 		}
-		w.step(HopPodIP, target, probe(HopPodIP, target, append(probes, pingProbe(lt.PodIP, limit))))
+		w.step(HopPodIP, lt.PodIP, target, probe(HopPodIP, target, append(probes, pingProbe(lt.PodIP, limit))))
 	} else {
 		w.skip(HopPodIP, "no pod to aim at (--pod-target)")
 	}
 	if lt.VIP.IsValid() {
 		target := lt.VIP.String() + " (" + lt.VIPDesc + ")"
-		w.step(HopVIP, target, probe(HopVIP, target, dnsProbes(tb, lt.VIP, lt.Name, limit)))
+		w.step(HopVIP, lt.VIP, target, probe(HopVIP, target, dnsProbes(tb, lt.VIP, lt.Name, limit)))
 	} else {
 		w.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
 	}
-	w.step(HopNames, lt.Name, probe(HopNames, lt.Name, resolveProbes(tb, lt.Name+".", limit)))
+	w.step(HopNames, netip.Addr{}, lt.Name, probe(HopNames, lt.Name, resolveProbes(tb, lt.Name+".", limit)))
 	if lt.Public != "" {
-		w.step(HopPublic, lt.Public, probe(HopPublic, lt.Public, publicProbes(tb, lt.Public, limit)))
+		w.step(HopPublic, publicAddr(lt.Public), lt.Public, probe(HopPublic, lt.Public, publicProbes(tb, lt.Public, limit)))
 	} else {
 		w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
 	}
 	return w.ladder, nil
+}
+
+// publicAddr is --public's address (invalid for a host name).
+func publicAddr(hostPort string) netip.Addr {
+	ap, err := netip.ParseAddrPort(hostPort)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr()
 }

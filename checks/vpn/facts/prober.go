@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -24,6 +26,10 @@ type ClientProber interface {
 	Connect(ctx context.Context, to netip.AddrPort) error
 	QueryA(ctx context.Context, server netip.AddrPort, name string) (rcode string, err error)
 	Resolve(ctx context.Context, name string) ([]netip.Addr, error)
+	// RoutingTable is this machine's /proc/net/route (Linux only).
+	RoutingTable() (string, error)
+	// SourceFor is the source address the kernel picks for dest (no packet is sent).
+	SourceFor(dest netip.Addr) (netip.Addr, error)
 }
 
 // NetProber is the real ClientProber: this machine's sockets and resolver.
@@ -66,6 +72,26 @@ func (NetProber) QueryA(ctx context.Context, server netip.AddrPort, name string)
 // Resolve asks this machine's resolver.
 func (NetProber) Resolve(ctx context.Context, name string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip4", name)
+}
+
+// RoutingTable reads /proc/net/route.
+func (NetProber) RoutingTable() (string, error) {
+	if runtime.GOOS != "linux" {
+		return "", fmt.Errorf("the routing table is read on Linux only (this is %s): the source address the kernel picks tells the tunnel instead", runtime.GOOS)
+	}
+	b, err := os.ReadFile("/proc/net/route")
+	return string(b), err
+}
+
+// SourceFor asks the kernel which source address it would use for dest: connecting a UDP
+// socket selects a route and sends nothing.
+func (NetProber) SourceFor(dest netip.Addr) (netip.Addr, error) {
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dest, 9)))
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer func() { _ = c.Close() }()
+	return c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), nil
 }
 
 func deadlineOr(ctx context.Context, def time.Time) time.Time {

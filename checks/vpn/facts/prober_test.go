@@ -56,3 +56,14 @@ func TestTheNetworkProberTellsAcceptedRefusedAndDNSAnswers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, locals, netip.MustParseAddr("127.0.0.1"))
 }
+
+// The kernel picks the source address of a connected UDP socket without sending anything.
+func TestTheNetworkProberAsksTheKernelForTheSourceAddress(t *testing.T) {
+	var p NetProber
+	src, err := p.SourceFor(netip.MustParseAddr("127.0.0.1"))
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParseAddr("127.0.0.1"), src)
+	table, err := p.RoutingTable()
+	require.NoError(t, err, "this test runs on Linux")
+	assert.Contains(t, table, "Iface\tDestination\tGateway")
+}

@@ -155,3 +155,48 @@ func TestRecordNodeReads(t *testing.T) {
 		record(t, "node-no-confdir", ns, "sh", "-c", nodeScript(""))
 	})
 }
+
+// clientNS is a VPN client: eth0 192.168.1.20/24 with the default route via 192.168.1.1, and
+// tun0 10.8.0.6/24 in the server's pool (topology subnet), as OpenVPN's client sets it up.
+func clientNS(t *testing.T) string {
+	t.Helper()
+	ns := netns(t, "cli")
+	for _, c := range [][]string{
+		{"ip", "link", "set", "lo", "up"},
+		{"ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0-peer"},
+		{"ip", "addr", "add", "192.168.1.20/24", "dev", "eth0"},
+		{"ip", "link", "set", "eth0", "up"},
+		{"ip", "link", "set", "eth0-peer", "up"},
+		{"ip", "route", "add", "default", "via", "192.168.1.1"},
+		{"ip", "tuntap", "add", "dev", "tun0", "mode", "tun"},
+		{"ip", "addr", "add", "10.8.0.6/24", "dev", "tun0"},
+		{"ip", "link", "set", "tun0", "up"},
+	} {
+		inNS(t, ns, c...)
+	}
+	return ns
+}
+
+func TestRecordClientRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		routes [][]string
+	}{
+		{"client-routes-pushed", [][]string{
+			{"ip", "route", "add", "10.244.0.0/16", "via", "10.8.0.1", "dev", "tun0"},
+			{"ip", "route", "add", "10.96.0.0/12", "via", "10.8.0.1", "dev", "tun0"},
+		}},
+		{"client-routes-none", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := clientNS(t)
+			for _, r := range tc.routes {
+				inNS(t, ns, r...)
+			}
+			record(t, tc.name, ns, "cat", "/proc/net/route")
+			for _, dest := range []string{"10.8.0.1", "10.244.1.7", "10.96.0.10"} {
+				record(t, tc.name+"-get-"+dest, ns, "ip", "-o", "route", "get", dest)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package facts
 import (
 	"context"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -51,7 +52,44 @@ func (g *Gatherer) chooseTargets(ctx context.Context) (Targets, error) {
 		g.choosePodTarget(ctx, dnsSvc, pl, &lt)
 	}
 	lt.Public = g.opts.Public
+	g.clusterRanges(ctx, &lt)
 	return lt, nil
+}
+
+// clusterRanges reads the nodes' pod ranges and the ServiceCIDR objects' ranges.
+func (g *Gatherer) clusterRanges(ctx context.Context, lt *Targets) {
+	nodes, err := g.seams.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		lt.Notes = append(lt.Notes, "the nodes' pod ranges were not read: "+err.Error())
+	} else {
+		for _, n := range nodes.Items {
+			cidrs := n.Spec.PodCIDRs
+			if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
+				cidrs = []string{n.Spec.PodCIDR}
+			}
+			lt.PodCIDRs = appendPrefixes(lt.PodCIDRs, cidrs)
+		}
+	}
+	sc, err := g.seams.Client.NetworkingV1().ServiceCIDRs().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		lt.Notes = append(lt.Notes, "the Service ranges were not read (ServiceCIDR objects): "+err.Error())
+		return
+	}
+	for _, s := range sc.Items {
+		lt.ServiceCIDRs = appendPrefixes(lt.ServiceCIDRs, s.Spec.CIDRs)
+	}
+}
+
+// appendPrefixes adds the valid IPv4 prefixes of cidrs that are not there yet.
+func appendPrefixes(to []netip.Prefix, cidrs []string) []netip.Prefix {
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil || !p.Addr().Is4() || slices.Contains(to, p.Masked()) {
+			continue
+		}
+		to = append(to, p.Masked())
+	}
+	return to
 }
 
 // clusterDNSService is kube-system/kube-dns, or any Service labelled k8s-app=kube-dns.
@@ -94,11 +132,11 @@ func (g *Gatherer) choosePodTarget(ctx context.Context, dnsSvc *corev1.Service, 
 
 // dnsEndpointTarget aims the pod hop at a ready endpoint of the cluster DNS Service.
 func (g *Gatherer) dnsEndpointTarget(ctx context.Context, dnsSvc *corev1.Service, lt *Targets) bool {
-	slices, err := g.seams.Client.DiscoveryV1().EndpointSlices(dnsSvc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + dnsSvc.Name})
+	eps, err := g.seams.Client.DiscoveryV1().EndpointSlices(dnsSvc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + dnsSvc.Name})
 	if err != nil {
 		return false
 	}
-	for _, s := range slices.Items {
+	for _, s := range eps.Items {
 		for _, e := range s.Endpoints {
 			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
 				continue
