@@ -72,14 +72,16 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN005", Title: "Replies find their way back: the client pool is masqueraded, and policies match what they see",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "return path: masquerade of the pool (iptables-save), NetworkPolicies that stop matching after masquerade",
+		Proves: "return path: masquerade of the pool (iptables-save and nftables, read with `nft -j list ruleset`), or a route back to the pool on the nodes (read through their hostNetwork pods: a BGP-advertised pool needs no masquerade); NetworkPolicies: ingress rules that stop matching after masquerade, egress rules on the VPN pod that admit nothing to the pods; Calico's and Cilium's own policies selecting the pods, named (not evaluated); the policy kinds that could not be read",
 		Codes: []Code{
 			code("VPN005", "NAT-UNKNOWN", "whether the pool is masqueraded is unknown"),
 			code("VPN005", "MASQUERADED", "the pool is source-translated on its way out (information)"),
-			code("VPN005", "ROUTED-BACK", "the pool is not masqueraded, but the cluster routes it back (information)"),
+			code("VPN005", "ROUTED-BACK", "the pool is not masqueraded, but the cluster routes it back: the nodes' routes (BGP) or a pod answering through the tunnel (information)"),
 			code("VPN005", "NO-MASQUERADE", "no masquerade for the client pool: replies go nowhere"),
 			code("VPN005", "POLICY-MISMATCH", "a NetworkPolicy stops matching once the pool is masqueraded"),
-			code("VPN005", "POLICIES-UNREAD", "NetworkPolicies were not checked (information: why)"),
+			code("VPN005", "EGRESS-DENIED", "NetworkPolicies isolate the VPN pod's egress and admit nothing to the pods: the forwarded packets are dropped"),
+			code("VPN005", "CNI-POLICIES", "Calico or Cilium policies select the VPN pod or the ladder's pod (named, not evaluated)"),
+			code("VPN005", "POLICIES-UNREAD", "policy kinds that were not checked (information: which, and why)"),
 		},
 	},
 	{

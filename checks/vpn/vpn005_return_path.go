@@ -34,13 +34,13 @@ func judgeReturnPathRun(run *facts.Run) engine.Outcome {
 func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) {
 	obj, n := p.Object(), p.NAT
 	ev := map[string]any{"pool": n.Pool.String(), "readWith": n.Read}
+	rb := routedBack(run, p)
+	if len(rb.How) > 0 {
+		ev["routeBack"] = rb.How
+	}
 	var fs []engine.Finding
 	var err error
-	routedBack := run.Client.Hop(facts.HopPodIP)
 	switch {
-	case n.Unknown != "":
-		err = fmt.Errorf("%s: %s", obj, n.Unknown)
-		fs = append(fs, engine.Finding{Code: "VPN005-NAT-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
 	case len(n.Rules) > 0:
 		var raw []string
 		for _, rule := range n.Rules {
@@ -49,20 +49,22 @@ func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) 
 		ev["rules"] = raw
 		fs = append(fs, engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, strings.Join(raw, "; "))})
-	case routedBack != nil && routedBack.State == facts.HopAnswered:
+	case rb.Back:
 		fs = append(fs, engine.Finding{Code: "VPN005-ROUTED-BACK", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-			Message: fmt.Sprintf("the pool %s is not masqueraded, but from this machine a pod answered through the tunnel: the cluster routes the pool back", n.Pool)})
+			Message: fmt.Sprintf("the pool %s is not masqueraded, but the cluster routes the pool back: %s", n.Pool, strings.Join(rb.How, "; "))})
+	case n.Unknown != "":
+		err = fmt.Errorf("%s: %s", obj, n.Unknown)
+		fs = append(fs, engine.Finding{Code: "VPN005-NAT-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
 	default:
-		fs = append(fs, engine.Finding{Code: "VPN005-NO-MASQUERADE", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
-			Message:     fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool),
-			Remediation: masqueradeFix(p)})
+		msg := fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool)
+		if rb.Known {
+			msg += " (" + strings.Join(rb.How, "; ") + ")"
+		} else {
+			msg += " (whether the cluster routes the pool back, as a BGP-advertised pool is, could not be read: " + strings.Join(rb.Unknown, "; ") + ")"
+		}
+		fs = append(fs, engine.Finding{Code: "VPN005-NO-MASQUERADE", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Message: msg, Remediation: masqueradeFix(p)})
 	}
-	for _, m := range policyMismatches(run.Policies, p) {
-		fs = append(fs, engine.Finding{Code: "VPN005-POLICY-MISMATCH", Severity: engine.SeverityWarn, Object: m.Policy, Message: m.Message, Remediation: m.Fix})
-	}
-	if run.PoliciesErr != nil {
-		fs = append(fs, engine.Finding{Code: "VPN005-POLICIES-UNREAD", Severity: engine.SeverityInfo, Object: obj, Message: "NetworkPolicies not checked: " + run.PoliciesErr.Error()})
-	}
+	fs = append(fs, policyFindings(run, p)...)
 	return fs, err
 }
 

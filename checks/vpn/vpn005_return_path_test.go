@@ -19,7 +19,7 @@ func TestNoMasqueradeForThePoolIsTheReturnPathFailure(t *testing.T) {
 	st, _, fs := f.run(t, VPNReturnPath(f.env))
 	require.Equal(t, engine.StatusFail, st, messages(fs))
 	assert.Contains(t, fs[0].Message, "no masquerade for the client pool 10.8.0.2/32")
-	assert.Equal(t, []string{"iptables-save", "iptables-legacy-save", "iptables-nft-save"}, fs[0].Evidence["readWith"])
+	assert.Equal(t, []string{"iptables-save", "iptables-legacy-save", "iptables-nft-save", "nft -j"}, fs[0].Evidence["readWith"])
 	assert.Contains(t, fs[0].Remediation, "- iptables\n        - -t\n        - nat\n        - -A\n        - POSTROUTING\n        - -s\n        - 10.8.0.2/32\n        - -o\n        - eth0\n        - -j\n        - MASQUERADE")
 	assert.Contains(t, fs[0].Remediation, "image: kylemanna/openvpn:2.4")
 }

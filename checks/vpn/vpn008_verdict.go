@@ -73,12 +73,11 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 			return ladderVerdict(run, p, *first, false, ev)
 		}
 	}
-	natKnown := p.NATErr == nil && p.NAT.Unknown == ""
-	if natKnown && !p.NAT.Masqueraded() {
+	if noReturnPath(run, p) {
 		return returnPathVerdict(p, ev, "")
 	}
-	if ms := policyMismatches(run.Policies, p); p.NATErr == nil && len(ms) > 0 {
-		return verdict{Severity: engine.SeverityWarn, Layer: "policy", Evidence: ev, Sentence: "Policy: " + ms[0].Message + ".", Fix: ms[0].Fix}
+	if v, ok := policyVerdict(run, p, engine.SeverityWarn, ev); ok {
+		return v
 	}
 	if !d.inManifest() && o.NewPod != "1" {
 		return durabilityVerdict(p, d, o, ev)
@@ -182,8 +181,11 @@ func ladderVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, fromClient b
 		if fromClient {
 			return clientPodHopVerdict(run, p, h, where, ev)
 		}
+		if f, ok := egressDenied(run, p); ok {
+			return verdict{Severity: engine.SeverityFail, Layer: "policy", Evidence: ev, Sentence: "Policy, not forwarding: " + f.Message + ".", Fix: f.Remediation}
+		}
 		return verdict{Severity: engine.SeverityFail, Layer: "policy or CNI", Evidence: ev,
-			Sentence: fmt.Sprintf("Policy or CNI, not forwarding: even %s, %s does not answer, so the VPN pod's own traffic to pods is dropped (a NetworkPolicy egress rule on the VPN pod or an ingress rule on the target, or the CNI).", where, h.Target),
+			Sentence: fmt.Sprintf("Policy or CNI, not forwarding: even %s, %s does not answer, so the VPN pod's own traffic to pods is dropped (a NetworkPolicy egress rule on the VPN pod or an ingress rule on the target, or the CNI)%s.", where, h.Target, cniPoliciesSaid(run, p)),
 			Fix:      remedy.Kubectl("", "get", "networkpolicy", "-A") + "   # egress rules selecting " + p.Ref.String() + ", ingress rules selecting the target"}
 	case facts.HopVIP:
 		return verdict{Severity: engine.SeverityFail, Layer: "policy or CNI", Evidence: ev,
@@ -201,16 +203,45 @@ func ladderVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, fromClient b
 // clientPodHopVerdict: the server answers through the tunnel, a pod does not, and the pod's
 // forwarding is on: the return path, a policy, or the CNI.
 func clientPodHopVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, where string, ev map[string]any) verdict {
-	natKnown := p.NATErr == nil && p.NAT.Unknown == ""
-	if natKnown && !p.NAT.Masqueraded() {
+	if noReturnPath(run, p) {
 		return returnPathVerdict(p, ev, fmt.Sprintf(" (from this machine: the server answered, %s was silent)", h.Target))
 	}
-	if ms := policyMismatches(run.Policies, p); p.NATErr == nil && len(ms) > 0 {
-		return verdict{Severity: engine.SeverityFail, Layer: "policy", Evidence: ev, Sentence: "Policy: " + ms[0].Message + ".", Fix: ms[0].Fix}
+	if v, ok := policyVerdict(run, p, engine.SeverityFail, ev); ok {
+		return v
 	}
 	return verdict{Severity: engine.SeverityFail, Layer: "policy or CNI", Evidence: ev,
-		Sentence: fmt.Sprintf("Policy or CNI: forwarding is on and the pool is masqueraded, yet %s %s does not answer: a NetworkPolicy selecting it, or the CNI, drops the VPN pod's forwarded packets.", where, h.Target),
+		Sentence: fmt.Sprintf("Policy or CNI: forwarding is on and the pool is masqueraded or routed back, yet %s %s does not answer: a NetworkPolicy selecting it, or the CNI, drops the VPN pod's forwarded packets%s.", where, h.Target, cniPoliciesSaid(run, p)),
 		Fix:      remedy.Kubectl("", "get", "networkpolicy", "-A") + "   # look for policies selecting the target pod, and admit the VPN pod " + p.Ref.String()}
+}
+
+// noReturnPath: the nat table was read, the pool is not masqueraded, and the cluster is not
+// seen routing it back.
+func noReturnPath(run *facts.Run, p *facts.Pod) bool {
+	return p.NATErr == nil && p.NAT.Unknown == "" && !p.NAT.Masqueraded() && !routedBack(run, p).Back
+}
+
+// policyVerdict: a NetworkPolicy written for the wrong source, or one that isolates the VPN
+// pod's egress without admitting the pods.
+func policyVerdict(run *facts.Run, p *facts.Pod, sev engine.Severity, ev map[string]any) (verdict, bool) {
+	if p.NATErr != nil {
+		return verdict{}, false
+	}
+	if ms := policyMismatches(run.Policies, p); len(ms) > 0 {
+		return verdict{Severity: sev, Layer: "policy", Evidence: ev, Sentence: "Policy: " + ms[0].Message + ".", Fix: ms[0].Fix}, true
+	}
+	if f, ok := egressDenied(run, p); ok {
+		return verdict{Severity: sev, Layer: "policy", Evidence: ev, Sentence: "Policy: " + f.Message + ".", Fix: f.Remediation}, true
+	}
+	return verdict{}, false
+}
+
+// cniPoliciesSaid names the CNI's policies that select the pods, for a policy-or-CNI verdict.
+func cniPoliciesSaid(run *facts.Run, p *facts.Pod) string {
+	fs := cniPolicyFindings(run, p)
+	if len(fs) == 0 {
+		return ""
+	}
+	return "; " + fs[0].Message
 }
 
 func returnPathVerdict(p *facts.Pod, ev map[string]any, seen string) verdict {

@@ -16,13 +16,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -79,6 +82,8 @@ type vpnScenario struct {
 	namesFail bool
 	// tools overrides the recorded tool list (an image with fewer tools).
 	tools []string
+	// policyGroup is another API group whose policy kinds the API serves ("cilium.io").
+	policyGroup string
 }
 
 type vpnFixture struct {
@@ -121,9 +126,38 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 	return pod, []runtime.Object{rs, dep, ns, node, serviceCIDR, dns, slice, other}
 }
 
+// dynamicListKinds are the custom resources vpn-trace lists.
+var dynamicListKinds = map[schema.GroupVersionResource]string{
+	facts.InstallationGVR: "InstallationList",
+	{Group: "crd.projectcalico.org", Version: "v1", Resource: "networkpolicies"}:       "NetworkPolicyList",
+	{Group: "crd.projectcalico.org", Version: "v1", Resource: "globalnetworkpolicies"}: "GlobalNetworkPolicyList",
+	{Group: "projectcalico.org", Version: "v3", Resource: "networkpolicies"}:           "NetworkPolicyList",
+	{Group: "projectcalico.org", Version: "v3", Resource: "globalnetworkpolicies"}:     "GlobalNetworkPolicyList",
+	{Group: "cilium.io", Version: "v2", Resource: "ciliumnetworkpolicies"}:             "CiliumNetworkPolicyList",
+	{Group: "cilium.io", Version: "v2", Resource: "ciliumclusterwidenetworkpolicies"}:  "CiliumClusterwideNetworkPolicyList",
+}
+
 // calicoNodeConfDir is where the fixture's calico-node container mounts the node's
 // /etc/cni/net.d: the directory the node-* recordings read (see facts/record_test.go).
 const calicoNodeConfDir = "/tmp/vpnrec/host/etc/cni/net.d"
+
+// onNode2 puts the ladder's DNS pod (kube-system/coredns-5d78c-q8lzt, 10.244.1.7) on node-2,
+// with a calico-node pod there whose read is the recording nodeRead.
+func onNode2(t *testing.T, nodeRead string) (extra []runtime.Object, register func(*vpnFixture)) {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64"}}}
+	dns := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns-5d78c-q8lzt", Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Spec: corev1.PodSpec{NodeName: "node-2", Containers: []corev1.Container{{Name: "coredns", Image: "registry.k8s.io/coredns/coredns:v1.12.0",
+			Ports: []corev1.ContainerPort{{Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.7"}}
+	objs := cniObjects("calico")
+	reader := objs[1].(*corev1.Pod).DeepCopy()
+	reader.Name, reader.Spec.NodeName = "calico-node-9q8rt", "node-2"
+	return []runtime.Object{node, dns, reader}, func(f *vpnFixture) {
+		f.exec.On("kube-system/calico-node-9q8rt", "@@forward", vpnReply(t, nodeRead))
+	}
+}
 
 // cniObjects are the CNI's DaemonSet (hostNetwork, the node's /etc/cni/net.d mounted, here
 // at calicoNodeConfDir, as calico.yaml and kube-flannel.yml mount it at /host/etc/cni/net.d
@@ -191,11 +225,26 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 		}
 	}
 	cs := fake.NewClientset(typed...)
-	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{facts.InstallationGVR: "InstallationList"}, dyn...)
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), dynamicListKinds, dyn...)
+	// The API has the policy kinds of the cluster's CNI only; the others are not served.
+	served := "crd.projectcalico.org"
+	if cni == "flannel" {
+		served = "none"
+	}
+	dc.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		gvr := a.GetResource()
+		if gvr == facts.InstallationGVR || gvr.Group == served || gvr.Group == sc.policyGroup {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	})
 	ex := &kubetest.FakeExecutor{}
 	if node != "none" {
-		ex.On("", "@@forward", vpnReply(t, node))
+		name := "calico-node"
+		if cni == "flannel" {
+			name = "kube-flannel-ds"
+		}
+		ex.On("kube-system/"+name+"-7xk2p", "@@forward", vpnReply(t, node))
 	}
 	if sc.tools != nil {
 		ex.On(vpnPodRef, "for t in cat sysctl", kubetest.Reply{Stdout: strings.Join(sc.tools, "\n") + "\n@@end\n"})
@@ -433,4 +482,13 @@ func shellWords(t *testing.T, line string) []string {
 		words = append(words, s)
 	}
 	return words
+}
+
+func intOrString[T int | string](v T) intstr.IntOrString {
+	switch x := any(v).(type) {
+	case int:
+		return intstr.FromInt32(int32(x))
+	default:
+		return intstr.FromString(x.(string))
+	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -80,6 +81,21 @@ type Run struct {
 	PoliciesErr error
 	// CNI is the cluster's pod network (NeedOrigin).
 	CNI CNI
+	// CNIPolicies are the CNIs' own policy kinds, as read (NeedNAT).
+	CNIPolicies []PolicyKind
+	// TargetNode is the node of the ladder's pod, read like Pod.Node (NeedNAT): its routes
+	// tell whether the cluster routes the client pool back.
+	TargetNode NodeRead
+}
+
+// PolicyKind is one kind of a CNI's own network policy and what listing it gave.
+type PolicyKind struct {
+	// Kind names it ("Calico NetworkPolicy (crd.projectcalico.org/v1)").
+	Kind string
+	// Installed is false when the API has no such resource.
+	Installed bool
+	Items     []unstructured.Unstructured
+	Err       error
 }
 
 // Pod is one traced replica and what was learnt about it.
@@ -203,11 +219,16 @@ func (n NAT) Masqueraded() bool { return n.Unknown == "" && len(n.Rules) > 0 }
 // Targets are the addresses both ladders walk to, chosen once per run.
 type Targets struct {
 	// PodIP is a pod of another workload; PodIsDNS when it is a cluster DNS pod (then asked a
-	// DNS question), else PodPort is a TCP port it declares (0: none, ping it).
-	PodIP    netip.Addr
-	PodPort  uint16
-	PodIsDNS bool
-	PodDesc  string
+	// DNS question), else PodPort is a TCP port it declares (0: none, ping it). Pod is that
+	// pod when it was read (nil for --pod-target), PodNode its node, PodNamespaceLabels its
+	// namespace's labels.
+	Pod                *corev1.Pod
+	PodNode            string
+	PodNamespaceLabels map[string]string
+	PodIP              netip.Addr
+	PodPort            uint16
+	PodIsDNS           bool
+	PodDesc            string
 	// VIP is the cluster DNS Service's ClusterIP.
 	VIP     netip.Addr
 	VIPDesc string
@@ -291,6 +312,10 @@ type NodeRead struct {
 	// runtime uses the first (containerd's go-cni, loadFromConfDir, sorts them and loads one).
 	ConfDir string
 	Files   []CNIFile
+	// Routes is the node's main routing table (/proc/net/route); IPRoutes are `ip -4 route`'s
+	// lines where the reading container has ip (they name the routing protocol: bird is BGP).
+	Routes   []linuxnet.Route
+	IPRoutes []string
 	// Err says why the node could not be read at all.
 	Err error
 	// Notes are partial failures (a candidate pod that could not be exec'ed into).

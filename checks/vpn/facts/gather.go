@@ -46,6 +46,8 @@ type Gatherer struct {
 	policies memo[[]networkingv1.NetworkPolicy]
 	cni      memo[CNI]
 
+	cniPolicies memo[[]PolicyKind]
+
 	nodesMu sync.Mutex
 	nodes   map[string]*memo[NodeRead]
 }
@@ -70,11 +72,15 @@ func (g *Gatherer) Gather(ctx context.Context, needs Need) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{NotRunning: pl.notRunning, How: pl.how}
-	if needs&(NeedPodLadder|NeedClientLadder|NeedTargets) != 0 {
+	if needs&(NeedPodLadder|NeedClientLadder|NeedTargets|NeedNAT) != 0 {
 		run.Targets, run.TargetsErr = g.targets.get(ctx, g.chooseTargets)
 	}
 	if needs.Has(NeedNAT) {
 		run.Policies, run.PoliciesErr = g.policies.get(ctx, g.listPolicies)
+		run.CNIPolicies, _ = g.cniPolicies.get(ctx, func(ctx context.Context) ([]PolicyKind, error) { return g.listCNIPolicies(ctx), nil })
+		if run.Targets.PodNode != "" {
+			run.TargetNode = g.nodeRead(ctx, run.Targets.PodNode)
+		}
 	}
 	if needs.Has(NeedOrigin) {
 		run.CNI, _ = g.cni.get(ctx, func(ctx context.Context) (CNI, error) { return g.readCNI(ctx), nil })
@@ -131,7 +137,7 @@ func (g *Gatherer) podFacts(ctx context.Context, m *podMemos, needs Need) *Pod {
 	if needs.Has(NeedPodLadder) {
 		p.Ladder, p.LadderErr = m.ladder.get(ctx, func(ctx context.Context) (Ladder, error) { return g.walkPodLadder(ctx, m) })
 	}
-	if needs.Has(NeedOrigin) {
+	if needs&(NeedOrigin|NeedNAT) != 0 {
 		p.Node = g.nodeRead(ctx, m.pod.Spec.NodeName)
 	}
 	return p

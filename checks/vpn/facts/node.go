@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -26,6 +27,8 @@ const nodeReadAttempts = 3
 func nodeScript(dir string) string {
 	script := `echo "@@forward"; cat /proc/sys/net/ipv4/ip_forward 2>&1
 echo "@@inherit"; cat /proc/sys/net/core/devconf_inherit_init_net 2>&1
+echo "@@route"; cat /proc/net/route 2>&1
+echo "@@iproute"; ip -4 -o route show 2>/dev/null | head -n 2000
 `
 	if dir != "" {
 		q := remedy.Quote(dir)
@@ -43,8 +46,10 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 		r.Err = errors.New("the pod has no node")
 		return r
 	}
+	bigEndian := false
 	if n, err := g.seams.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err == nil {
 		r.KernelVersion = n.Status.NodeInfo.KernelVersion
+		bigEndian = n.Status.NodeInfo.Architecture == "s390x" // /proc/net/route prints in CPU order
 	}
 	pods, err := g.seams.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
@@ -53,7 +58,7 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 		r.Err = fmt.Errorf("listing the pods of node %s: %w", node, err)
 		return r
 	}
-	cands := hostNetworkReaders(pods.Items)
+	cands := hostNetworkReaders(pods.Items, node)
 	if len(cands) == 0 {
 		r.Err = fmt.Errorf("no running hostNetwork pod on node %s to read it through", node)
 		return r
@@ -67,7 +72,7 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 			r.Notes = append(r.Notes, fmt.Sprintf("pod %s, container %s: %v", c.ref, c.container, err))
 			continue
 		}
-		if perr := parseNodeRead(out, &r); perr != nil {
+		if perr := parseNodeRead(out, &r, bigEndian); perr != nil {
 			r.Notes = append(r.Notes, fmt.Sprintf("pod %s, container %s: %v", c.ref, c.container, perr))
 			continue
 		}
@@ -86,12 +91,12 @@ type nodeReader struct {
 	confDir string
 }
 
-// hostNetworkReaders lists the running hostNetwork pods' containers, those that mount the
-// node's CNI configuration directory first.
-func hostNetworkReaders(pods []corev1.Pod) []nodeReader {
+// hostNetworkReaders lists the running hostNetwork pods' containers on node, those that mount
+// the node's CNI configuration directory first.
+func hostNetworkReaders(pods []corev1.Pod, node string) []nodeReader {
 	var out []nodeReader
 	for _, p := range pods {
-		if !p.Spec.HostNetwork || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		if p.Spec.NodeName != node || !p.Spec.HostNetwork || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 			continue
 		}
 		ref := kube.PodRef{Namespace: p.Namespace, Name: p.Name}
@@ -144,7 +149,7 @@ func firstRunning(p corev1.Pod) string {
 }
 
 // parseNodeRead reads nodeScript's output into r.
-func parseNodeRead(out string, r *NodeRead) error {
+func parseNodeRead(out string, r *NodeRead, bigEndian bool) error {
 	if !strings.Contains(out, "@@end") {
 		return errors.New("the output was cut")
 	}
@@ -157,6 +162,14 @@ func parseNodeRead(out string, r *NodeRead) error {
 			r.Forward = text
 		case cur == "inherit" && len(text) == 1 && text >= "0" && text <= "3":
 			r.Inherit = text
+		case cur == "route":
+			r.Routes = linuxnet.ParseProcRoute(text, bigEndian)
+		case cur == "iproute":
+			for _, l := range strings.Split(text, "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					r.IPRoutes = append(r.IPRoutes, l)
+				}
+			}
 		case strings.HasPrefix(cur, "file "):
 			f := CNIFile{Path: strings.TrimPrefix(cur, "file ")}
 			f.Config, f.Err = ParseCNIConfig(text)

@@ -104,14 +104,7 @@ func (g *Gatherer) findOwner(ctx context.Context, m *podMemos) Workload {
 	return w
 }
 
-// namespaceLabels are the labels of the pod's namespace; kubernetes.io/metadata.name is set
-// even when the namespace cannot be read (the API server sets it on every namespace).
+// namespaceLabels are the labels of the pod's namespace.
 func (g *Gatherer) namespaceLabels(ctx context.Context, m *podMemos) map[string]string {
-	l := map[string]string{corev1.LabelMetadataName: m.ref.Namespace}
-	if ns, err := g.seams.Client.CoreV1().Namespaces().Get(ctx, m.ref.Namespace, metav1.GetOptions{}); err == nil {
-		for k, v := range ns.Labels {
-			l[k] = v
-		}
-	}
-	return l
+	return g.labelsOfNamespace(ctx, m.ref.Namespace)
 }

@@ -121,6 +121,28 @@ const flannelConflist = `{
 }
 `
 
+// nodeNS is a node: eth0 with its LAN address and the default route, forwarding on, and the
+// given extra routes (`ip route add` arguments).
+func nodeNS(t *testing.T, addr string, routes ...[]string) string {
+	t.Helper()
+	ns := netns(t, "node")
+	for _, c := range [][]string{
+		{"sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		{"ip", "link", "set", "lo", "up"},
+		{"ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0-peer"},
+		{"ip", "addr", "add", addr + "/24", "dev", "eth0"},
+		{"ip", "link", "set", "eth0", "up"},
+		{"ip", "link", "set", "eth0-peer", "up"},
+		{"ip", "route", "add", "default", "via", "10.0.10.1"},
+	} {
+		inNS(t, ns, c...)
+	}
+	for _, r := range routes {
+		inNS(t, ns, append([]string{"ip", "route", "add"}, r...)...)
+	}
+	return ns
+}
+
 func TestRecordNodeReads(t *testing.T) {
 	tmpl, err := os.ReadFile(filepath.Join("..", "testdata", "vpn", "calico-config-template.txt"))
 	require.NoError(t, err)
@@ -128,14 +150,12 @@ func TestRecordNodeReads(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("calico writes 0, the node has 1", func(t *testing.T) {
-		ns := netns(t, "node")
-		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		ns := nodeNS(t, "10.0.10.11")
 		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl)), "calico-kubeconfig": "# not a CNI configuration\n"})
 		record(t, "node-calico-off", ns, "sh", "-c", nodeScript(dir))
 	})
 	t.Run("calico with the fix applied", func(t *testing.T) {
-		ns := netns(t, "node")
-		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		ns := nodeNS(t, "10.0.10.11")
 		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, allowing)})
 		record(t, "node-calico-on", ns, "sh", "-c", nodeScript(dir))
 	})
@@ -144,15 +164,29 @@ func TestRecordNodeReads(t *testing.T) {
 		record(t, "node-flannel-initns", "", "sh", "-c", nodeScript(dir))
 	})
 	t.Run("flannel, read from a node that is not the initial namespace", func(t *testing.T) {
-		ns := netns(t, "node")
-		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		ns := nodeNS(t, "10.0.10.11")
 		dir := confDir(t, map[string]string{"10-flannel.conflist": flannelConflist})
 		record(t, "node-flannel-childns", ns, "sh", "-c", nodeScript(dir))
 	})
 	t.Run("a container without the CNI directory", func(t *testing.T) {
-		ns := netns(t, "node")
-		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-		record(t, "node-no-confdir", ns, "sh", "-c", nodeScript(""))
+		record(t, "node-no-confdir", nodeNS(t, "10.0.10.11"), "sh", "-c", nodeScript(""))
+	})
+	// The VPN pod (10.244.1.5) is on node-1 (10.0.10.11); the ladder's pod on node-2
+	// (10.0.10.12). BGP (bird) advertised the pool from node-1, which routes it to the pod.
+	t.Run("the pool routed back: the VPN pod's node", func(t *testing.T) {
+		ns := nodeNS(t, "10.0.10.11", []string{"10.244.1.5", "dev", "eth0", "scope", "link"}, []string{"10.8.0.0/24", "via", "10.244.1.5", "dev", "eth0"})
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl))})
+		record(t, "node-pool-to-pod", ns, "sh", "-c", nodeScript(dir))
+	})
+	t.Run("the pool routed back: another node, by BGP", func(t *testing.T) {
+		ns := nodeNS(t, "10.0.10.12", []string{"10.8.0.0/24", "via", "10.0.10.11", "dev", "eth0", "proto", "bird"})
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl))})
+		record(t, "node-pool-bgp", ns, "sh", "-c", nodeScript(dir))
+	})
+	t.Run("another node without a route to the pool", func(t *testing.T) {
+		ns := nodeNS(t, "10.0.10.12")
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl))})
+		record(t, "node-pool-default-only", ns, "sh", "-c", nodeScript(dir))
 	})
 }
 
@@ -199,4 +233,56 @@ func TestRecordClientRoutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecordNAT records the nat script in a VPN pod's namespace: eth0 up, the pool's
+// masquerade written with iptables (nft backend), with nft directly, or not at all; run as
+// nobody; and in an image with nft alone (PATH holding only sh and nft).
+func TestRecordNAT(t *testing.T) {
+	script := []string{"sh", "-c", natScript}
+	setup := func(t *testing.T) string {
+		ns := netns(t, "srv")
+		inNS(t, ns, "ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0-peer")
+		return ns
+	}
+	nftMasq := func(t *testing.T, ns string) {
+		c := exec.Command("ip", "netns", "exec", ns, "nft", "-f", "-")
+		c.Stdin = strings.NewReader("table ip nat {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\tip saddr 10.8.0.0/24 oifname \"eth0\" masquerade\n\t}\n}\n")
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	t.Run("nothing masquerades the pool", func(t *testing.T) {
+		record(t, "nat-empty", setup(t), script...)
+	})
+	t.Run("iptables masquerades the pool", func(t *testing.T) {
+		ns := setup(t)
+		inNS(t, ns, "iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "10.8.0.0/24", "-o", "eth0", "-j", "MASQUERADE")
+		record(t, "nat-masq", ns, script...)
+	})
+	t.Run("nft masquerades the pool", func(t *testing.T) {
+		ns := setup(t)
+		nftMasq(t, ns)
+		record(t, "nat-nft-masq", ns, script...)
+	})
+	t.Run("an image with nft alone", func(t *testing.T) {
+		ns := setup(t)
+		nftMasq(t, ns)
+		bin := filepath.Join(t.TempDir(), "bin")
+		require.NoError(t, os.MkdirAll(bin, 0o755))
+		for _, tool := range []string{"/bin/sh", "/usr/sbin/nft"} {
+			require.NoError(t, os.Symlink(tool, filepath.Join(bin, filepath.Base(tool))))
+		}
+		r := record(t, "nat-nft-only", ns, "env", "PATH="+bin, "sh", "-c", natScript)
+		require.NotContains(t, r.Stdout, "iptables")
+	})
+	t.Run("not root", func(t *testing.T) {
+		ns := setup(t)
+		nftMasq(t, ns)
+		record(t, "nat-denied", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", natScript)
+	})
+}
+
+// TestRecordTools records which of the trace's tools a namespace of this machine has.
+func TestRecordTools(t *testing.T) {
+	record(t, "tools", netns(t, "srv"), toolsCommand()...)
 }

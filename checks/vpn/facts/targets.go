@@ -125,6 +125,8 @@ func (g *Gatherer) choosePodTarget(ctx context.Context, dnsSvc *corev1.Service, 
 			continue
 		}
 		lt.PodIP, lt.PodPort, lt.PodDesc = ip, firstTCPPort(p), "pod "+p.Namespace+"/"+p.Name
+		lt.Pod, lt.PodNode = &p, p.Spec.NodeName
+		lt.PodNamespaceLabels = g.labelsOfNamespace(ctx, p.Namespace)
 		return
 	}
 	lt.Notes = append(lt.Notes, "no running pod with its own IP to aim at (name one with --pod-target)")
@@ -148,8 +150,12 @@ func (g *Gatherer) dnsEndpointTarget(ctx context.Context, dnsSvc *corev1.Service
 				}
 				lt.PodIP, lt.PodPort, lt.PodIsDNS = ip, 53, true
 				lt.PodDesc = "cluster DNS endpoint of Service " + dnsSvc.Namespace + "/" + dnsSvc.Name
+				if e.NodeName != nil {
+					lt.PodNode = *e.NodeName
+				}
 				if e.TargetRef != nil {
 					lt.PodDesc = "cluster DNS pod " + e.TargetRef.Namespace + "/" + e.TargetRef.Name
+					g.targetPod(ctx, e.TargetRef.Namespace, e.TargetRef.Name, lt)
 				}
 				return true
 			}
@@ -168,4 +174,30 @@ func firstTCPPort(p corev1.Pod) uint16 {
 		}
 	}
 	return 0
+}
+
+// targetPod reads the pod the ladder aims at, for the policies that select it.
+func (g *Gatherer) targetPod(ctx context.Context, namespace, name string, lt *Targets) {
+	p, err := g.seams.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		lt.Notes = append(lt.Notes, "the target pod "+namespace+"/"+name+" was not read: "+err.Error())
+		return
+	}
+	lt.Pod = p
+	if lt.PodNode == "" {
+		lt.PodNode = p.Spec.NodeName
+	}
+	lt.PodNamespaceLabels = g.labelsOfNamespace(ctx, namespace)
+}
+
+// labelsOfNamespace are a namespace's labels with kubernetes.io/metadata.name, which the API
+// server sets on every namespace (so it is known even when the namespace cannot be read).
+func (g *Gatherer) labelsOfNamespace(ctx context.Context, name string) map[string]string {
+	l := map[string]string{corev1.LabelMetadataName: name}
+	if ns, err := g.seams.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err == nil {
+		for k, v := range ns.Labels {
+			l[k] = v
+		}
+	}
+	return l
 }

@@ -8,9 +8,9 @@ import (
 )
 
 // vpnTools are the programs the trace can use inside a VPN pod, by purpose: reading
-// (cat, sysctl, ip), NAT rules (iptables-save variants), DNS (getent, nslookup, dig, host),
+// (cat, sysctl, ip), NAT rules (iptables-save variants, nft), DNS (getent, nslookup, dig, host),
 // reachability (ping, nc, bash's /dev/tcp and /dev/udp) and bounding (timeout).
-var vpnTools = []string{"cat", "sysctl", "ip", "tr", "iptables-save", "iptables-legacy-save", "iptables-nft-save",
+var vpnTools = []string{"cat", "sysctl", "ip", "tr", "iptables-save", "iptables-legacy-save", "iptables-nft-save", "nft",
 	"getent", "nslookup", "dig", "host", "ping", "nc", "bash", "timeout", "dd", "wc"}
 
 // toolbox is the set of vpnTools the image has.
