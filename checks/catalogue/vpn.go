@@ -9,6 +9,7 @@ func ladder(id string) []Code {
 		code(id, "FIRST-SILENT-HOP", "the first silent hop, which names the broken layer"),
 		code(id, "SILENT-HOP", "a later hop, or a pod-side hop, did not answer"),
 		code(id, "UNMEASURED", "a hop could not be measured (no tool, no permission): nothing is concluded from it"),
+		code(id, "MTU-BLACK-HOLE", "a hop answers small packets but Don't-Fragment packets above a size vanish: a tunnel MTU black hole (the largest size that passes is named)"),
 	}
 }
 
@@ -87,13 +88,13 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN006", Title: "From inside the VPN pod: peer, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
-		Proves: "hop ladder from inside the pod: peer, a pod IP, the cluster DNS VIP (by a DNS query), a public address (`--public`)",
+		Proves: "hop ladder from inside the pod: peer, a pod IP, the cluster DNS VIP (by a DNS query), a public address (`--public`); the peer and the pod swept with Don't-Fragment pings from a small one to the interface MTU (bounded: at most 12 probes of 1 s each per hop), naming the largest size that passes",
 		Codes:  ladder("VPN006"),
 	},
 	{
 		ID: "VPN007", Title: "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
-		Proves: "the same ladder from this machine through the tunnel (`--from-client`), and this machine's routes to each hop (its routing table on Linux, the source address the kernel picks)",
+		Proves: "the same ladder from this machine through the tunnel (`--from-client`), and this machine's routes to each hop (its routing table on Linux, the source address the kernel picks); the DNS hops swept with Don't-Fragment DNS questions padded to each size (Linux), naming the largest that passes",
 		Codes: append(ladder("VPN007"),
 			code("VPN007", "NOT-THROUGH-TUNNEL", "this machine does not send a hop's address into the tunnel: its answer does not test the VPN")),
 	},
@@ -104,6 +105,7 @@ var vpnTrace = []Entry{
 		Codes: []Code{
 			code("VPN008", "FORWARDING-OFF", "verdict: forwarding is off in the pod"),
 			code("VPN008", "TUNNEL", "verdict: the tunnel is not up"),
+			code("VPN008", "MTU", "verdict: every hop answers, but large packets vanish in the tunnel (an MTU black hole)"),
 			code("VPN008", "ROUTES", "verdict: clients do not route the pod or Service ranges into the tunnel (the server pushes no route)"),
 			code("VPN008", "RETURN-PATH", "verdict: replies have no way back (masquerade)"),
 			code("VPN008", "DNS-PLUMBING", "verdict: forwarding works; clients are not given the cluster DNS"),

@@ -2,6 +2,7 @@ package vpn
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -90,8 +91,54 @@ func ladderFindings(id, obj string, l facts.Ladder, routes *facts.ClientRoutes) 
 			f.Message += ": " + outside + ", so this answer does not test the VPN"
 		}
 		fs = append(fs, f)
+		if bh, ok := mtuFinding(id, obj, i, h, ev); ok {
+			fs = append(fs, bh)
+		} else if h.MTU != nil && h.MTU.Unmeasured == "" && h.MTU.Largest() > 0 {
+			f := &fs[len(fs)-1]
+			f.Message += "; " + ev["mtu"].(string)
+		}
 	}
 	return fs
+}
+
+// mtuFinding judges a hop's Don't-Fragment sweep (see facts/mtu.go), noting it in ev: a black
+// hole is its own finding.
+func mtuFinding(id, obj string, i int, h facts.HopResult, ev map[string]any) (engine.Finding, bool) {
+	m := h.MTU
+	switch {
+	case m == nil:
+		return engine.Finding{}, false
+	case m.Unmeasured != "":
+		ev["mtu"] = "not measured: " + m.Unmeasured
+		return engine.Finding{}, false
+	case m.Largest() == 0:
+		ev["mtu"] = "not measured: the small Don't-Fragment probe got no answer"
+		return engine.Finding{}, false
+	case !m.BlackHole():
+		ev["mtu"] = fmt.Sprintf("Don't-Fragment packets up to %d bytes pass", m.Largest())
+		for _, s := range m.Sizes {
+			if s.State == facts.SizeTooBig {
+				ev["mtu"] = fmt.Sprintf("%s, larger ones are refused with path MTU %d (path MTU discovery works)", ev["mtu"], s.MTU)
+				break
+			}
+		}
+		return engine.Finding{}, false
+	}
+	ev["mtu"] = mtuSizes(*m)
+	msg := fmt.Sprintf("hop %d, %s %s: small packets pass but Don't-Fragment packets of %d bytes vanish without an ICMP error: a tunnel MTU black hole, the largest size that passes is %d bytes", i+1, h.Hop, h.Target, m.FirstSilent(), m.Largest())
+	if again := m.PassedAbove(); len(again) > 0 {
+		msg += fmt.Sprintf(" (%v pass again: the sender fragments an encapsulated packet that outgrows its own link, and fragments carry no Don't Fragment)", again)
+	}
+	return engine.Finding{Code: id + "-MTU-BLACK-HOLE", Severity: engine.SeverityWarn, Object: obj, Evidence: map[string]any{"hop": h.Hop, "target": h.Target, "mtu": ev["mtu"]}, Message: msg}, true
+}
+
+// mtuSizes lists a sweep's sizes and outcomes.
+func mtuSizes(m facts.MTUProbe) string {
+	var out []string
+	for _, s := range m.Sizes {
+		out = append(out, fmt.Sprintf("%d %s", s.Size, s.State))
+	}
+	return strings.Join(out, ", ")
 }
 
 // hopRoute is how this machine routes the hop's address (nil: not known), noted in ev.

@@ -79,6 +79,9 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 	if v, ok := policyVerdict(run, p, engine.SeverityWarn, ev); ok {
 		return v
 	}
+	if v, ok := mtuVerdict(run, p, ev); ok {
+		return v
+	}
 	if !d.inManifest() && o.NewPod != "1" {
 		return durabilityVerdict(p, d, o, ev)
 	}
@@ -123,6 +126,30 @@ func routesVerdict(run *facts.Run, p *facts.Pod, d durability, o origin, ev map[
 		fix += "\n" + withCNIFix(run, p, o, forwardingFix(d))
 	}
 	return verdict{Severity: engine.SeverityFail, Layer: "routes", Evidence: ev, Sentence: s, Fix: fix}, true
+}
+
+// mtuVerdict: every hop answered, but a hop's Don't-Fragment sweep found a black hole (this
+// machine's ladder first: it crosses the tunnel).
+func mtuVerdict(run *facts.Run, p *facts.Pod, ev map[string]any) (verdict, bool) {
+	ladders := []struct {
+		where string
+		l     facts.Ladder
+	}{{"from this machine through the tunnel", run.Client.Ladder}, {"from inside " + p.Object(), p.Ladder}}
+	for _, lad := range ladders {
+		for _, h := range lad.l {
+			if h.MTU == nil || !h.MTU.BlackHole() {
+				continue
+			}
+			ev["mtu"] = mtuSizes(*h.MTU)
+			largest := h.MTU.Largest()
+			return verdict{Severity: engine.SeverityFail, Layer: "MTU", Evidence: ev,
+				Sentence: fmt.Sprintf("A tunnel MTU black hole: %s, %s %s answers small packets, but Don't-Fragment packets of %d bytes vanish without an ICMP error (the largest that passes is %d): full-size TCP segments and large answers die on the way while pings work.", lad.where, h.Hop, h.Target, h.MTU.FirstSilent(), largest),
+				Fix: "# in the OpenVPN server configuration and every client's (both ends must agree), then reconnect:\n" +
+					openVPNDirective("tun-mtu", fmt.Sprint(largest)) + "\n" +
+					"# this cannot be proven from here: run vpn-trace --from-client again and every size should pass"}, true
+		}
+	}
+	return verdict{}, false
 }
 
 // durabilityVerdict: forwarding works by hand, or for reasons that could not be read.
@@ -278,6 +305,8 @@ func verdictCode(layer string) string {
 		return "VPN008-TUNNEL"
 	case "routes":
 		return "VPN008-ROUTES"
+	case "MTU":
+		return "VPN008-MTU"
 	case "return path":
 		return "VPN008-RETURN-PATH"
 	case "DNS plumbing":

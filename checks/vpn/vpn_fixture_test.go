@@ -3,9 +3,11 @@ package vpn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -318,6 +320,24 @@ type fakeProber struct {
 	// destination (absent: the first local address, the tunnel's in these tests).
 	table   string
 	sources map[netip.Addr]netip.Addr
+	// df answers the Don't-Fragment probes by size (absent: passed); mtu is the tunnel
+	// interface's (0: 1500).
+	df  map[int]facts.SizeResult
+	mtu int
+}
+
+func (p *fakeProber) InterfaceMTU(netip.Addr) (int, error) {
+	if p.mtu == 0 {
+		return 1500, nil
+	}
+	return p.mtu, nil
+}
+
+func (p *fakeProber) SendDF(_ context.Context, _ netip.AddrPort, size int) (facts.SizeResult, error) {
+	if r, ok := p.df[size]; ok {
+		return r, nil
+	}
+	return facts.SizeResult{Size: size, State: facts.SizePassed, Detail: "NOERROR"}, nil
 }
 
 func (p *fakeProber) RoutingTable() (string, error) {
@@ -491,4 +511,40 @@ func intOrString[T int | string](v T) intstr.IntOrString {
 	default:
 		return intstr.FromString(x.(string))
 	}
+}
+
+// sweepRecordings serves the recorded Don't-Fragment sweep name (facts/record_test.go): the
+// tunnel interface's MTU and each ping the pod-side sweep sent to the peer 10.8.0.2.
+func sweepRecordings(t *testing.T, f *vpnFixture, name string) {
+	t.Helper()
+	f.exec.On(vpnPodRef, "cat /sys/class/net/tun0/mtu", vpnReply(t, name+"-tun0"))
+	files, err := filepath.Glob(filepath.Join("testdata", "vpn", name+"-ping-*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		rec := strings.TrimSuffix(filepath.Base(file), ".json")
+		size, err := strconv.Atoi(strings.TrimPrefix(rec, name+"-ping-"))
+		require.NoError(t, err)
+		f.exec.On(vpnPodRef, fmt.Sprintf("ping -M do -s %d -c 1 -W 1 10.8.0.2", size-28), vpnReply(t, rec))
+	}
+}
+
+// clientSweep is the recorded client-side sweep name: the tunnel interface's MTU and each
+// size's outcome, as the prober saw them inside the client's namespace.
+func clientSweep(t *testing.T, name string) (int, map[int]facts.SizeResult) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "vpn", name+"-client.json"))
+	require.NoError(t, err)
+	var rec struct {
+		InterfaceMTU int                         `json:"interfaceMTU"`
+		Sizes        map[string]facts.SizeResult `json:"sizes"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rec))
+	out := map[int]facts.SizeResult{}
+	for k, v := range rec.Sizes {
+		size, err := strconv.Atoi(k)
+		require.NoError(t, err)
+		out[size] = v
+	}
+	return rec.InterfaceMTU, out
 }

@@ -50,7 +50,7 @@ func (g *Gatherer) walkClientLadder(ctx context.Context) (ClientLadder, error) {
 	if err != nil {
 		return ClientLadder{}, err
 	}
-	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt), Local: local, Routes: g.clientRoutes(tun, lt)}, nil
+	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt, local), Local: local, Routes: g.clientRoutes(tun, lt)}, nil
 }
 
 // clientRoutes reads how this machine routes the server's tunnel address, the pod and the VIP.
@@ -94,10 +94,15 @@ func bigEndianHost() bool {
 	return false
 }
 
-// clientHops walks the hops; the first failed one ends the walk.
-func (g *Gatherer) clientHops(ctx context.Context, tun Tunnel, lt Targets) Ladder {
+// clientHops walks the hops; the first failed one ends the walk. The DNS hops that answered are
+// swept with Don't-Fragment questions.
+func (g *Gatherer) clientHops(ctx context.Context, tun Tunnel, lt Targets, local netip.Addr) Ladder {
 	c := &clientWalk{ctx: ctx, limit: g.hopTimeout(), prober: g.seams.Prober, name: lt.Name,
-		w: &walker{stops: func(HopResult) bool { return true }}}
+		w: &walker{stops: func(HopResult) bool { return true }},
+		mtu: func(to netip.AddrPort) *MTUProbe {
+			m := g.clientMTU(ctx, to, local)
+			return &m
+		}}
 	if tun.ServerAddr.IsValid() {
 		to := netip.AddrPortFrom(tun.ServerAddr, 1194)
 		c.step(HopPeer, tun.ServerAddr, tun.ServerAddr.String(), "TCP connect to "+to.String()+" (a refusal proves the round trip too)", c.connect(to))
@@ -129,6 +134,7 @@ type clientWalk struct {
 	prober ClientProber
 	name   string
 	w      *walker
+	mtu    func(to netip.AddrPort) *MTUProbe
 }
 
 func (c *clientWalk) step(hop string, addr netip.Addr, target, method string, run func(context.Context) HopResult) {
@@ -148,7 +154,11 @@ func (c *clientWalk) connect(to netip.AddrPort) func(context.Context) HopResult 
 func (c *clientWalk) query(to netip.AddrPort) func(context.Context) HopResult {
 	return func(ctx context.Context) HopResult {
 		rcode, err := c.prober.QueryA(ctx, to, c.name)
-		return queryResult(ctx, rcode, err, c.limit)
+		r := queryResult(ctx, rcode, err, c.limit)
+		if r.State == HopAnswered && c.mtu != nil {
+			r.MTU = c.mtu(to)
+		}
+		return r
 	}
 }
 

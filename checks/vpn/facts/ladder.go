@@ -41,6 +41,8 @@ type HopResult struct {
 	Method string
 	State  HopState
 	Detail string
+	// MTU is the Don't-Fragment sweep of a hop that answered (nil: not probed).
+	MTU *MTUProbe
 }
 
 // Failed reports whether the hop was silent or refused.

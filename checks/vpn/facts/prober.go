@@ -30,6 +30,12 @@ type ClientProber interface {
 	RoutingTable() (string, error)
 	// SourceFor is the source address the kernel picks for dest (no packet is sent).
 	SourceFor(dest netip.Addr) (netip.Addr, error)
+	// InterfaceMTU is the MTU of the interface holding local.
+	InterfaceMTU(local netip.Addr) (int, error)
+	// SendDF sends a DNS question padded to size bytes (the IP packet) with Don't Fragment
+	// to a DNS server and says what came of it; err when this machine cannot send such
+	// probes at all.
+	SendDF(ctx context.Context, to netip.AddrPort, size int) (SizeResult, error)
 }
 
 // NetProber is the real ClientProber: this machine's sockets and resolver.
@@ -92,6 +98,39 @@ func (NetProber) SourceFor(dest netip.Addr) (netip.Addr, error) {
 	}
 	defer func() { _ = c.Close() }()
 	return c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), nil
+}
+
+// InterfaceMTU finds the interface that holds local.
+func (NetProber) InterfaceMTU(local netip.Addr) (int, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return 0, err
+	}
+	for _, i := range ifs {
+		addrs, err := i.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Unmap() == local {
+				return i.MTU, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no interface holds %s", local)
+}
+
+// paddedQuestion is an A question for name padded (EDNS0 padding, RFC 7830) so that the IP
+// packet carrying it over UDP is size bytes, or the smallest such question when size is below
+// it; it returns the message and the IP packet's size.
+func paddedQuestion(name string, size int) ([]byte, uint16, int, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	m.SetEdns0(4096, false)
+	pad := max(size-28-m.Len()-4, 0) // IPv4 and UDP headers; the padding option's own header
+	m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_PADDING{Padding: make([]byte, pad)})
+	wire, err := m.Pack()
+	return wire, m.Id, len(wire) + 28, err
 }
 
 func deadlineOr(ctx context.Context, def time.Time) time.Time {

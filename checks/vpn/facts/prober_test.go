@@ -67,3 +67,33 @@ func TestTheNetworkProberAsksTheKernelForTheSourceAddress(t *testing.T) {
 	require.NoError(t, err, "this test runs on Linux")
 	assert.Contains(t, table, "Iface\tDestination\tGateway")
 }
+
+// The sweep is bounded: the fixed sizes, the interface MTU, at most four bisections.
+func TestTheMTUSweepIsBoundedAndStopsWhenTheSmallPacketFails(t *testing.T) {
+	n := 0
+	m := sweepMTU(9000, func(size int) SizeResult {
+		n++
+		if size > 1000 && size%2 == 1 { // hostile: every odd size above 1000 vanishes
+			return SizeResult{Size: size, State: SizeSilent}
+		}
+		return SizeResult{Size: size, State: SizePassed}
+	})
+	assert.LessOrEqual(t, n, len(mtuSweep)+1+mtuRefine)
+	assert.Equal(t, len(m.Sizes), n)
+	n = 0
+	m = sweepMTU(1500, func(size int) SizeResult { n++; return SizeResult{Size: size, State: SizeSilent} })
+	assert.Equal(t, 1, n, "a silent small packet is not an MTU question")
+	assert.False(t, m.BlackHole())
+}
+
+func TestAPaddedQuestionHasTheSizeAsked(t *testing.T) {
+	for _, size := range []int{576, 1300, 1500} {
+		wire, _, actual, err := paddedQuestion("kubernetes.default.svc.cluster.local", size)
+		require.NoError(t, err)
+		assert.Equal(t, size, len(wire)+28)
+		assert.Equal(t, size, actual)
+	}
+	_, _, actual, err := paddedQuestion("kubernetes.default.svc.cluster.local", 84)
+	require.NoError(t, err)
+	assert.Equal(t, 97, actual, "the smallest question with its EDNS0 padding option")
+}

@@ -13,14 +13,23 @@ package facts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 type recording struct {
@@ -285,4 +294,122 @@ func TestRecordNAT(t *testing.T) {
 // TestRecordTools records which of the trace's tools a namespace of this machine has.
 func TestRecordTools(t *testing.T) {
 	record(t, "tools", netns(t, "srv"), toolsCommand()...)
+}
+
+// tunnelPath builds an OpenVPN 2.6 static-key tunnel (the "vpnrec-msrv" side 10.8.0.1, the
+// "vpnrec-mcli" side 10.8.0.2) over two routers; with narrow, the link between the routers
+// has MTU 1400 and both routers drop the ICMP "fragmentation needed" they would send: the
+// encapsulated packets between 1400 and 1500 bytes, which carry Don't Fragment, vanish.
+func tunnelPath(t *testing.T, narrow bool) (srv, cli string) {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "static.key")
+	inNS(t, "", "openvpn", "--genkey", "secret", key)
+	srv, cli = netns(t, "msrv"), netns(t, "mcli")
+	ra, rb := netns(t, "mra"), netns(t, "mrb")
+	link := func(a, aif, aaddr, b, bif, baddr string, mtu string) {
+		inNS(t, "", "ip", "link", "add", aif, "netns", a, "type", "veth", "peer", "name", bif, "netns", b)
+		inNS(t, a, "ip", "addr", "add", aaddr, "dev", aif)
+		inNS(t, b, "ip", "addr", "add", baddr, "dev", bif)
+		for _, e := range [][2]string{{a, aif}, {b, bif}} {
+			inNS(t, e[0], "ip", "link", "set", e[1], "mtu", mtu, "up")
+		}
+	}
+	mid := "1500"
+	if narrow {
+		mid = "1400"
+	}
+	link(srv, "vrm0", "192.168.77.1/24", ra, "vrm1", "192.168.77.254/24", "1500")
+	link(ra, "vrm2", "192.168.76.1/24", rb, "vrm3", "192.168.76.2/24", mid)
+	link(rb, "vrm4", "192.168.78.254/24", cli, "vrm5", "192.168.78.2/24", "1500")
+	for _, c := range [][]string{
+		{srv, "ip", "route", "add", "default", "via", "192.168.77.254"},
+		{cli, "ip", "route", "add", "default", "via", "192.168.78.254"},
+		{ra, "ip", "route", "add", "192.168.78.0/24", "via", "192.168.76.2"},
+		{rb, "ip", "route", "add", "192.168.77.0/24", "via", "192.168.76.1"},
+		{ra, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		{rb, "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		{ra, "iptables", "-A", "OUTPUT", "-p", "icmp", "--icmp-type", "fragmentation-needed", "-j", "DROP"},
+		{rb, "iptables", "-A", "OUTPUT", "-p", "icmp", "--icmp-type", "fragmentation-needed", "-j", "DROP"},
+	} {
+		inNS(t, c[0], c[1:]...)
+	}
+	for _, side := range []struct{ ns, local, remote, ifc string }{
+		{srv, "192.168.77.1", "192.168.78.2", "10.8.0.1 10.8.0.2"},
+		{cli, "192.168.78.2", "192.168.77.1", "10.8.0.2 10.8.0.1"},
+	} {
+		ifc := strings.Fields(side.ifc)
+		c := exec.Command("ip", "netns", "exec", side.ns, "openvpn", "--dev", "tun0", "--local", side.local, "--lport", "1194",
+			"--remote", side.remote, "--rport", "1194", "--secret", key, "--cipher", "AES-256-CBC", "--auth", "SHA256",
+			"--ifconfig", ifc[0], ifc[1], "--verb", "1")
+		require.NoError(t, c.Start())
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	}
+	for i := 0; i < 50; i++ { // bounded: 10 s for the tunnel to come up
+		if exec.Command("ip", "netns", "exec", srv, "ping", "-c", "1", "-W", "1", "10.8.0.2").Run() == nil {
+			return srv, cli
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the tunnel did not come up")
+	return "", ""
+}
+
+// TestRecordMTU records the pod side's sweep of the peer through the tunnel, as the trace runs
+// it (the interface MTU, then each ping), and the client side's sweep of a DNS server behind
+// the tunnel (the lab's CoreDNS on 10.8.0.1:53), by this package's own prober run inside the
+// client namespace.
+func TestRecordMTU(t *testing.T) {
+	for name, narrow := range map[string]bool{"mtu-blackhole": true, "mtu-ok": false} {
+		t.Run(name, func(t *testing.T) {
+			srv, cli := tunnelPath(t, narrow)
+			record(t, name+"-tun0", srv, "cat", "/sys/class/net/tun0/mtu")
+			sweep := sweepMTU(1500, func(size int) SizeResult {
+				cmd := []string{"ping", "-M", "do", "-s", strconv.Itoa(size - 28), "-c", "1", "-W", secs(mtuProbeLimit), "10.8.0.2"}
+				r := record(t, fmt.Sprintf("%s-ping-%d", name, size), srv, cmd...)
+				var err error
+				if r.Exit != 0 {
+					err = &kube.ExitError{Code: r.Exit, Stderr: r.Stderr}
+				}
+				return pingSizeResult(size, r.Stdout+"\n"+r.Stderr, err)
+			})
+			t.Logf("pod side: %+v", sweep.Sizes)
+			recordClientSweep(t, name, srv, cli)
+		})
+	}
+}
+
+// recordClientSweep runs CoreDNS on the server side and this package's SendDF sweep from the
+// client namespace, and saves the sizes' outcomes as NAME-client.json.
+func recordClientSweep(t *testing.T, name, srv, cli string) {
+	t.Helper()
+	coredns, err := filepath.Glob(filepath.Join(os.Getenv("HOME"), ".cache", "kubectl-lanaccess", "lab", "coredns-*", "coredns"))
+	require.NoError(t, err)
+	require.NotEmpty(t, coredns, "the lab's CoreDNS (lab/build.sh) answers the client's probes")
+	conf := filepath.Join(t.TempDir(), "Corefile")
+	require.NoError(t, os.WriteFile(conf, []byte(".:53 {\n    bind 10.8.0.1\n    template IN A cluster.local {\n        answer \"{{ .Name }} 60 IN A 10.96.0.1\"\n    }\n}\n"), 0o644))
+	c := exec.Command("ip", "netns", "exec", srv, coredns[0], "-conf", conf)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	time.Sleep(time.Second)
+
+	runtime.LockOSThread() // this thread enters the client's namespace and never leaves it
+	f, err := os.Open("/run/netns/" + cli)
+	require.NoError(t, err)
+	require.NoError(t, unix.Setns(int(f.Fd()), unix.CLONE_NEWNET))
+	var p NetProber
+	mtu, err := p.InterfaceMTU(netip.MustParseAddr("10.8.0.2"))
+	require.NoError(t, err)
+	results := map[int]SizeResult{}
+	sweep := sweepMTU(mtu, func(size int) SizeResult {
+		ctx, cancel := context.WithTimeout(context.Background(), mtuProbeLimit)
+		defer cancel()
+		r, err := p.SendDF(ctx, netip.MustParseAddrPort("10.8.0.1:53"), size)
+		require.NoError(t, err)
+		results[size] = r
+		return r
+	})
+	t.Logf("client side (tun0 MTU %d): %+v", mtu, sweep.Sizes)
+	b, err := json.MarshalIndent(map[string]any{"interfaceMTU": mtu, "sizes": results}, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("..", "testdata", "vpn", name+"-client.json"), append(b, '\n'), 0o644))
 }
