@@ -56,11 +56,16 @@ type Entry struct {
 	Codes  []Code
 }
 
-// entries is the whole catalogue in order: each command's checks in the order they run.
+// entries is the whole catalogue in order: each command's checks in the order they run. Every
+// check may emit the engine's "-MORE" note (more findings than a report shows).
 func entries() []Entry {
 	var all []Entry
 	for _, part := range [][]Entry{configuration, nodeListeners, dnsPath, httpsPath, vpnTrace, workstation} {
-		all = append(all, part...)
+		for _, e := range part {
+			e.Codes = append(append([]Code(nil), e.Codes...), Code{Code: e.ID + engine.MoreSuffix,
+				Meaning: fmt.Sprintf("more than %d findings: the rest are counted, not shown", engine.MaxFindings)})
+			all = append(all, e)
+		}
 	}
 	return all
 }
@@ -149,9 +154,12 @@ func Markdown(command string) string {
 	b.WriteString("| Code | Meaning |\n|------|---------|\n")
 	for _, e := range es {
 		for _, c := range e.Codes {
-			fmt.Fprintf(&b, "| %s | %s |\n", c.Code, c.Meaning)
+			if !strings.HasSuffix(c.Code, engine.MoreSuffix) {
+				fmt.Fprintf(&b, "| %s | %s |\n", c.Code, c.Meaning)
+			}
 		}
 	}
+	fmt.Fprintf(&b, "| *ID*-MORE | any check: more than %d findings; the rest are counted, not shown |\n", engine.MaxFindings)
 	b.WriteString("\n</details>\n")
 	return b.String()
 }

@@ -37,7 +37,7 @@ var dnsPath = []Entry{
 	{
 		ID: "LA301", Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
 		Section: DNSPath, Command: Doctor,
-		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the address set, TTL, AA; every node answers the same",
+		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the DNS Service's IPv4 externalIPs (IPv6 ones are AAAA's, LA302), TTL, AA; every node answers the same",
 		Codes: append(netUnreachable("LA301"),
 			code("LA301", "WRONG-ANSWER", "an address does not answer the DNS Service's externalIPs"),
 			code("LA301", "NOT-AUTHORITATIVE", "an answer comes without the AA flag: from a cache or a forwarder, not the zone's template"),
@@ -49,7 +49,7 @@ var dnsPath = []Entry{
 	{
 		ID: "LA302", Title: "DNS answers AAAA in the zone with NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
 		Section: DNSPath, Command: Doctor,
-		Proves: "AAAA answers NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
+		Proves: "AAAA answers NODATA, or in a dual-stack zone exactly the DNS Service's IPv6 externalIPs (never NXDOMAIN, SERVFAIL or an AAAA no Service carries; an IPv6 fix goes in `template IN AAAA`, never in an A answer)",
 		Codes: append(netUnreachable("LA302"),
 			code("LA302", "AAAA-ANSWER", "the zone answers AAAA with an address"),
 			code("LA302", "NXDOMAIN", "the zone answers AAAA with NXDOMAIN: caches may drop the whole name"),
@@ -60,8 +60,9 @@ var dnsPath = []Entry{
 	{
 		ID: "LA303", Title: "DNS resolves names outside the zone (forwarding); the resolver is open to the LAN",
 		Section: DNSPath, Command: Doctor,
-		Proves: "a name outside the zone resolves (forwarding); the resolver is open to the LAN (info)",
+		Proves: "a name outside the zone resolves (forwarding), asked once a zone question has proved the address: an upstream that does not answer is named as such, never taken for a dead address; the resolver is open to the LAN (info, with advice that holds behind kube-proxy's masquerade)",
 		Codes: append(netUnreachable("LA303"),
+			code("LA303", "UPSTREAM-SILENT", "the address answers the zone but the forwarded name gets no answer in time: the '.' block's upstream fails"),
 			code("LA303", "NODATA", "the outside name resolves to no address: it proves nothing (pass --outside-name)"),
 			code("LA303", "NAME-REFUSED", "the server refuses names outside the zone (no `.` block)"),
 			code("LA303", "NXDOMAIN", "the forwarder says the outside name does not exist"),

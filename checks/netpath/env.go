@@ -35,6 +35,9 @@ type Options struct {
 // probe.Set per run, so that a dead address costs one timeout across all checks.
 type Prober interface {
 	Query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*probe.DNSReply, error)
+	// QueryForwarded asks a name the server answers through its upstream: its silence is the
+	// upstream's, never a reason to write the address off.
+	QueryForwarded(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*probe.DNSReply, error)
 	Get(ctx context.Context, req probe.HTTPSRequest) (*probe.HTTPSReply, error)
 	LookupHost(ctx context.Context, host string) ([]netip.Addr, error)
 	Timeout() time.Duration

@@ -33,6 +33,8 @@ type nameResult struct {
 	name  string
 	reply *probe.DNSReply
 	err   error
+	// proof: the question that proves the address failed (err is the address's).
+	proof bool
 }
 
 // randomLabel returns a name under zone that no route defines, to prove the template answers

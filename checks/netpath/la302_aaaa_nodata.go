@@ -106,11 +106,22 @@ func judgeAAAA(p *Path, t Target, r nameResult, ev map[string]any) (engine.Findi
 	switch {
 	case rep.NoData(dns.TypeAAAA):
 		return f, false
+	case rep.Rcode() == dns.RcodeSuccess && len(p.ExpectedAAAA) > 0 && probe.SameAddrs(rep.Addrs(), p.ExpectedAAAA):
+		// Dual stack: the zone answers AAAA with exactly the IPv6 addresses the Services carry,
+		// which kube-proxy captures like the IPv4 ones.
+		return f, false
 	case rep.Rcode() == dns.RcodeSuccess:
 		f.Code = "LA302-AAAA-ANSWER"
-		f.Message = fmt.Sprintf("%s answers AAAA %s with %s: IPv6-capable workstations connect there instead of the LAN addresses",
-			t.Addr.Addr(), r.name, probe.JoinAddrs(rep.Addrs()))
-		f.Remediation = "# the zone must not answer AAAA; remove AAAA answers and keep only:\n" + anyTemplateFix(p)
+		ev["expectedAAAA"] = probe.AddrStrings(p.ExpectedAAAA)
+		if len(p.ExpectedAAAA) == 0 {
+			f.Message = fmt.Sprintf("%s answers AAAA %s with %s, which no Service carries: IPv6-capable workstations connect there instead of the LAN addresses",
+				t.Addr.Addr(), r.name, probe.JoinAddrs(rep.Addrs()))
+			f.Remediation = "# the zone must not answer AAAA; remove AAAA answers and keep only:\n" + anyTemplateFix(p)
+			break
+		}
+		f.Message = fmt.Sprintf("%s answers AAAA %s with %s, not the DNS Service's IPv6 externalIPs %s: IPv6-capable workstations connect where nothing is captured",
+			t.Addr.Addr(), r.name, probe.JoinAddrs(rep.Addrs()), probe.JoinAddrs(p.ExpectedAAAA))
+		f.Remediation = p.Fixes.EditCorefile() + "\n# in the zone's server block, answer AAAA with exactly the Services' IPv6 addresses:\n" + remedy.ZoneTemplate(p.ExpectedAAAA)
 	case rep.NXDomain():
 		f.Code = "LA302-NXDOMAIN"
 		f.Message = fmt.Sprintf("%s answers AAAA %s with NXDOMAIN: resolvers may cache the whole name as non-existent (RFC 8020) and fail the A lookup too",

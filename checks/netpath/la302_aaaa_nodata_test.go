@@ -74,3 +74,45 @@ func TestAAAANoData(t *testing.T) {
 		})
 	}
 }
+
+// Dual stack: AAAA answers are judged against the DNS Service's IPv6 externalIPs (what
+// kube-proxy captures), the A answers against the IPv4 ones.
+func TestDualStackAAAAAnswersTheServicesIPv6Addresses(t *testing.T) {
+	v6 := []netip.Addr{netip.MustParseAddr("fd00:10::11"), netip.MustParseAddr("fd00:10::12"), netip.MustParseAddr("fd00:10::13")}
+	for _, tc := range []struct {
+		name string
+		aaaa []netip.Addr
+		want engine.Status
+	}{
+		{"the Services' IPv6 addresses pass", v6, engine.StatusPass},
+		{"NODATA still passes (the seed's design)", nil, engine.StatusPass},
+		{"another IPv6 address fails", []netip.Addr{netip.MustParseAddr("2001:db8::443")}, engine.StatusFail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newNetFixture(t)
+			f.cfg.Timeout = 500 * time.Millisecond
+			for _, a := range v6 {
+				f.setup.DNSService.Spec.ExternalIPs = append(f.setup.DNSService.Spec.ExternalIPs, a.String())
+			}
+			for i := range lanNodeIPs {
+				z := healthyLANZone()
+				z.AAAA = tc.aaaa
+				f.serveDNS(i, z)
+				// The IPv6 address of node i reaches the same stand-in server.
+				f.redirect[netip.AddrPortFrom(v6[i], 53)] = f.redirect[netip.AddrPortFrom(netip.MustParseAddr(lanNodeIPs[i]), 53)]
+			}
+			env := f.env()
+			st, o := runNetCheck(t, AAAANoData(env))
+			assert.Equal(t, tc.want, st, "%+v", o.Findings)
+			if tc.want == engine.StatusFail {
+				f := netFindings(o, engine.SeverityFail, "")
+				require.NotEmpty(t, f)
+				assert.Contains(t, f[0].Message, "not the DNS Service's IPv6 externalIPs")
+				assert.Contains(t, f[0].Remediation, "template IN AAAA")
+				assert.NotContains(t, f[0].Remediation, "IN A fd00", "IPv6 never goes into an A answer")
+			}
+			st, o = runNetCheck(t, DNSAnswers(env))
+			assert.Equal(t, engine.StatusPass, st, "A answers are judged against the IPv4 addresses only: %+v", o.Findings)
+		})
+	}
+}

@@ -34,13 +34,8 @@ func forwarding(ctx context.Context, env *Env) engine.Outcome {
 	if name == "" {
 		name = DefaultOutsideName
 	}
-	type result struct {
-		reply *probe.DNSReply
-		err   error
-	}
-	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) result {
-		r, err := env.Probes.Query(ctx, t.Addr, name, dns.TypeA, "udp")
-		return result{reply: r, err: err}
+	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) forwardResult {
+		return askForwarded(ctx, env, p, t, name)
 	})
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}
@@ -51,15 +46,18 @@ func forwarding(ctx context.Context, env *Env) engine.Outcome {
 	for i, t := range targets {
 		r := results[i]
 		ev := p.hostEvidence(map[string]any{"address": t.Addr.String(), "outsideName": name})
-		what := "A " + name + " over udp"
-		if r.err != nil {
-			findings = append(findings, netUnreachable("LA303", t, what, r.err, ev))
-			if !probe.IsNoAnswer(r.err) {
+		if r.proveErr != nil {
+			findings = append(findings, netUnreachable("LA303", t, "A "+r.proof+" over udp", r.proveErr, ev))
+			if !probe.IsNoAnswer(r.proveErr) {
 				answered++
 			}
 			continue
 		}
 		answered++
+		if r.err != nil {
+			findings = append(findings, forwardFailure(p, t, name, r.err, ev))
+			continue
+		}
 		ev["rcode"] = r.reply.RcodeName()
 		ev["answers"] = probe.AddrStrings(r.reply.Addrs())
 		ev["recursionAvailable"] = r.reply.RecursionAvailable()
@@ -79,12 +77,78 @@ func forwarding(ctx context.Context, env *Env) engine.Outcome {
 			Object:   p.DNSObject,
 			Message: fmt.Sprintf("%s resolve %s for this machine: they are recursive resolvers open to every machine that reaches them on port %d",
 				strings.Join(resolving, ", "), name, targets[0].Addr.Port()),
-			Evidence: p.hostEvidence(map[string]any{"outsideName": name, "resolvingAddresses": resolving}),
-			Remediation: "# if only the LAN should use them, restrict the '.' block with the acl plugin, e.g.:\n" +
-				"acl {\n    allow net 10.0.0.0/8 192.168.0.0/16 172.16.0.0/12\n    block\n}",
+			Evidence:    p.hostEvidence(map[string]any{"outsideName": name, "resolvingAddresses": resolving}),
+			Remediation: openResolverAdvice(p),
 		})
 	}
 	return engine.Outcome{Findings: findings}
+}
+
+// forwardResult is one address's answer to a forwarded name, after a question that proves the
+// address (the zone's apex, answered by the template itself).
+type forwardResult struct {
+	proof    string
+	proveErr error
+	reply    *probe.DNSReply
+	err      error
+}
+
+// askForwarded proves the address with a question the zone answers itself, then asks the
+// forwarded name: the forward plugin may wait out its own upstream timeouts (it answers
+// SERVFAIL only after them, coredns plugin/forward/forward.go ServeDNS), so the forwarded
+// name's silence is the upstream's, never the address's.
+func askForwarded(ctx context.Context, env *Env, p *Path, t Target, name string) forwardResult {
+	r := forwardResult{proof: p.Zone}
+	if p.Zone != "" {
+		if _, err := env.Probes.Query(ctx, t.Addr, p.Zone, dns.TypeA, "udp"); err != nil && (probe.IsNoAnswer(err) || probe.IsRefused(err)) {
+			r.proveErr = err
+			return r
+		}
+	}
+	r.reply, r.err = env.Probes.QueryForwarded(ctx, t.Addr, name, dns.TypeA, "udp")
+	if r.err != nil && (p.Zone == "" || probe.IsNotProbed(r.err) || probe.IsRefused(r.err)) {
+		// Nothing proved the address: its failure is the address's.
+		r.proof, r.proveErr, r.err = name, r.err, nil
+	}
+	return r
+}
+
+// forwardFailure: the address answers the zone but a forwarded name got no answer.
+func forwardFailure(p *Path, t Target, name string, err error, ev map[string]any) engine.Finding {
+	ev["error"] = err.Error()
+	ev["upstreams"] = p.Upstreams
+	return engine.Finding{
+		Code: "LA303-UPSTREAM-SILENT", Severity: engine.SeverityFail, Object: t.Object, Evidence: ev,
+		Message: fmt.Sprintf("%s answers the zone but gave no answer for %s (%v): %s does not answer in time; CoreDNS's forward plugin answers SERVFAIL only after its own timeouts, so clients that send every name here (systemd-resolved) wait, then fail",
+			t.Addr.Addr(), name, err, p.upstreamText()),
+		Remediation: "# the DNS pods inherit the node's resolvers with dnsPolicy Default; ask the upstream from a DNS pod's node:\n" +
+			remedy.Command("dig", "+time=2", "+tries=1", name) + "   # on the node\n" +
+			p.Fixes.EditCorefile() + "   # or forward to an upstream that answers: forward . UPSTREAM",
+	}
+}
+
+// openResolverAdvice restricts the '.' block to the LAN. With externalTrafficPolicy Cluster,
+// kube-proxy masquerades what it receives on an externalIP (the external chain jumps to
+// KUBE-MARK-MASQ unless the policy is Local: kubernetes pkg/proxy/iptables/proxier.go, the
+// externalTrafficChain "masquerade" rule for !svcInfo.ExternalPolicyLocal()): CoreDNS then sees
+// a node address as the source, so an acl on source networks would let everyone in. The
+// client's address is kept only with externalTrafficPolicy Local.
+func openResolverAdvice(p *Path) string {
+	return "# if only the LAN should use them: keep the client's source address (externalTrafficPolicy: Local;\n" +
+		"# with Cluster, kube-proxy masquerades and CoreDNS sees a node address), then restrict the '.' block:\n" +
+		remedy.MergePatch(p.Fixes.DNSNamespace, "service", serviceName(p.DNSObject), map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}}) + "\n" +
+		p.Fixes.EditCorefile() + "   # in the '.' block:\n" +
+		"acl {\n    allow net 10.0.0.0/8 192.168.0.0/16 172.16.0.0/12\n    block\n}\n" +
+		"# with Local, a node without a DNS pod drops the queries: keep a DNS pod on every node that carries an address"
+}
+
+// serviceName is the name of "Service ns/name".
+func serviceName(object string) string {
+	ref := object[strings.LastIndex(object, " ")+1:]
+	if _, name, ok := strings.Cut(ref, "/"); ok {
+		return name
+	}
+	return ref
 }
 
 func judgeForwarding(p *Path, t Target, name string, rep *probe.DNSReply, ev map[string]any) (engine.Finding, bool) {

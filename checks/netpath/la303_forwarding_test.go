@@ -39,6 +39,11 @@ func TestForwarding(t *testing.T) {
 			want:   engine.StatusFail, message: "--outside-name",
 		},
 		{
+			name:   "an upstream that never answers is the upstream's failure, named, not a dead address",
+			broken: func(z *probetest.Zone) { z.SilentOutside = true },
+			want:   engine.StatusFail, message: "answers the zone but gave no answer for example.org",
+		},
+		{
 			name:   "NODATA for the outside name warns",
 			broken: func(z *probetest.Zone) { z.Outside["example.org."] = nil },
 			want:   engine.StatusWarn, message: "NODATA",
@@ -77,6 +82,32 @@ func TestForwarding(t *testing.T) {
 				want = "intranet.corp"
 			}
 			assert.Equal(t, want, info[0].Evidence["outsideName"])
+			assert.Contains(t, info[0].Remediation, `"externalTrafficPolicy":"Local"`, "an acl behind kube-proxy's masquerade would see node addresses")
 		})
 	}
+}
+
+// CoreDNS's forward plugin answers SERVFAIL only after its own timeouts: a forwarded name that
+// times out on a live address must not write the address off for the checks that ask the zone.
+func TestAForwardingTimeoutDoesNotMakeTheAddressDead(t *testing.T) {
+	f := newNetFixture(t)
+	f.cfg.Timeout = 300 * time.Millisecond
+	for i := range lanNodeIPs {
+		z := healthyLANZone()
+		z.SilentOutside = true
+		f.serveDNS(i, z)
+	}
+	env := f.env()
+	st, o := runNetCheck(t, Forwarding(env))
+	assert.Equal(t, engine.StatusFail, st)
+	fs := netFindings(o, engine.SeverityFail, lanNode(0))
+	require.Len(t, fs, 1)
+	assert.Equal(t, "LA303-UPSTREAM-SILENT", fs[0].Code)
+	assert.Contains(t, fs[0].Message, "forward . /etc/resolv.conf", "the upstream is named")
+	assert.Nil(t, o.Err, "every address answered the zone: not an ERROR asking whether this machine is on the LAN")
+
+	st, o = runNetCheck(t, DNSAnswers(env))
+	assert.Equal(t, engine.StatusPass, st, "the addresses answer the zone: %+v", o.Findings)
+	st, _ = runNetCheck(t, NoClusterLeak(env))
+	assert.Equal(t, engine.StatusPass, st, "cluster names that go unanswered upstream are no leak")
 }

@@ -28,14 +28,16 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 	if !ok {
 		return out
 	}
+	// A cluster name goes through the '.' block's upstream (or the cluster DNS): its silence
+	// says nothing about the address, which the zone's apex proves first (askForwarded).
 	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []nameResult {
 		rs := make([]nameResult, 0, len(clusterNames))
 		for _, n := range clusterNames {
-			r, err := env.Probes.Query(ctx, t.Addr, n, dns.TypeA, "udp")
-			rs = append(rs, nameResult{name: n, reply: r, err: err})
-			if probe.IsNoAnswer(err) {
-				break
+			r := askForwarded(ctx, env, p, t, n)
+			if r.proveErr != nil {
+				return append(rs, nameResult{name: r.proof, err: r.proveErr, proof: true})
 			}
+			rs = append(rs, nameResult{name: n, reply: r.reply, err: r.err})
 		}
 		return rs
 	})
@@ -51,9 +53,15 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 		alive := true
 		for _, r := range results[i] {
 			ev := p.hostEvidence(map[string]any{"address": t.Addr.String(), "name": r.name})
-			if r.err != nil {
+			switch {
+			case r.err != nil && r.proof:
 				findings = append(findings, netUnreachable("LA304", t, "A "+r.name+" over udp", r.err, ev))
 				alive = alive && !probe.IsNoAnswer(r.err)
+				continue
+			case r.err != nil:
+				// No answer from the upstream for a cluster name: no leak seen (LA303 judges
+				// the upstream).
+				seen[r.name] = "no answer: " + r.err.Error()
 				continue
 			}
 			seen[r.name] = describeDNSReply(r.reply)

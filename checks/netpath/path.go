@@ -32,8 +32,12 @@ type Path struct {
 	Zone string
 	// Host is the name the probes ask for, and where it came from.
 	Host kube.ProbeHost
-	// Expected is what A answers must give: the DNS Service's externalIPs, sorted.
-	Expected []netip.Addr
+	// Expected is what A answers must give: the DNS Service's IPv4 externalIPs, sorted;
+	// ExpectedAAAA the IPv6 ones, which AAAA answers may give (dual stack) instead of NODATA.
+	Expected, ExpectedAAAA []netip.Addr
+	// Upstreams are the '.' block's forward targets ("/etc/resolv.conf", "10.0.0.2"), named
+	// when forwarding fails; nil when not known.
+	Upstreams []string
 	// ZoneTemplate and ProxyAddrs are evidence beside Expected.
 	ZoneTemplate, ProxyAddrs []netip.Addr
 	// Fixes are the objects remediations name.
@@ -67,7 +71,7 @@ func PathFromSetup(s *kube.Setup) Path {
 	if svc := s.DNSService; svc != nil {
 		p.DNSObject = kube.ServiceRef(svc)
 		p.DNS = serviceTargets(svc, servicePort(svc, 53, "dns", "dns-udp", "dns-tcp"), s.Nodes)
-		p.Expected = probe.SortAddrs(kube.ExternalAddrs(svc))
+		p.Expected, p.ExpectedAAAA = splitFamilies(probe.SortAddrs(kube.ExternalAddrs(svc)))
 		p.NoDNS = p.DNSObject + " has no valid externalIPs: no address to ask (see LA101)"
 		p.Fixes.DNSNamespace = svc.Namespace
 	}
@@ -77,6 +81,11 @@ func PathFromSetup(s *kube.Setup) Path {
 		p.HTTPS = serviceTargets(svc, servicePort(svc, 443, "websecure", "https"), s.Nodes)
 		p.ProxyAddrs = probe.SortAddrs(kube.ExternalAddrs(svc))
 		p.NoHTTPS = p.ProxyObject + " has no valid externalIPs: no address to dial (see LA101)"
+	}
+	if s.Corefile != nil {
+		for _, b := range s.Corefile.BlocksServing(".", "") {
+			p.Upstreams = append(p.Upstreams, b.Forwarders()...)
+		}
 	}
 	if cm := s.ConfigMap; cm != nil {
 		p.Fixes.ConfigMapNamespace, p.Fixes.ConfigMap = cm.Namespace, cm.Name
@@ -136,3 +145,23 @@ func targetAddrs(targets []Target) []netip.Addr {
 }
 
 func (t Target) String() string { return fmt.Sprintf("%s (%s)", t.Addr, t.Object) }
+
+// splitFamilies returns the IPv4 and the IPv6 addresses of addrs.
+func splitFamilies(addrs []netip.Addr) (v4, v6 []netip.Addr) {
+	for _, a := range addrs {
+		if a.Unmap().Is4() {
+			v4 = append(v4, a.Unmap())
+		} else {
+			v6 = append(v6, a)
+		}
+	}
+	return v4, v6
+}
+
+// upstreamText names the '.' block's upstream for messages.
+func (p *Path) upstreamText() string {
+	if len(p.Upstreams) == 0 {
+		return "the '.' block's upstream"
+	}
+	return "the '.' block's upstream (forward . " + strings.Join(p.Upstreams, " ") + ")"
+}

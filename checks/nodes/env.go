@@ -4,6 +4,7 @@ package nodes
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,15 @@ type Env struct {
 	Shells ShellOpener
 	// NoHelpers: doctor stays read-only, so the nodes' sockets are not read.
 	NoHelpers bool
+	// ExecTimeout bounds each command run on a node (--exec-timeout).
+	ExecTimeout time.Duration
+}
+
+func (e *Env) execTimeout() time.Duration {
+	if e.ExecTimeout > 0 {
+		return e.ExecTimeout
+	}
+	return DefaultExecTimeout
 }
 
 // PodLister lists the pods of one node.

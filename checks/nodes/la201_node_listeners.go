@@ -121,7 +121,7 @@ func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string
 		return r
 	}
 	defer func() { _ = sh.Close() }()
-	read, err := readNodeSockets(ctx, sh, n)
+	read, err := readNodeSockets(ctx, sh, n, env.execTimeout())
 	if err != nil {
 		r.readErr = fmt.Errorf("node %s: %w", n.Node.Name, err)
 		return r

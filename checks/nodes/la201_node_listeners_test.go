@@ -336,3 +336,18 @@ func TestAnAddressNoNodeCarriesIsSaidAndNotRead(t *testing.T) {
 	}
 	assert.True(t, found)
 }
+
+func TestExecTimeoutBoundsEveryNodeRead(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.ExecTimeout = 200 * time.Millisecond
+	for _, node := range []string{"node-1", "node-2"} {
+		pod := "kube-system/kube-proxy-" + node
+		f.exec.On(pod, "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"}).
+			On(pod, "@@lanaccess-table", kubetest.Reply{Delay: time.Minute})
+	}
+	start := time.Now()
+	st, reason, _ := f.run(t)
+	assert.Equal(t, engine.StatusError, st, "a read that did not finish is unknown, not a pass")
+	assert.Contains(t, reason, "deadline")
+	assert.Less(t, time.Since(start), 5*time.Second, "--exec-timeout, not the minute the command would take")
+}

@@ -30,12 +30,12 @@ type nodeRead struct {
 	Missing   []procnet.Table
 }
 
-// readTimeout bounds each command on a node.
-const readTimeout = 20 * time.Second
+// DefaultExecTimeout bounds each command on a node when Env.ExecTimeout is not set.
+const DefaultExecTimeout = 20 * time.Second
 
-func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode) (nodeRead, error) {
+func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode, limit time.Duration) (nodeRead, error) {
 	r := nodeRead{Via: sh.Via()}
-	rctx, cancel := context.WithTimeout(ctx, readTimeout)
+	rctx, cancel := context.WithTimeout(ctx, limit)
 	out, _, err := sh.Exec(rctx, procnet.TablesCommand())
 	cancel()
 	if err != nil {
@@ -73,13 +73,13 @@ func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode) (n
 		}
 	}
 	if len(r.Conflicts) > 0 {
-		r.OwnerNote = nameOwners(ctx, sh, r.Conflicts)
+		r.OwnerNote = nameOwners(ctx, sh, r.Conflicts, limit)
 	}
 	return r, nil
 }
 
 // nameOwners fills Owners in place and returns why some could not be named.
-func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket) string {
+func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket, limit time.Duration) string {
 	if !sh.HostPID {
 		return fmt.Sprintf("the owning process cannot be named: %s does not share the node's PID namespace", sh.Via())
 	}
@@ -92,7 +92,7 @@ func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket) str
 	if len(inodes) == 0 {
 		return "the kernel shows no inode for these sockets (owned by the kernel, or gone)"
 	}
-	octx, cancel := context.WithTimeout(ctx, readTimeout)
+	octx, cancel := context.WithTimeout(ctx, limit)
 	out, _, err := sh.Exec(octx, procnet.OwnersCommand(inodes))
 	cancel()
 	if err != nil {

@@ -4,7 +4,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -14,14 +13,12 @@ import (
 )
 
 func main() {
-	// The first Ctrl-C cancels the run (helpers are deleted, probes stop); a second one kills.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	ctx, cancel := cli.InterruptContext(context.Background(), streams.ErrOut, os.Interrupt, syscall.SIGTERM)
 	err := cli.NewRootCommand(streams).ExecuteContext(ctx)
+	cancel()
 	if cli.Printable(err) {
 		report.Error(streams.ErrOut, err)
 	}
-	stop()
 	os.Exit(cli.ExitCode(err))
 }

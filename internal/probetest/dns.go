@@ -61,6 +61,9 @@ type Zone struct {
 	SilentTCP bool
 	// Delay holds every answer back.
 	Delay time.Duration
+	// SilentOutside never answers names outside the zone: a forwarder waiting on an upstream
+	// that does not answer (CoreDNS's forward plugin answers SERVFAIL only after its timeouts).
+	SilentOutside bool
 }
 
 // ServeDNS implements dns.Handler.
@@ -70,6 +73,9 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	if z.Delay > 0 {
 		time.Sleep(z.Delay)
+	}
+	if z.SilentOutside && len(r.Question) == 1 && !dns.IsSubDomain(strings.ToLower(z.Zone), strings.ToLower(r.Question[0].Name)) {
+		return
 	}
 	m := z.answer(r, w.RemoteAddr().Network())
 	if z.WrongID {

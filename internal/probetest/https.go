@@ -71,3 +71,32 @@ func EchoHost() http.Handler {
 		w.WriteHeader(http.StatusOK)
 	})
 }
+
+// EndlessHead answers with a status line and then header lines without end, as fast as the
+// connection takes them: a hostile server trying to grow the prober's memory.
+func EndlessHead() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		conn, buf, err := hj.Hijack()
+		if err != nil {
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		line := []byte("X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n")
+		if _, err := buf.WriteString("HTTP/1.1 302 Found\r\n"); err != nil {
+			return
+		}
+		for {
+			if _, err := buf.Write(line); err != nil {
+				return
+			}
+			if err := buf.Flush(); err != nil {
+				return
+			}
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -21,42 +22,49 @@ type CheckFlags struct {
 	Only, Skip []string
 	FailOn     string
 	Timeout    time.Duration
-	Wait       time.Duration
-	Interval   time.Duration
-	JUnitFile  string
-	JSONFile   string
-	ConfigFile string
-	Color      string
-	Verbose    bool
+	// ExecTimeout bounds every command run in a pod or on a node.
+	ExecTimeout time.Duration
+	Wait        time.Duration
+	Interval    time.Duration
+	JUnitFile   string
+	JSONFile    string
+	ConfigFile  string
+	Color       string
+	Verbose     bool
+	// NoWrap keeps each finding on one line (default: wrapped to the terminal, 80 columns when
+	// the output is not a terminal).
+	NoWrap bool
 }
 
 // NewCheckFlags returns the defaults.
 func NewCheckFlags() *CheckFlags {
-	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, Interval: 5 * time.Second, Color: "auto"}
+	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Color: "auto"}
 }
 
 // AddFlags registers the shared flags.
 func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json or junit")
+	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json, yaml or junit")
 	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
 	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
-	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake, one exec)")
+	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	fs.DurationVar(&f.ExecTimeout, "exec-timeout", f.ExecTimeout, "deadline of each command run in a pod or on a node (a helper pod's start is bounded separately)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
 	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
 	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (terminal and NO_COLOR unset), always or never")
-	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "show info findings and the evidence of passing checks")
+	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")
+	fs.BoolVar(&f.NoWrap, "no-wrap", false, "do not wrap findings to the terminal's width")
 }
 
 // Validate checks the values that flags alone cannot.
 func (f *CheckFlags) Validate() error {
 	switch f.Output {
-	case "text", "json", "junit":
+	case "text", "json", "yaml", "junit":
 	default:
-		return usageErr("invalid --output %q: use text, json or junit", f.Output)
+		return usageErr("invalid --output %q: use text, json, yaml or junit", f.Output)
 	}
 	switch f.FailOn {
 	case "fail", "warn":
@@ -67,6 +75,9 @@ func (f *CheckFlags) Validate() error {
 	case "auto", "always", "never":
 	default:
 		return usageErr("invalid --color %q: use auto, always or never", f.Color)
+	}
+	if f.ExecTimeout <= 0 {
+		return usageErr("--exec-timeout must be positive, got %s", f.ExecTimeout)
 	}
 	if f.Timeout <= 0 {
 		return usageErr("--timeout must be positive, got %s", f.Timeout)
@@ -117,6 +128,20 @@ func (f *CheckFlags) useColor(out any) bool {
 		return false
 	}
 	return isTerminal(out)
+}
+
+// textWidth is the width findings wrap to: the terminal's, 80 for a pipe or a file, 0 with
+// --no-wrap.
+func (f *CheckFlags) textWidth(out any) int {
+	if f.NoWrap {
+		return 0
+	}
+	if file, ok := out.(*os.File); ok && isTerminal(out) {
+		if w, _, err := term.GetSize(int(file.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
 }
 
 func isTerminal(out any) bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"net"
 	"net/netip"
 	"os"
@@ -83,8 +84,8 @@ func TestClientConfigUsageErrorsExitTwo(t *testing.T) {
 		{"servers without a zone", []string{"--os", "linux", "--dns-server=10.0.10.11"}, "--dns-server needs --zone"},
 		{"answers without servers", []string{"--os", "linux", "--answer=10.0.10.11"}, "--answer needs --dns-server"},
 		{"an invalid address", []string{"--os", "linux", "--zone=apps.example.com", "--dns-server=10.0.10.311"}, `"10.0.10.311"`},
-		{"a profile name that cannot be quoted", []string{"--os", "linux", "--connection", `a"b`, "--zone=apps.example.com", "--dns-server=10.0.10.11"}, "cannot carry safely"},
-		{"an unknown output", []string{"--os", "linux", "-o", "yaml", "--zone=apps.example.com", "--dns-server=10.0.10.11"}, "use text or json"},
+		{"a device that is no interface name", []string{"--os", "linux", "--device", "a/b", "--zone=apps.example.com", "--dns-server=10.0.10.11"}, "not a network interface name"},
+		{"an unknown output", []string{"--os", "linux", "-o", "xml", "--zone=apps.example.com", "--dns-server=10.0.10.11"}, "use text, json or yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd, _ := newClientConfig(t)
@@ -139,7 +140,7 @@ func clientCheckAgainst(t *testing.T, system *probetest.Zone, resolvectl string,
 	zoneServer := probetest.StartDNS(t, "127.0.10.11", &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60})
 	systemServer := probetest.StartDNS(t, "127.0.0.1", system)
 	f := NewCheckFlags()
-	f.Output, f.Timeout, f.Color = output, 500*time.Millisecond, "never"
+	f.Output, f.Timeout, f.Color, f.NoWrap = output, 500*time.Millisecond, "never", true
 	target, err := workstation.NewTarget("apps.example.com", []string{"127.0.10.11"}, probe.AddrStrings(seedAddrs()))
 	require.NoError(t, err)
 	o := clientCheckOptions{
@@ -259,4 +260,14 @@ func TestManifestsCommand(t *testing.T) {
 	err := cmd.ExecuteContext(context.Background())
 	require.Error(t, err)
 	assert.Equal(t, ExitUsage, ExitCode(err))
+}
+
+// Real connection names (an apostrophe, quotes, a dollar, spaces) round-trip: client-config
+// accepts them and prints them as one shell word.
+func TestClientConfigAcceptsRealConnectionNames(t *testing.T) {
+	for _, name := range []string{"Bob's phone", `Wired "office"`, "Kabel $1", "Wired connection 1"} {
+		out, errOut, code := runCLI(t, nil, "client-config", "--os", "linux", "--connection", name, "--zone=apps.example.com", "--dns-server=10.0.10.11")
+		require.Equal(t, ExitOK, code, "%q: %s", name, errOut)
+		assert.Contains(t, out, "nmcli connection up "+remedy.Quote(name), "%q", name)
+	}
 }

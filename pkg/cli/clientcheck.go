@@ -114,6 +114,7 @@ on a workstation without cluster access.`,
 		},
 	}
 	f.AddFlags(cmd)
+	registerCheckCompletions(cmd, catalogue.ClientCheck)
 	return cmd
 }
 

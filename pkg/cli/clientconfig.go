@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sigs.k8s.io/yaml"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,8 +51,8 @@ addresses are read from the cluster, or given with --zone and --dns-server.`,
 			if o.OS, err = osFlag(osName); err != nil {
 				return err
 			}
-			if output != "text" && output != "json" {
-				return usageErr("invalid --output %q for client-config: use text or json", output)
+			if output != "text" && output != "json" && output != "yaml" {
+				return usageErr("invalid --output %q for client-config: use text, json or yaml", output)
 			}
 			if o.Target, err = target.source(kubeFlags, connect); err != nil {
 				return err
@@ -64,7 +65,7 @@ addresses are read from the cluster, or given with --zone and --dns-server.`,
 	fs.StringVar(&cfg.Connection, "connection", "", "Linux: the NetworkManager profile of the LAN connection (default: a placeholder, and the command that lists them)")
 	fs.StringVar(&cfg.Device, "device", "", "Linux: the network interface of that connection, for the transient setup")
 	fs.StringVar(&cfg.ProbeName, "host", "", "a name in the zone for the verification commands (default: the zone itself)")
-	fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	fs.StringVarP(&output, "output", "o", "text", "output format: text, json or yaml")
 	target.AddFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("os", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"linux", "windows", "macos"}, cobra.ShellCompDirectiveNoFileComp
@@ -94,10 +95,18 @@ func (o clientConfigOptions) Run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if o.Output == "json" {
+	switch o.Output {
+	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(ins)
+	case "yaml":
+		b, err := yaml.Marshal(ins)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
 	}
 	return writeInstructions(out, ins, t.Source)
 }

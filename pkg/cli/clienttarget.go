@@ -40,6 +40,8 @@ type targetFlags struct {
 	ProxyService string
 	DNSService   string
 	ConfigMap    string
+	// AllNamespaces searches every namespace, whatever -n says.
+	AllNamespaces bool
 }
 
 func (f *targetFlags) AddFlags(fs *pflag.FlagSet) {
@@ -49,6 +51,7 @@ func (f *targetFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ProxyService, "proxy-service", "", "the proxy Service ([namespace/]name); discovered when empty")
 	fs.StringVar(&f.DNSService, "dns-service", "", "the zone's DNS Service ([namespace/]name); discovered when empty")
 	fs.StringVar(&f.ConfigMap, "configmap", "", "the ConfigMap holding the zone's Corefile ([namespace/]name); discovered when empty")
+	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "discover across all namespaces (the default unless -n is given)")
 }
 
 // source validates the flags and returns how to get the target: from the flags alone when the
@@ -75,9 +78,10 @@ func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect c
 		}
 	}
 	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone}
-	if kubeFlags.Namespace != nil {
+	if kubeFlags.Namespace != nil && !f.AllNamespaces {
 		sel.Namespace = *kubeFlags.Namespace
 	}
+	sel.AllNamespaces = sel.Namespace == ""
 	return clusterTarget(kubeFlags, sel, connect), nil
 }
 
@@ -86,17 +90,22 @@ func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection,
 	return func(ctx context.Context) (workstationTarget, error) {
 		c, err := connect(kubeFlags, 30*time.Second)
 		if err != nil {
-			return workstationTarget{}, &kube.UsageError{Message: err.Error(), Fix: "or describe the setup with --zone and --dns-server"}
+			return workstationTarget{}, &ExitError{Code: exitCodeOfError(err), Err: fmt.Errorf("%w; without cluster access, describe the setup with --zone and --dns-server", err)}
 		}
 		t, err := discoverTarget(ctx, c.typed, c.dynamic, sel)
 		t.Cluster = c.cluster
+		if err != nil && !kube.IsUsage(err) {
+			err = fmt.Errorf("%w; without cluster access, describe the setup with --zone and --dns-server", err)
+		}
 		return t, err
 	}
 }
 
 // discoverTarget finds the setup with the API clients given and reads the target off it.
 func discoverTarget(ctx context.Context, typed kubernetes.Interface, dyn dynamic.Interface, sel kube.Selection) (workstationTarget, error) {
-	setup, err := kube.Discover(ctx, typed, dyn, sel)
+	dctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	setup, err := kube.Discover(dctx, typed, dyn, sel)
 	if err != nil {
 		if kube.IsUsage(err) {
 			return workstationTarget{}, err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -19,6 +18,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 )
 
 // DoctorFlags is the raw input of `doctor`.
@@ -96,8 +96,8 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 		if name == "" {
 			continue
 		}
-		if _, ok := dns.IsDomainName(name); !ok || strings.ContainsAny(name, " \t*") {
-			return nil, usageErr("invalid %s %q: a DNS name such as grafana.apps.example.com", flag, name)
+		if err := valid.Hostname(name); err != nil {
+			return nil, usageErr("invalid %s: %v (a DNS name such as grafana.apps.example.com)", flag, err)
 		}
 	}
 	for flag, ref := range map[string]string{"--proxy-service": f.ProxyService, "--dns-service": f.DNSService, "--configmap": f.ConfigMap} {
@@ -137,7 +137,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	}
 	a := attempt{Header: report.Report{Cluster: c.cluster}}
 	progress.Message("discovering the setup…")
-	setup, err := kube.Discover(ctx, c.typed, c.dynamic, o.Selection)
+	setup, err := discover(ctx, c, o.Selection)
 	if err != nil {
 		if kube.IsUsage(err) {
 			return a, err
@@ -152,7 +152,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	a.Cleanup = rt.Close
 	env := checks.DoctorEnv{
 		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers},
-		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers},
+		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers, ExecTimeout: o.Checks.ExecTimeout},
 		Path:   &netpath.Env{Path: netpath.PathFromSetup(setup), Probes: rt.probes, Options: o.Path},
 	}
 	a.Header.Subject = describeSetup(setup)
@@ -186,6 +186,7 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 		},
 	}
 	f.AddFlags(cmd)
+	registerCheckCompletions(cmd, catalogue.Doctor)
 	return cmd
 }
 
@@ -204,4 +205,15 @@ func describeSetup(s *kube.Setup) []report.KV {
 		kv = append(kv, report.KV{Key: "zone", Value: s.Zone})
 	}
 	return kv
+}
+
+// discoveryTimeout bounds the whole read of the cluster: a hung aggregated API or a CRD whose
+// conversion webhook never answers must not hold the run forever.
+const discoveryTimeout = time.Minute
+
+// discover reads the setup within discoveryTimeout.
+func discover(ctx context.Context, c *clients, sel kube.Selection) (*kube.Setup, error) {
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	return kube.Discover(ctx, c.typed, c.dynamic, sel)
 }

@@ -157,7 +157,7 @@ func TestDoctorRejectsAnUnknownCheckID(t *testing.T) {
 
 func TestDoctorRejectsBadFlagValues(t *testing.T) {
 	for _, args := range [][]string{
-		{"doctor", "-o", "yaml"},
+		{"doctor", "-o", "xml"},
 		{"doctor", "--fail-on", "info"},
 		{"doctor", "--expect-status", "42"},
 		{"doctor", "--timeout", "0s"},

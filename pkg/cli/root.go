@@ -38,8 +38,10 @@ is broken and how to fix it: a verdict with evidence, not a pile of output.
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	kube.AddFlags(root.PersistentFlags())
+	addLogFlags(root, streams.ErrOut)
 	for _, sub := range subcommands(kube, streams, connect) {
 		root.AddCommand(sub)
 	}
+	registerKubeCompletions(root, kube, connect)
 	return root
 }

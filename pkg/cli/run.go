@@ -57,13 +57,57 @@ func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *Check
 			}
 		}
 		if err != nil {
-			if kube.IsUsage(err) {
-				return &ExitError{Code: ExitUsage, Err: err}
-			}
-			return &ExitError{Code: ExitUnevaluated, Err: err}
+			return notStarted(streams, f, command, rep, err)
 		}
 		return finish(streams, f, rep, code)
 	}
+}
+
+// notStartedIDs name the synthetic check of a run that could not start, per command.
+var notStartedIDs = map[string]string{"doctor": "LA000", "vpn-trace": "VPN000", "client-check": "WS000"}
+
+// notStarted ends a run that could not start (the API unreachable, a bad kubeconfig or
+// context, a named object missing). The machine-readable reports are written all the same,
+// with one synthetic ERROR check naming the cause, so that a CI job always has a report to
+// show why; the text report is only the error, on stderr. The exit code is 2 for usage and
+// configuration, 3 for what could not be evaluated, the same for every command.
+func notStarted(streams genericiooptions.IOStreams, f *CheckFlags, command string, rep report.Report, cause error) error {
+	code := exitCodeOfError(cause)
+	rep.Command = command
+	rep.FailOnWarn = f.FailOn == "warn"
+	rep.Results = []engine.Result{{
+		ID: notStartedIDs[command], Title: "The run could start (cluster reachable, configuration valid)",
+		Section: "Run", Status: engine.StatusError, Reason: cause.Error(), Findings: []engine.Finding{},
+	}}
+	var werr error
+	switch f.Output {
+	case "json":
+		werr = report.WriteJSON(streams.Out, rep)
+	case "yaml":
+		werr = report.WriteYAML(streams.Out, rep)
+	case "junit":
+		werr = report.WriteJUnit(streams.Out, rep)
+	}
+	werr = errors.Join(werr,
+		writeFile(f.JUnitFile, func(w io.Writer) error { return report.WriteJUnit(w, rep) }),
+		writeFile(f.JSONFile, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
+	if werr != nil {
+		cause = errors.Join(cause, fmt.Errorf("writing the report: %w", werr))
+	}
+	return &ExitError{Code: code, Err: cause}
+}
+
+// exitCodeOfError: an ExitError keeps its code; a usage error (a missing named object, a bad
+// kubeconfig or context) is 2; anything else (unreachable, timeout) is 3.
+func exitCodeOfError(err error) int {
+	var e *ExitError
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case kube.IsUsage(err):
+		return ExitUsage
+	}
+	return ExitUnevaluated
 }
 
 func runOnce(ctx context.Context, f *CheckFlags, command string, prepare preparer, progress *report.Progress) (report.Report, int, error) {
@@ -104,10 +148,12 @@ func finish(streams genericiooptions.IOStreams, f *CheckFlags, rep report.Report
 	switch f.Output {
 	case "json":
 		err = report.WriteJSON(streams.Out, rep)
+	case "yaml":
+		err = report.WriteYAML(streams.Out, rep)
 	case "junit":
 		err = report.WriteJUnit(streams.Out, rep)
 	default:
-		err = report.WriteText(streams.Out, rep, report.TextOptions{Color: f.useColor(streams.Out), Verbose: f.Verbose})
+		err = report.WriteText(streams.Out, rep, report.TextOptions{Color: f.useColor(streams.Out), Verbose: f.Verbose, Width: f.textWidth(streams.Out)})
 	}
 	err = errors.Join(err,
 		writeFile(f.JUnitFile, func(w io.Writer) error { return report.WriteJUnit(w, rep) }),

@@ -21,6 +21,8 @@ type VPNTraceFlags struct {
 	Raw        vpn.Flags
 	FromClient bool
 	HopTimeout time.Duration
+	// AllNamespaces searches every namespace, whatever -n says.
+	AllNamespaces bool
 }
 
 // NewVPNTraceFlags returns the defaults.
@@ -32,6 +34,7 @@ func NewVPNTraceFlags() *VPNTraceFlags {
 func (f *VPNTraceFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	f.Checks.AddFlags(fs)
+	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "search every namespace (the default unless -n is given)")
 	fs.StringVarP(&f.Raw.Selector, "selector", "l", "", "label selector of the VPN pods (default: pods running an OpenVPN image or container)")
 	fs.StringVar(&f.Raw.Public, "public", "", "a public address (IP or IP:port) for the last hop of the ladder")
 	fs.BoolVar(&f.FromClient, "from-client", false, "also walk the ladder from this machine through the tunnel (it must be connected)")
@@ -58,6 +61,9 @@ func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptio
 		return nil, usageErr("--hop-timeout must be positive, got %s", f.HopTimeout)
 	}
 	ns := namespaceGiven(cmd)
+	if f.AllNamespaces {
+		ns = ""
+	}
 	if ns != "" {
 		if err := kube.ValidateNamespace(ns); err != nil {
 			return nil, usageErr("invalid --namespace: %v", err)
@@ -118,5 +124,6 @@ func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams generi
 		},
 	}
 	f.AddFlags(cmd)
+	registerCheckCompletions(cmd, catalogue.VPNTraceCmd)
 	return cmd
 }

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -130,6 +131,45 @@ func StatusOf(o Outcome) (Status, string) {
 
 // UnreadSuffix makes the code of Partial's note ("LA102-UNREAD").
 const UnreadSuffix = "-UNREAD"
+
+// MoreSuffix makes the code of the note that replaces the findings past MaxFindings
+// ("LA104-MORE").
+const MoreSuffix = "-MORE"
+
+// MaxFindings bounds the findings one check reports: a hostile or huge input (a Corefile of a
+// thousand unknown directives) must not make a report of megabytes. The most severe are kept.
+const MaxFindings = 50
+
+// capFindings keeps at most MaxFindings findings, the most severe first (in their order), and
+// says how many more there were.
+func capFindings(id string, fs []Finding) []Finding {
+	if len(fs) <= MaxFindings {
+		return fs
+	}
+	rank := map[Severity]int{SeverityFail: 0, SeverityWarn: 1, SeverityInfo: 2}
+	keep := make([]bool, len(fs))
+	kept := 0
+	for r := 0; r <= 2 && kept < MaxFindings-1; r++ {
+		for i, f := range fs {
+			if rank[f.Severity] == r && kept < MaxFindings-1 {
+				keep[i] = true
+				kept++
+			}
+		}
+	}
+	out := make([]Finding, 0, MaxFindings)
+	counts := map[Severity]int{}
+	for i, f := range fs {
+		if keep[i] {
+			out = append(out, f)
+		} else {
+			counts[f.Severity]++
+		}
+	}
+	return append(out, Finding{Code: id + MoreSuffix, Severity: SeverityInfo,
+		Message:  fmt.Sprintf("... %d more findings not shown (%d fail, %d warn, %d info)", len(fs)-kept, counts[SeverityFail], counts[SeverityWarn], counts[SeverityInfo]),
+		Evidence: map[string]any{"shown": kept, "total": len(fs)}})
+}
 
 // Partial keeps what a check found when part of its input could not be read: known problems
 // are reported as they are, and a check that found nothing wrong is SKIP with the reason

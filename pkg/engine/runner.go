@@ -202,6 +202,7 @@ func (r *Runner) Run(ctx context.Context) []Result {
 			o := r.runOne(ctx, c)
 			res.Duration = now().Sub(start)
 			o.Findings, res.Suppressed = r.suppress(o.Findings)
+			o.Findings = capFindings(c.ID, o.Findings)
 			res.Status, res.Reason = StatusOf(o)
 			if o.Findings != nil {
 				res.Findings = o.Findings

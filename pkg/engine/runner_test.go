@@ -192,3 +192,19 @@ func TestPartialKeepsProblemsAndSkipsAnEmptyVerdict(t *testing.T) {
 	require.Len(t, o.Findings, 2)
 	assert.Equal(t, "LA102-UNREAD", o.Findings[1].Code)
 }
+
+func TestFindingsPastTheCapAreCountedNotShownKeepingTheMostSevere(t *testing.T) {
+	var fs []Finding
+	for i := 0; i < 200; i++ {
+		fs = append(fs, Finding{Code: "LA104-DIRECTIVE", Severity: SeverityInfo, Message: "unknown directive"})
+	}
+	fs = append(fs, Finding{Code: "LA104-SYNTAX", Severity: SeverityFail, Message: "the one that matters"})
+	r := Runner{Checks: []Check{{ID: "LA104", Run: func(context.Context) Outcome { return Outcome{Findings: fs} }}}}
+	res := r.Run(context.Background())
+	require.Len(t, res[0].Findings, MaxFindings)
+	assert.Equal(t, StatusFail, res[0].Status, "the failure is kept")
+	assert.Equal(t, "LA104-SYNTAX", res[0].Findings[MaxFindings-2].Code, "kept, in its place")
+	last := res[0].Findings[MaxFindings-1]
+	assert.Equal(t, "LA104-MORE", last.Code)
+	assert.Contains(t, last.Message, "152 more findings")
+}

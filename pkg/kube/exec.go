@@ -130,7 +130,7 @@ func NewRemoteExecutor(config *rest.Config) (*RemoteExecutor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec client: %w", err)
 	}
-	return &RemoteExecutor{config: config, rest: cs.CoreV1().RESTClient(), DefaultLimit: 2 * time.Minute, MaxOutput: 32 << 20}, nil
+	return &RemoteExecutor{config: config, rest: cs.CoreV1().RESTClient(), DefaultLimit: 2 * time.Minute, MaxOutput: DefaultMaxOutput}, nil
 }
 
 // Exec runs cmd in the container, guarded so it cannot outlive the context.
@@ -163,11 +163,16 @@ func (e *RemoteExecutor) Exec(ctx context.Context, ref PodRef, container string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec in pod %s: %w", ref, err)
 	}
-	stdout := &cappedBuffer{max: e.MaxOutput}
-	stderr := &cappedBuffer{max: e.MaxOutput}
-	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	if err == nil && (stdout.over || stderr.over) {
-		return stdout.Bytes(), stderr.Bytes(), fmt.Errorf("exec in pod %s: output larger than %d bytes", ref, e.MaxOutput)
+	// Past a bound, the stream is ended at once: not every transport stops on a write error
+	// (the WebSocket one keeps reading until the context ends).
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stdout := &cappedBuffer{max: e.MaxOutput, over: stop}
+	stderr := &cappedBuffer{max: min(e.MaxOutput, MaxStderr), over: stop}
+	err = exec.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	if stdout.full || stderr.full {
+		// Cut short on purpose: what was read is not the whole answer, so it is no answer.
+		return stdout.Bytes(), stderr.Bytes(), fmt.Errorf("exec in pod %s: output larger than %d bytes (stdout) or %d bytes (stderr): not read further", ref, stdout.max, stderr.max)
 	}
 	return stdout.Bytes(), stderr.Bytes(), classifyExecError(err, ref, container, cmd, stderr.String())
 }
@@ -246,21 +251,37 @@ func missingTool(stderr string) (string, bool) {
 	return "", false
 }
 
-// cappedBuffer keeps at most max bytes and remembers that more came. The buffer is a field,
-// not embedded: an embedded bytes.Buffer would lend its ReadFrom to io.Copy, bypassing the cap.
+// Bounds of what an exec reads back: the largest answer the plugin expects is a node's socket
+// tables (about 150 bytes a socket); anything past the bound ends the stream.
+const (
+	DefaultMaxOutput = 8 << 20
+	MaxStderr        = 64 << 10
+)
+
+// errOutputTooLarge ends an exec stream that went past its bound.
+var errOutputTooLarge = errors.New("exec output past its bound")
+
+// cappedBuffer keeps at most max bytes; more ends the stream (the remote command is then
+// killed by the guard, or when the stream closes). The buffer is a field, not embedded: an
+// embedded bytes.Buffer would lend its ReadFrom to io.Copy, bypassing the cap.
 type cappedBuffer struct {
 	buf  bytes.Buffer
 	max  int
-	over bool
+	full bool
+	// over is called once the bound is passed (it ends the stream).
+	over func()
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
 	if c.max > 0 && c.buf.Len()+len(p) > c.max {
-		c.over = true
+		if !c.full && c.over != nil {
+			c.over()
+		}
+		c.full = true
 		if room := c.max - c.buf.Len(); room > 0 {
 			c.buf.Write(p[:room])
 		}
-		return len(p), nil
+		return 0, errOutputTooLarge
 	}
 	return c.buf.Write(p)
 }

@@ -184,3 +184,18 @@ func TestMissingToolIsReadFromEachShellsWording(t *testing.T) {
 	_, ok := missingTool("connection timed out; no servers could be reached")
 	assert.False(t, ok)
 }
+
+func TestAnEndlessOutputIsCutAtTheCapNotAtTheDeadline(t *testing.T) {
+	for _, ws := range []bool{true, false} {
+		_, e := newTestExecutor(t, ws)
+		e.MaxOutput = 64 << 10
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		start := time.Now()
+		out, _, err := e.Exec(ctx, testPod, "c", []string{"cat", "/dev/zero"}, nil)
+		cancel()
+		require.Error(t, err, "websocket=%v", ws)
+		assert.Contains(t, err.Error(), "not read further")
+		assert.Len(t, out, 64<<10)
+		assert.Less(t, time.Since(start), 10*time.Second, "websocket=%v: the stream ends at the cap", ws)
+	}
+}

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"net"
 	"net/netip"
 	"strings"
@@ -112,10 +113,7 @@ func (c *DNSClient) Query(ctx context.Context, server netip.AddrPort, name strin
 		timeout = DefaultTimeout
 	}
 	start := time.Now()
-	deadline := start.Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := bound.Earliest(ctx, start, timeout)
 
 	switch network {
 	case "udp":

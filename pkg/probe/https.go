@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"io"
 	"net/http"
 	"net/netip"
@@ -91,10 +93,7 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		timeout = DefaultTimeout
 	}
 	start := time.Now()
-	deadline := start.Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := bound.Earliest(ctx, start, timeout)
 	fail := func(step string, err error) error {
 		return classify(ctx, fmt.Errorf("%s: %w", step, err), req.Addr, "tcp", "HTTPS "+req.Host, deadline.Sub(start))
 	}
@@ -128,7 +127,11 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now())
 
 	u := req.URL()
-	br := bufio.NewReader(tconn)
+	// The server's answer is bounded in bytes as well as in time: a response head may not
+	// exceed MaxResponseHead (a hostile server streaming headers would otherwise grow memory
+	// until the deadline), and a body is discarded up to MaxDiscardedBody.
+	budget := &budgetReader{r: tconn}
+	br := bufio.NewReaderSize(budget, 4096)
 	n := max(req.Requests, 1)
 	for i := 0; i < n; i++ {
 		last := i == n-1
@@ -142,6 +145,7 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		// The clock starts before the write: the server may read the request and start
 		// answering before Write returns here, and its time must not fall outside the sample.
 		sent := time.Now()
+		budget.left = MaxResponseHead + int64(br.Buffered())
 		if err := hreq.Write(tconn); err != nil {
 			if i > 0 {
 				break // the server ended the connection early: keep the samples taken
@@ -180,7 +184,8 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 			break
 		}
 		// The next request needs the body out of the way (a redirect's is a few hundred bytes).
-		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		budget.left = MaxDiscardedBody + int64(br.Buffered())
+		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxDiscardedBody))
 		_ = resp.Body.Close()
 		if err != nil {
 			break
@@ -194,4 +199,34 @@ func (c *HTTPSClient) now() time.Time {
 		return c.Now()
 	}
 	return time.Now()
+}
+
+// Bounds of what the HTTPS probe reads from a server.
+const (
+	// MaxResponseHead bounds a response's status line and headers (Go's HTTP client allows
+	// 10 MB by default; a redirect's head is a few hundred bytes).
+	MaxResponseHead = 64 << 10
+	// MaxDiscardedBody bounds the body read away between the samples of one connection.
+	MaxDiscardedBody = 64 << 10
+)
+
+// errTooLarge ends a read that went past its budget.
+var errTooLarge = errors.New("the server sent more than the probe reads (a response head is limited to 64 KiB)")
+
+// budgetReader reads from r until left bytes are spent, then fails.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,4 +204,21 @@ func TestHTTPSClientSendsSeveralRequestsOnOneConnection(t *testing.T) {
 	r, err = c.Get(context.Background(), probe.HTTPSRequest{Addr: addr, Host: probeHost})
 	require.NoError(t, err)
 	assert.Len(t, r.FirstBytes, 1)
+}
+
+func TestHTTPSClientStopsReadingAnEndlessResponseHead(t *testing.T) {
+	ca := probetest.NewCA(t)
+	addr := probetest.StartHTTPS(t, "127.0.0.1", probetest.HTTPSServer{
+		Cert: ca.Issue(t, time.Now().Add(time.Hour), probeHost), Handler: probetest.EndlessHead(),
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := (&probe.HTTPSClient{Timeout: 5 * time.Second}).Get(context.Background(), probe.HTTPSRequest{Addr: addr, Host: probeHost})
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "64 KiB")
+	assert.Less(t, time.Since(start), 4*time.Second, "stopped by the byte bound, not by the deadline")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "the head read allocates a bounded amount")
+	t.Logf("endless head: stopped after %s, %d KiB allocated", time.Since(start).Round(time.Millisecond), (after.TotalAlloc-before.TotalAlloc)>>10)
 }

@@ -20,6 +20,11 @@ import (
 //
 // An address that answered once stays alive for the run: a later timeout to it is a real,
 // per-query failure (a hung DNS server behind a live node), reported as such.
+//
+// Only probes that prove the address decide: a DNS question the server answers through another
+// server (a name it forwards, CoreDNS's forward plugin waiting out its own upstream timeouts)
+// may go unanswered from a perfectly live address, so its silence never marks the address dead
+// (DoUndecided).
 type Liveness struct {
 	mu    sync.Mutex
 	addrs map[netip.AddrPort]*addrState
@@ -42,6 +47,16 @@ func NewLiveness() *Liveness {
 // refusal, a malformed answer) marks it alive, except an interruption, which says nothing about
 // the address.
 func (l *Liveness) Do(ctx context.Context, addr netip.AddrPort, probe func(context.Context) error) error {
+	return l.do(ctx, addr, true, probe)
+}
+
+// DoUndecided runs probe against addr unless addr is known dead, like Do, but its outcome
+// never decides whether addr is alive: when no deciding contact happened yet, it runs alone.
+func (l *Liveness) DoUndecided(ctx context.Context, addr netip.AddrPort, probe func(context.Context) error) error {
+	return l.do(ctx, addr, false, probe)
+}
+
+func (l *Liveness) do(ctx context.Context, addr netip.AddrPort, decides bool, probe func(context.Context) error) error {
 	for {
 		l.mu.Lock()
 		st := l.addrs[addr]
@@ -66,6 +81,9 @@ func (l *Liveness) Do(ctx context.Context, addr netip.AddrPort, probe func(conte
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+		case !decides:
+			l.mu.Unlock()
+			return probe(ctx)
 		}
 		st.contact = make(chan struct{})
 		l.mu.Unlock()

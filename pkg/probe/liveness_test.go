@@ -126,3 +126,22 @@ func TestLiveness(t *testing.T) {
 		close(release)
 	})
 }
+
+func TestAForwardedQuestionsSilenceDoesNotWriteTheAddressOff(t *testing.T) {
+	l := probe.NewLiveness()
+	addr := netip.MustParseAddrPort("10.0.10.11:53")
+	silent := func(context.Context) error { return &probe.NoAnswerError{Target: addr, Network: "udp"} }
+	err := l.DoUndecided(context.Background(), addr, silent)
+	var na *probe.NoAnswerError
+	require.ErrorAs(t, err, &na, "the forwarded question's own failure is returned")
+	assert.Nil(t, l.Dead(addr), "a forwarded name timing out says nothing about the address")
+
+	require.NoError(t, l.Do(context.Background(), addr, func(context.Context) error { return nil }))
+	require.ErrorAs(t, l.DoUndecided(context.Background(), addr, silent), &na, "alive: a later forwarded timeout is a per-query failure")
+	assert.Nil(t, l.Dead(addr))
+
+	dead := netip.MustParseAddrPort("10.0.10.12:53")
+	_ = l.Do(context.Background(), dead, func(context.Context) error { return &probe.NoAnswerError{Target: dead, Network: "udp"} })
+	var np *probe.NotProbedError
+	assert.ErrorAs(t, l.DoUndecided(context.Background(), dead, silent), &np, "a dead address is not asked again")
+}

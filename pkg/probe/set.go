@@ -128,10 +128,26 @@ func (s *Set) Close() {
 // Timeout is the bound of one probe, for messages ("no answer within 2s").
 func (s *Set) Timeout() time.Duration { return s.timeout }
 
-// Query asks one DNS question of server, unless server's address is already known dead.
+// Query asks one DNS question of server, unless server's address is already known dead. The
+// question proves the address (a name the server answers itself): no answer marks it dead.
 func (s *Set) Query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*DNSReply, error) {
+	return s.query(ctx, server, name, qtype, network, true)
+}
+
+// QueryForwarded asks a question the server answers through another server (a name outside the
+// zone, forwarded): no answer is that upstream's failure, not the address's, so it never marks
+// the address dead.
+func (s *Set) QueryForwarded(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string) (*DNSReply, error) {
+	return s.query(ctx, server, name, qtype, network, false)
+}
+
+func (s *Set) query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string, proves bool) (*DNSReply, error) {
 	var reply *DNSReply
-	err := s.live.Do(ctx, server, func(ctx context.Context) error {
+	do := s.live.Do
+	if !proves {
+		do = s.live.DoUndecided
+	}
+	err := do(ctx, server, func(ctx context.Context) error {
 		if err := s.acquire(ctx); err != nil {
 			return err
 		}

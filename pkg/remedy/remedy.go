@@ -108,13 +108,18 @@ func ZoneTemplate(addrs []netip.Addr) string {
 			v6 = append(v6, a)
 		}
 	}
-	b.WriteString("template IN A {\n")
-	for _, a := range v4 {
-		fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN A %s\"\n", a)
+	if len(v4) > 0 {
+		b.WriteString("template IN A {\n")
+		for _, a := range v4 {
+			fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN A %s\"\n", a)
+		}
+		b.WriteString("}")
 	}
-	b.WriteString("}")
 	if len(v6) > 0 {
-		b.WriteString("\ntemplate IN AAAA {\n")
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("template IN AAAA {\n")
 		for _, a := range v6 {
 			fmt.Fprintf(&b, "    answer \"{{ .Name }} 60 IN AAAA %s\"\n", a)
 		}

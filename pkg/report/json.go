@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -55,4 +58,18 @@ func WriteJSON(w io.Writer, r Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// WriteYAML writes the JSON contract as YAML (the same fields, the same schemaVersion).
+func WriteYAML(w io.Writer, r Report) error {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		return err
+	}
+	out, err := yaml.JSONToYAML(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }

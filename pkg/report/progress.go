@@ -69,7 +69,7 @@ func (p *Progress) write(line string) {
 	if n := p.width - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)
 	}
-	_, _ = fmt.Fprintf(p.w, "\r%s%s", line, pad) // a transient line: best effort
+	_, _ = fmt.Fprintf(p.w, "\r%s%s", Escape(line), pad) // a transient line: best effort
 	p.width = len(line)
 }
 
@@ -96,10 +96,10 @@ func Attempt(w io.Writer, n int, results []engine.Result, next string) {
 		}
 	}
 	// Progress on stderr, best effort: the final report carries the result.
-	_, _ = fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, strings.Join(failing, " "), next)
+	_, _ = fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, Escape(strings.Join(failing, " ")), next)
 }
 
 // Error prints a final error line for the user.
 func Error(w io.Writer, err error) {
-	_, _ = fmt.Fprintf(w, "error: %v\n", err) // nowhere left to report a failed write
+	_, _ = fmt.Fprintf(w, "error: %s\n", EscapeLines(err.Error())) // nowhere left to report a failed write
 }

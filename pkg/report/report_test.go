@@ -7,8 +7,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +139,23 @@ func TestProgressWritesNothingWhenDisabled(t *testing.T) {
 	on := NewProgress(&buf, true)
 	on.Observe(engine.Event{Check: engine.Check{ID: "LA001"}, Started: true, Total: 2})
 	assert.Contains(t, buf.String(), "running LA001")
+}
+
+func TestTextWrapsFindingsButNeverRemediations(t *testing.T) {
+	r := sampleReport()
+	long := "kubectl -n lan-dns patch service lan-dns --type=merge -p '{\"spec\":{\"externalIPs\":[\"10.0.10.11\",\"10.0.10.12\",\"10.0.10.13\"]}}'"
+	r.Results[1].Findings[0].Message = strings.Repeat("the zone answers two addresses while the Services carry three, ", 4)
+	r.Results[1].Findings[0].Remediation = long
+	var buf bytes.Buffer
+	require.NoError(t, WriteText(&buf, r, TextOptions{Width: 80, Verbose: true}))
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, "kubectl -n lan-dns patch") {
+			assert.Contains(t, line, long, "a command stays on one line, whole")
+			continue
+		}
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), 80, "%q", line)
+	}
+	var flat bytes.Buffer
+	require.NoError(t, WriteText(&flat, r, TextOptions{}))
+	assert.Contains(t, flat.String(), r.Results[1].Findings[0].Message, "width 0 does not wrap")
 }

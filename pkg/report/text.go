@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+	"github.com/mitchellh/go-wordwrap"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -19,6 +20,9 @@ type TextOptions struct {
 	Color bool
 	// Verbose shows info findings and evidence of passing checks.
 	Verbose bool
+	// Width wraps findings' messages and evidence to this many columns (0: no wrapping).
+	// Remediations are never wrapped: they are commands and YAML to paste.
+	Width int
 }
 
 type palette struct{ pass, warn, fail, skip, err, dim, bold *color.Color }
@@ -61,11 +65,11 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", p.bold.Sprintf("kubectl lanaccess %s", r.Command))
 	if r.Cluster.Context != "" || r.Cluster.Server != "" {
-		fmt.Fprintf(&b, "  context %s  server %s", orDash(r.Cluster.Context), orDash(r.Cluster.Server))
+		fmt.Fprintf(&b, "  context %s  server %s", Escape(orDash(r.Cluster.Context)), Escape(orDash(r.Cluster.Server)))
 	}
 	b.WriteString("\n")
 	for _, kv := range r.Subject {
-		fmt.Fprintf(&b, "  %-10s %s\n", kv.Key+":", kv.Value)
+		fmt.Fprintf(&b, "  %-10s %s\n", Escape(kv.Key)+":", Escape(kv.Value))
 	}
 	group := ""
 	for _, res := range r.Results {
@@ -73,19 +77,19 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", p.bold.Sprint(g))
 		}
-		fmt.Fprintf(&b, "  %s %-7s %s", p.status(res.Status), res.ID, res.Title)
+		fmt.Fprintf(&b, "  %s %-7s %s", p.status(res.Status), Escape(res.ID), Escape(res.Title))
 		if res.Duration > 0 {
 			fmt.Fprintf(&b, " %s", p.dim.Sprintf("(%s)", roundDuration(res.Duration)))
 		}
 		b.WriteString("\n")
 		if res.Reason != "" {
-			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint(res.Reason))
+			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint(Escape(res.Reason)))
 		}
 		for _, f := range res.Findings {
 			if f.Severity == engine.SeverityInfo && !o.Verbose {
 				continue
 			}
-			writeFinding(&b, p, f, o.Verbose || f.Severity != engine.SeverityInfo)
+			writeFinding(&b, p, f, o.Verbose || f.Severity != engine.SeverityInfo, o.Width)
 		}
 		if len(res.Suppressed) > 0 {
 			fmt.Fprintf(&b, "          %s\n", p.dim.Sprint("silenced by --skip: "+suppressedText(res.Suppressed)))
@@ -101,24 +105,30 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	return err
 }
 
-func writeFinding(b *strings.Builder, p palette, f engine.Finding, withEvidence bool) {
+func writeFinding(b *strings.Builder, p palette, f engine.Finding, withEvidence bool, width int) {
 	mark := map[engine.Severity]string{engine.SeverityFail: p.fail.Sprint("✗"), engine.SeverityWarn: p.warn.Sprint("!"), engine.SeverityInfo: p.dim.Sprint("i")}[f.Severity]
-	fmt.Fprintf(b, "          %s ", mark)
+	// The line is wrapped on its plain text, then coloured: colour codes take no column.
+	text := Escape(f.Message)
 	if f.Object != "" {
-		fmt.Fprintf(b, "%s: ", p.bold.Sprint(f.Object))
+		text = Escape(f.Object) + ": " + text
 	}
-	fmt.Fprintf(b, "%s", f.Message)
 	if f.Code != "" && f.Severity != engine.SeverityInfo {
-		fmt.Fprintf(b, " %s", p.dim.Sprintf("[%s]", f.Code))
+		text += " [" + f.Code + "]"
 	}
-	b.WriteString("\n")
+	lines := wrap(text, width, 12)
+	if f.Object != "" {
+		lines[0] = p.bold.Sprint(Escape(f.Object)+":") + strings.TrimPrefix(lines[0], Escape(f.Object)+":")
+	}
+	fmt.Fprintf(b, "          %s %s\n", mark, strings.Join(lines, "\n            "))
 	if withEvidence {
 		if ev := evidenceText(f.Evidence); ev != "" {
-			fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("evidence:"), ev)
+			evLines := wrap("evidence: "+Escape(ev), width, 14)
+			evLines[0] = p.dim.Sprint("evidence:") + strings.TrimPrefix(evLines[0], "evidence:")
+			fmt.Fprintf(b, "            %s\n", strings.Join(evLines, "\n              "))
 		}
 	}
 	if f.Remediation != "" {
-		lines := strings.Split(strings.TrimRight(f.Remediation, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(EscapeLines(f.Remediation), "\n"), "\n")
 		fmt.Fprintf(b, "            %s %s\n", p.dim.Sprint("fix:"), lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(b, "                 %s\n", l)
@@ -187,4 +197,13 @@ func suppressedText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s (%d)", c, m[c]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// wrap breaks text into lines that fit width once indented by indent columns (0 width: one
+// line). A word longer than a line stays whole.
+func wrap(text string, width, indent int) []string {
+	if width <= 0 || width-indent < 20 {
+		return []string{text}
+	}
+	return strings.Split(wordwrap.WrapString(text, uint(width-indent)), "\n")
 }

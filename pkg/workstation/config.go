@@ -2,6 +2,7 @@ package workstation
 
 import (
 	"fmt"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 	"strings"
 )
 
@@ -75,11 +76,19 @@ func Generate(os OS, t Target, opt ConfigOptions) (Instructions, error) {
 	if opt.ProbeName == "" {
 		opt.ProbeName = t.Zone
 	}
-	for _, s := range []string{opt.Connection, opt.Device, opt.ProbeName} {
-		if strings.ContainsAny(s, "\"'`$\\\n\r") {
-			// These values are pasted inside quoted shell and PowerShell strings.
-			return Instructions{}, fmt.Errorf("%q contains a quote, backslash, dollar or newline, which the generated commands cannot carry safely", s)
+	// Every value reaches a command as one quoted word (remedy.Quote for sh, PowerShellQuote
+	// for PowerShell), so a connection name may hold anything a profile name can; the others
+	// are checked for their kind.
+	if strings.ContainsRune(opt.Connection, 0) {
+		return Instructions{}, fmt.Errorf("--connection %q holds a NUL byte, which no profile name can", opt.Connection)
+	}
+	if opt.Device != "" {
+		if err := valid.InterfaceName(opt.Device); err != nil {
+			return Instructions{}, fmt.Errorf("--device: %w", err)
 		}
+	}
+	if err := valid.Hostname(opt.ProbeName); err != nil {
+		return Instructions{}, fmt.Errorf("--host: %w", err)
 	}
 	ins := Instructions{OS: os, Zone: t.Zone, Servers: strings.Split(joinAddrs(t.Servers, ","), ",")}
 	switch os {

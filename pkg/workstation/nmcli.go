@@ -1,10 +1,8 @@
 package workstation
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // linuxInstructions targets NetworkManager with systemd-resolved (Fedora, Ubuntu desktop,
@@ -20,7 +18,7 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 	ins.Shell = "a shell (sudo where shown)"
 	profile := opt.Connection
 	if profile == "" {
-		profile = "<LAN profile>"
+		profile = "LAN profile"
 		ins.Apply = append(ins.Apply, Step{
 			Comment: "Find the profile of the connection to this LAN (NAME:DEVICE:TYPE of the active ones) and use its name below, or pass --connection NAME.",
 			Command: "nmcli -t -f NAME,DEVICE,TYPE connection show --active",
@@ -30,42 +28,42 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 	ins.Apply = append(ins.Apply,
 		Step{
 			Comment: "Add the zone's DNS servers to the profile, with the zone as a routing domain.",
-			Command: "sudo nmcli connection modify " + dq(profile) + " " + add,
+			Command: sh("sudo", "nmcli", "connection", "modify", profile) + " " + add,
 		},
 		Step{
 			Comment: "Re-activate the profile so that NetworkManager hands the new servers to systemd-resolved (the link drops for a second).",
-			Command: "sudo nmcli connection up " + dq(profile),
+			Command: sh("sudo", "nmcli", "connection", "up", profile),
 		})
 	ins.Verify = []Step{
 		{Comment: "The link of the profile lists the servers and ~" + t.Zone + "; \"Current DNS Server\" must be one of them.", Command: "resolvectl status"},
-		{Comment: "A name in the zone resolves to the node addresses through the system resolver.", Command: "resolvectl query " + opt.ProbeName},
+		{Comment: "A name in the zone resolves to the node addresses through the system resolver.", Command: sh("resolvectl", "query", opt.ProbeName)},
 		{Comment: "The same, and the rest of the resolution, checked by the plugin.", Command: clientCheckCommand(t)},
 	}
 	ins.Remove = []Step{
-		{Comment: "Remove the servers and the routing domain from the profile.", Command: "sudo nmcli connection modify " + dq(profile) + " " + del},
-		{Comment: "Re-activate the profile and forget cached answers.", Command: "sudo nmcli connection up " + dq(profile) + " && resolvectl flush-caches"},
+		{Comment: "Remove the servers and the routing domain from the profile.", Command: sh("sudo", "nmcli", "connection", "modify", profile) + " " + del},
+		{Comment: "Re-activate the profile and forget cached answers.", Command: sh("sudo", "nmcli", "connection", "up", profile) + " && resolvectl flush-caches"},
 	}
 
 	device := opt.Device
 	if device == "" {
-		device = "<device>"
+		device = "DEVICE" // a placeholder the shell leaves as is
 	}
 	ins.Transient = []Step{
 		{
 			Comment: "Set the link's routing domain, then its servers (this order avoids a burst of queries going the old way). This REPLACES the link's servers, so every name asked on this link goes to the zone's servers, whose '.' block forwards the rest.",
-			Command: fmt.Sprintf("sudo resolvectl domain %s '~%s' && sudo resolvectl dns %s %s", device, t.Zone, device, joinAddrs(t.Servers, " ")),
+			Command: sh("sudo", "resolvectl", "domain", device, "~"+t.Zone) + " && " + sh(append([]string{"sudo", "resolvectl", "dns", device}, probe.AddrStrings(t.Servers)...)...),
 		},
 	}
 	ins.TransientRemove = []Step{
 		{
 			Comment: "Undo it: re-activating the profile makes NetworkManager set the link's servers and domains again.",
-			Command: "sudo nmcli connection up " + dq(profile) + " && resolvectl flush-caches",
+			Command: sh("sudo", "nmcli", "connection", "up", profile) + " && resolvectl flush-caches",
 		},
 	}
 	ins.Caveats = []string{
 		"The setting belongs to the connection profile: it applies whenever that profile is active and nowhere else. Use a profile of its own for this LAN; a generic wired profile reused on another network would send " + t.Zone + " to addresses that do not exist there.",
 		"systemd-resolved asks one server of a link at a time (its \"Current DNS Server\") and moves to the next only when that one fails. The added servers come before the DHCP ones, so every name asked on this link goes to the zone's servers first (they forward the rest). If they fail once, the link moves to the network's own DNS, which answers " + t.Zone + " with the public (VPN) address, and stays there until the connection comes up again: hence at least two DNS replicas spread over nodes, with a PodDisruptionBudget.",
-		"To bring the link back to the zone's servers: resolvectl flush-caches && sudo nmcli connection up " + dq(profile) + ". `kubectl lanaccess client-check` shows the current server of each link.",
+		"To bring the link back to the zone's servers: resolvectl flush-caches && " + sh("sudo", "nmcli", "connection", "up", profile) + ". `kubectl lanaccess client-check` shows the current server of each link.",
 		"Without systemd-resolved (NetworkManager writing /etc/resolv.conf itself) there is no per-domain routing: the servers go to the top of /etc/resolv.conf and every name is asked of them first.",
 	}
 }
@@ -75,24 +73,23 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 func nmcliDNSArgs(t Target, op string) string {
 	var parts []string
 	if v4 := serversOfFamily(t.Servers, 4); len(v4) > 0 {
-		parts = append(parts, op+"ipv4.dns "+dq(joinAddrs(v4, ",")))
+		parts = append(parts, op+"ipv4.dns", joinAddrs(v4, ","))
 	}
 	if v6 := serversOfFamily(t.Servers, 6); len(v6) > 0 {
-		parts = append(parts, op+"ipv6.dns "+dq(joinAddrs(v6, ",")))
+		parts = append(parts, op+"ipv6.dns", joinAddrs(v6, ","))
 	}
-	parts = append(parts, op+"ipv4.dns-search "+dq("~"+t.Zone))
-	return strings.Join(parts, " ")
+	parts = append(parts, op+"ipv4.dns-search", "~"+t.Zone)
+	return sh(parts...)
 }
 
 // clientCheckCommand is the plugin's own verification, runnable without cluster access.
 func clientCheckCommand(t Target) string {
-	cmd := fmt.Sprintf("kubectl lanaccess client-check --zone %s --dns-server %s", t.Zone, joinAddrs(t.Servers, ","))
+	args := []string{"kubectl", "lanaccess", "client-check", "--zone", t.Zone, "--dns-server", joinAddrs(t.Servers, ",")}
 	if !probe.SameAddrs(t.Servers, t.Answers) {
-		cmd += " --answer " + joinAddrs(t.Answers, ",")
+		args = append(args, "--answer", joinAddrs(t.Answers, ","))
 	}
-	return cmd
+	return sh(args...)
 }
 
-// dq double-quotes a value for sh and PowerShell alike. Generate refuses values holding a quote,
-// backslash, dollar or backtick, so nothing inside can be expanded by either shell.
-func dq(s string) string { return `"` + s + `"` }
+// sh is a POSIX shell command line, each word quoted by the shell parser's own rules.
+func sh(words ...string) string { return remedy.Command(words...) }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // windowsInstructions use the Name Resolution Policy Table: a rule maps a namespace to DNS
@@ -45,4 +46,5 @@ func windowsInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 
 // psq single-quotes a value for PowerShell; values never hold a quote (see Generate and
 // NormalizeZone), so no escaping is needed.
-func psq(s string) string { return "'" + s + "'" }
+// psq is one PowerShell string literal (PowerShell's own quoting rules).
+func psq(s string) string { return remedy.PowerShellQuote(s) }

@@ -1,0 +1,18 @@
+package deadline
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestEarliestTakesTheCallersDeadlineWhenItComesFirst(t *testing.T) {
+	start := time.Now()
+	assert.Equal(t, start.Add(2*time.Second), Earliest(context.Background(), start, 2*time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(time.Second))
+	defer cancel()
+	assert.Equal(t, start.Add(time.Second), Earliest(ctx, start, 2*time.Second))
+	assert.Equal(t, start.Add(500*time.Millisecond), Earliest(ctx, start, 500*time.Millisecond))
+}

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+)
+
+// hostile is what a certificate subject, a Location header or a route host may carry: a
+// sequence that erases the line and redraws a fake verdict, a bidi override, C1 and DEL.
+const hostile = "ok\x1b[2K\r  PASS  LA401 fake\u202egnp.exe\u0085\x7f\xff end"
+
+func TestEscapeMakesControlsAndBidiVisible(t *testing.T) {
+	got := Escape(hostile)
+	assert.Equal(t, `ok\x1b[2K\x0d  PASS  LA401 fake\u202egnp.exe\u0085\x7f\xff end`, got)
+	assert.Equal(t, "a\nb\\x1b", EscapeLines("a\nb\x1b"))
+	assert.Equal(t, `a\x0ab`, Escape("a\nb"), "one-line fields keep one line")
+	assert.Equal(t, "plain ascii é \uFFFD", Escape("plain ascii é \uFFFD"), "printable text and a real U+FFFD stay")
+}
+
+func hostileReport() Report {
+	return Report{
+		Command: "doctor", Cluster: Cluster{Context: "ctx\x1b]0;title\x07", Server: "https://x"},
+		Subject: []KV{{Key: "proxy", Value: hostile}},
+		Results: []engine.Result{{ID: "LA401", Title: "HTTPS", Section: "HTTPS path", Status: engine.StatusFail, Reason: hostile,
+			Findings: []engine.Finding{{Code: "LA401-CERT-HOST", Severity: engine.SeverityFail, Object: hostile, Message: hostile,
+				Evidence: map[string]any{"certSubject": hostile, "names": []string{hostile}}, Remediation: "openssl s_client\n" + hostile}}}},
+	}
+}
+
+func TestTextReportNeverWritesAControlSequence(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteText(&buf, hostileReport(), TextOptions{Verbose: true}))
+	out := buf.String()
+	for _, bad := range []string{"\x1b", "\r", "\u202e", "\u0085", "\x7f", "\x07"} {
+		assert.NotContains(t, out, bad)
+	}
+	assert.Contains(t, out, `\x1b[2K`)
+
+	var errOut bytes.Buffer
+	Error(&errOut, assertError(hostile))
+	assert.NotContains(t, errOut.String(), "\x1b")
+}
+
+type assertError string
+
+func (e assertError) Error() string { return string(e) }
+
+func TestJSONAndJUnitStayValidWithHostileValues(t *testing.T) {
+	var js, xm bytes.Buffer
+	require.NoError(t, WriteJSON(&js, hostileReport()))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &doc))
+	assert.False(t, strings.Contains(js.String(), "\x1b"), "JSON escapes controls")
+	require.NoError(t, WriteJUnit(&xm, hostileReport()))
+	dec := xml.NewDecoder(&xm)
+	for {
+		_, err := dec.Token()
+		if err != nil {
+			assert.Equal(t, "EOF", err.Error(), "the JUnit report parses")
+			break
+		}
+	}
+}
