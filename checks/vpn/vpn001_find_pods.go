@@ -15,7 +15,7 @@ import (
 func VPNFindPods(env *Env) engine.Check { return judged(env, "VPN001", 0, judgeFindPods) }
 
 func judgeFindPods(run *facts.Run) engine.Outcome {
-	var fs []engine.Finding
+	fs := make([]engine.Finding, 0, len(run.Pods)+len(run.NotRunning))
 	for _, p := range run.Pods {
 		fs = append(fs, engine.Finding{Code: "VPN001-TRACED", Severity: engine.SeverityInfo, Object: p.Object(),
 			Message:  fmt.Sprintf("traced: container %s on node %s, pod IP %s (%s)", p.Container, p.Pod.Spec.NodeName, p.Pod.Status.PodIP, run.How),

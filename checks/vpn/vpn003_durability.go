@@ -180,7 +180,7 @@ func chooseVariant(d facts.Durability, owner facts.Workload, node string) (strin
 }
 
 func judgeDurabilityRun(run *facts.Run) engine.Outcome {
-	var fs []engine.Finding
+	fs := make([]engine.Finding, 0, 2*len(run.Pods))
 	var unknown []error
 	for _, p := range run.Pods {
 		d := durabilityOf(p)

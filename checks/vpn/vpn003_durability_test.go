@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -17,7 +16,7 @@ func enableForwardInit(privileged bool) func(*corev1.Pod, *Options) {
 	return func(p *corev1.Pod, _ *Options) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "sysctl", Image: "busybox:1.36",
 			Command:         []string{"sysctl", "-w", "net.ipv4.ip_forward=1"},
-			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(privileged)}}}
+			SecurityContext: &corev1.SecurityContext{Privileged: new(privileged)}}}
 	}
 }
 
@@ -71,7 +70,7 @@ func TestAScriptFromAConfigMapRunByAPrivilegedContainerCounts(t *testing.T) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "openvpn-scripts"}}}}}
 		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scripts", MountPath: "/scripts"}}
-		p.Spec.Containers[0].SecurityContext.Privileged = ptr.To(true)
+		p.Spec.Containers[0].SecurityContext.Privileged = new(true)
 	}, cm)
 	st, _, fs := f.run(t, VPNDurability(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))

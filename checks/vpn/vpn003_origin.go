@@ -87,7 +87,8 @@ func inheritedValue(n facts.NodeRead, o *origin) string {
 // cniChain is the plugin chain new pods on the node get: the node's first configuration file
 // (the one the runtime loads), else Calico's cluster configuration.
 func cniChain(run *facts.Run, n facts.NodeRead, o *origin) ([]facts.CNIPlugin, string) {
-	for _, f := range n.Files {
+	if len(n.Files) > 0 {
+		f := n.Files[0]
 		if f.Err != nil {
 			o.Unknown = append(o.Unknown, fmt.Sprintf("%s on node %s: %v", f.Path, n.Node, f.Err))
 			return nil, f.Path

@@ -37,12 +37,14 @@ func tunnelFindings(p *facts.Pod) []engine.Finding {
 	var descr []string
 	for _, ti := range f.Tunnels {
 		d := ti.Name + " (" + ti.Kind + ")"
+		var dSb40 strings.Builder
 		for _, a := range ti.Addrs {
-			d += " " + a.Prefix.String()
+			dSb40.WriteString(" " + a.Prefix.String())
 			if a.Peer.IsValid() {
-				d += " peer " + a.Peer.String()
+				dSb40.WriteString(" peer " + a.Peer.String())
 			}
 		}
+		d += dSb40.String()
 		descr = append(descr, d)
 	}
 	ev := map[string]any{"interfaces": descr, "uplink": f.Uplink}
@@ -105,7 +107,7 @@ func pushedRouteFindings(run *facts.Run, p *facts.Pod) []engine.Finding {
 }
 
 func targetList(ts []routeTarget) string {
-	var out []string
+	out := make([]string, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, t.String())
 	}

@@ -82,7 +82,7 @@ func TestACutOutputIsAnErrorNotANoTunnel(t *testing.T) {
 func withoutSection(out, name string) string {
 	var b strings.Builder
 	skipping := false
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, "@@") && !strings.Contains(line, " ") {
 			skipping = line == "@@"+name
 			b.WriteString(line + "\n")

@@ -2,6 +2,7 @@ package vpn
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -75,15 +76,11 @@ func selectsEndpoint(kind string, item unstructured.Unstructured, ep endpoint) (
 	}
 	sel, _, _ := unstructured.NestedString(item.Object, "spec", "selector")
 	podLabels := map[string]string{"projectcalico.org/namespace": ep.Namespace, "projectcalico.org/orchestrator": "k8s"}
-	for k, v := range ep.Labels {
-		podLabels[k] = v
-	}
+	maps.Copy(podLabels, ep.Labels)
 	selects, known = calicoSelects(sel, podLabels)
 	if nsSel, ok, _ := unstructured.NestedString(item.Object, "spec", "namespaceSelector"); ok && selects {
 		nsLabels := map[string]string{"projectcalico.org/name": ep.Namespace}
-		for k, v := range ep.NSLabels {
-			nsLabels[k] = v
-		}
+		maps.Copy(nsLabels, ep.NSLabels)
 		nsSelects, nsKnown := calicoSelects(nsSel, nsLabels)
 		return nsSelects, known && nsKnown
 	}
@@ -122,9 +119,7 @@ func ciliumSelects(item unstructured.Unstructured, ep endpoint) (bool, bool) {
 		return false, false
 	}
 	l := labels.Set{"io.kubernetes.pod.namespace": ep.Namespace}
-	for k, v := range ep.Labels {
-		l[k] = v
-	}
+	maps.Copy(l, ep.Labels)
 	return sel.Matches(l), true
 }
 
@@ -155,7 +150,7 @@ func calicoSelects(sel string, l map[string]string) (bool, bool) {
 		return false, false
 	}
 	result := true
-	for _, term := range strings.Split(sel, "&&") {
+	for term := range strings.SplitSeq(sel, "&&") {
 		m := calicoTerm.FindStringSubmatch(strings.TrimSpace(term))
 		if m == nil {
 			return false, false
@@ -170,7 +165,7 @@ func calicoSelects(sel string, l map[string]string) (bool, bool) {
 			result = result && (ok && v == m[6]) == (m[5] == "==")
 		case m[7] != "":
 			in := false
-			for _, want := range strings.Split(m[8], ",") {
+			for want := range strings.SplitSeq(m[8], ",") {
 				in = in || l[m[7]] == strings.Trim(strings.TrimSpace(want), `'"`)
 			}
 			_, has := l[m[7]]

@@ -42,7 +42,7 @@ func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) 
 	var err error
 	switch {
 	case len(n.Rules) > 0:
-		var raw []string
+		raw := make([]string, 0, len(n.Rules))
 		for _, rule := range n.Rules {
 			raw = append(raw, rule.Raw)
 		}

@@ -49,7 +49,7 @@ func routedBack(run *facts.Run, p *facts.Pod) returnRoute {
 		rr.How = append(rr.How, fmt.Sprintf("node %s (the ladder's pod's) has no route to %s but its default route%s: replies leave the cluster network, unless the network beyond routes the pool to node %s", tgt.Node, pool, defaultVia(tgt), vpnNode.Node))
 		return rr
 	}
-	rr.How = append(rr.How, routeEvidence(tgt, *back, pool))
+	rr.How = append(rr.How, routeEvidence(tgt, *back))
 	if tgt.Node == vpnNode.Node {
 		rr.Back, rr.Known = true, true
 		return rr
@@ -62,7 +62,7 @@ func routedBack(run *facts.Run, p *facts.Pod) returnRoute {
 		rr.How = append(rr.How, fmt.Sprintf("node %s (the VPN pod's) has no route to %s but its default route%s: what node %s sends there goes nowhere", vpnNode.Node, pool, defaultVia(vpnNode), tgt.Node))
 	default:
 		rr.Back, rr.Known = true, true
-		rr.How = append(rr.How, routeEvidence(vpnNode, *onward, pool))
+		rr.How = append(rr.How, routeEvidence(vpnNode, *onward))
 	}
 	return rr
 }
@@ -83,21 +83,23 @@ func routeToPool(n facts.NodeRead, pool netip.Prefix) *linuxnet.Route {
 
 // routeEvidence is a route in words, with `ip route`'s line when it was read (it names the
 // protocol: bird is BGP).
-func routeEvidence(n facts.NodeRead, r linuxnet.Route, pool netip.Prefix) string {
+func routeEvidence(n facts.NodeRead, r linuxnet.Route) string {
 	s := fmt.Sprintf("node %s routes %s", n.Node, r.Dest)
 	if r.Gateway.IsValid() && !r.Gateway.IsUnspecified() {
 		s += " via " + r.Gateway.String()
 	}
 	s += " dev " + r.Iface
+	var sSb92 strings.Builder
 	for _, l := range n.IPRoutes {
 		if strings.HasPrefix(l, r.Dest.String()+" ") {
-			s += " (" + strings.TrimSpace(l) + ")"
+			sSb92.WriteString(" (" + strings.TrimSpace(l) + ")")
 			if strings.Contains(l, "proto bird") {
-				s += ", advertised by BGP"
+				sSb92.WriteString(", advertised by BGP")
 			}
 			break
 		}
 	}
+	s += sSb92.String()
 	return s
 }
 

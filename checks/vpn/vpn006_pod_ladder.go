@@ -134,7 +134,7 @@ func mtuFinding(id, obj string, i int, h facts.HopResult, ev map[string]any) (en
 
 // mtuSizes lists a sweep's sizes and outcomes.
 func mtuSizes(m facts.MTUProbe) string {
-	var out []string
+	out := make([]string, 0, len(m.Sizes))
 	for _, s := range m.Sizes {
 		out = append(out, fmt.Sprintf("%d %s", s.Size, s.State))
 	}

@@ -3,6 +3,7 @@ package vpn
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
@@ -145,7 +146,7 @@ func mtuVerdict(run *facts.Run, p *facts.Pod, ev map[string]any) (verdict, bool)
 			return verdict{Severity: engine.SeverityFail, Layer: "MTU", Evidence: ev,
 				Sentence: fmt.Sprintf("A tunnel MTU black hole: %s, %s %s answers small packets, but Don't-Fragment packets of %d bytes vanish without an ICMP error (the largest that passes is %d): full-size TCP segments and large answers die on the way while pings work.", lad.where, h.Hop, h.Target, h.MTU.FirstSilent(), largest),
 				Fix: "# in the OpenVPN server configuration and every client's (both ends must agree), then reconnect:\n" +
-					openVPNDirective("tun-mtu", fmt.Sprint(largest)) + "\n" +
+					openVPNDirective("tun-mtu", strconv.Itoa(largest)) + "\n" +
 					"# this cannot be proven from here: run vpn-trace --from-client again and every size should pass"}, true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,6 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/utils/ptr"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
@@ -100,7 +100,7 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn-7d9f8-x2x4k",
 			Labels:          map[string]string{"app": "openvpn", "pod-template-hash": "7d9f8"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "openvpn-7d9f8", Controller: ptr.To(true)}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "openvpn-7d9f8", Controller: new(true)}}},
 		Spec: corev1.PodSpec{NodeName: "node-1", DNSPolicy: corev1.DNSClusterFirst, Containers: []corev1.Container{{
 			Name: "openvpn", Image: "kylemanna/openvpn:2.4",
 			SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}},
@@ -109,7 +109,7 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 			{Name: "openvpn", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
 	}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn-7d9f8",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "openvpn", Controller: ptr.To(true)}}}}
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "openvpn", Controller: new(true)}}}}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "vpn", Name: "openvpn"}}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "vpn", Labels: map[string]string{corev1.LabelMetadataName: "vpn"}}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}},
@@ -119,7 +119,7 @@ func vpnObjects() (*corev1.Pod, []runtime.Object) {
 		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10"}}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns-abcde", Labels: map[string]string{discoveryv1.LabelServiceName: "kube-dns"}},
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.7"}, Conditions: discoveryv1.EndpointConditions{Ready: new(true)},
 			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: "kube-system", Name: "coredns-5d78c-q8lzt"}}},
 	}
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "nginx-0"},
@@ -178,7 +178,7 @@ func cniObjects(cni string) []runtime.Object {
 	podSpec := spec.DeepCopy()
 	podSpec.NodeName = "node-1"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name + "-7xk2p",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, Controller: ptr.To(true)}}},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, Controller: new(true)}}},
 		Spec: *podSpec,
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 			{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
@@ -340,6 +340,16 @@ func (p *fakeProber) SendDF(_ context.Context, _ netip.AddrPort, size int) (fact
 	return facts.SizeResult{Size: size, State: facts.SizePassed, Detail: "NOERROR"}, nil
 }
 
+// everyHopAnswers is a connected client (its tunnel address local) whose every hop answers: the
+// server refuses 1194/tcp, the DNS pod and VIP answer, the resolver resolves.
+func everyHopAnswers(local string) *fakeProber {
+	return &fakeProber{local: []netip.Addr{netip.MustParseAddr(local)},
+		connect:  map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
+		query:    map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR", netip.MustParseAddrPort("10.96.0.10:53"): "NOERROR"},
+		resolved: map[string][]netip.Addr{"kubernetes.default.svc.cluster.local": {netip.MustParseAddr("10.96.0.1")}},
+	}
+}
+
 func (p *fakeProber) RoutingTable() (string, error) {
 	if p.table == "" {
 		return "", errorString("the routing table is read on Linux only (this is darwin)")
@@ -367,7 +377,7 @@ func (p *fakeProber) Connect(ctx context.Context, to netip.AddrPort) error {
 	return ctx.Err()
 }
 
-func (p *fakeProber) QueryA(ctx context.Context, server netip.AddrPort, name string) (string, error) {
+func (p *fakeProber) QueryA(ctx context.Context, server netip.AddrPort, _ string) (string, error) {
 	if rc, ok := p.query[server]; ok {
 		return rc, nil
 	}
@@ -375,7 +385,7 @@ func (p *fakeProber) QueryA(ctx context.Context, server netip.AddrPort, name str
 	return "", ctx.Err()
 }
 
-func (p *fakeProber) Resolve(ctx context.Context, name string) ([]netip.Addr, error) {
+func (p *fakeProber) Resolve(_ context.Context, name string) ([]netip.Addr, error) {
 	if a, ok := p.resolved[name]; ok {
 		return a, nil
 	}
@@ -438,7 +448,7 @@ func applyFix(t *testing.T, f *vpnFixture, remediation string) {
 	cs := f.client
 	var cmd []string
 	var body []string
-	for _, line := range strings.Split(remediation, "\n") {
+	for line := range strings.SplitSeq(remediation, "\n") {
 		switch {
 		case cmd != nil:
 			body = append(body, line)
@@ -452,20 +462,20 @@ func applyFix(t *testing.T, f *vpnFixture, remediation string) {
 	require.NotNil(t, cmd, "no kubectl command in %q", remediation)
 	ns, kind, name, ptype, patch := "", "", "", types.StrategicMergePatchType, []byte(nil)
 	for i := 1; i < len(cmd); i++ {
-		switch a := cmd[i]; {
-		case a == "-n":
+		switch a := cmd[i]; a {
+		case "-n":
 			ns, i = cmd[i+1], i+1
-		case a == "-p":
+		case "-p":
 			patch, i = []byte(cmd[i+1]), i+1
-		case a == "--type=json":
+		case "--type=json":
 			ptype = types.JSONPatchType
-		case a == "--type=merge":
+		case "--type=merge":
 			ptype = types.MergePatchType
-		case a == "--patch-file":
+		case "--patch-file":
 			j, err := yaml.YAMLToJSON([]byte(strings.Join(body, "\n")))
 			require.NoError(t, err)
 			patch, i = j, i+1
-		case a == "patch":
+		case "patch":
 			kind, name, i = cmd[i+1], cmd[i+2], i+2
 		}
 	}
@@ -495,7 +505,7 @@ func shellWords(t *testing.T, line string) []string {
 	require.Len(t, f.Stmts, 1, line)
 	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
 	require.True(t, ok, line)
-	var words []string
+	words := make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
 		s, err := expand.Literal(nil, w)
 		require.NoError(t, err)

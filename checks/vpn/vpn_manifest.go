@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
@@ -39,7 +38,7 @@ func forwardingFixYAML(w facts.Workload, variant string) string {
 			Name:            "enable-ip-forward",
 			Image:           "busybox:1.36.1",
 			Command:         []string{"sysctl", "-w", "net.ipv4.ip_forward=1"},
-			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+			SecurityContext: &corev1.SecurityContext{Privileged: new(true)},
 		}}
 	}
 	return templatePatch(w, "enable-ip-forward.yaml", spec)

@@ -22,16 +22,19 @@ func TestEveryFixIsAPatchKubernetesCanRead(t *testing.T) {
 		check func(t *testing.T, spec corev1.PodSpec)
 	}{
 		"initContainer": {forwardingFixYAML(dep, variantInitContainer), func(t *testing.T, s corev1.PodSpec) {
+			t.Helper()
 			require.Len(t, s.InitContainers, 1)
 			c := s.InitContainers[0]
 			assert.Equal(t, []string{"sysctl", "-w", "net.ipv4.ip_forward=1"}, c.Command)
 			assert.True(t, *c.SecurityContext.Privileged)
 		}},
 		"sysctls": {forwardingFixYAML(dep, variantSysctls), func(t *testing.T, s corev1.PodSpec) {
+			t.Helper()
 			assert.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_forward", Value: "1"}}, s.SecurityContext.Sysctls)
 			assert.Empty(t, s.InitContainers)
 		}},
 		"masquerade": {masqueradeFixYAML(dep, "kylemanna/openvpn:2.4", netip.MustParsePrefix("10.8.0.0/24"), "eth0"), func(t *testing.T, s corev1.PodSpec) {
+			t.Helper()
 			require.Len(t, s.InitContainers, 1)
 			c := s.InitContainers[0]
 			assert.Equal(t, "kylemanna/openvpn:2.4", c.Image)

@@ -1,8 +1,6 @@
 package vpn
 
 import (
-	"net/netip"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,11 +56,9 @@ func TestATunnelMTUBlackHoleIsFoundFromTheClient(t *testing.T) {
 		fromClient(o)
 	})
 	mtu, df := clientSweep(t, "mtu-blackhole")
-	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
-		connect:  map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
-		query:    map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR", netip.MustParseAddrPort("10.96.0.10:53"): "NOERROR"},
-		resolved: map[string][]netip.Addr{"kubernetes.default.svc.cluster.local": {netip.MustParseAddr("10.96.0.1")}},
-		mtu:      mtu, df: df}
+	p := everyHopAnswers("10.8.0.2")
+	p.mtu, p.df = mtu, df
+	f.env.Prober = p
 	_, _, fs := f.run(t, VPNClientLadder(f.env))
 	bh := engineWithCode(fs, "VPN007-MTU-BLACK-HOLE")
 	require.Len(t, bh, 2, "the pod and the VIP: %s", messages(fs))

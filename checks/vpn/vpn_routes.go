@@ -78,8 +78,10 @@ func rangesToRoute(lt facts.Targets, missing []routeTarget) []netip.Prefix {
 
 // pushRoutesFix is the server configuration that pushes the routes to every client.
 func pushRoutesFix(lt facts.Targets, missing []routeTarget) string {
-	lines := []string{"# in the OpenVPN server configuration, then restart the server and reconnect the clients:"}
-	for _, r := range rangesToRoute(lt, missing) {
+	ranges := rangesToRoute(lt, missing)
+	lines := make([]string, 0, 1+len(ranges))
+	lines = append(lines, "# in the OpenVPN server configuration, then restart the server and reconnect the clients:")
+	for _, r := range ranges {
 		lines = append(lines, openVPNPush("route", r.Addr().String(), netmask(r)))
 	}
 	return strings.Join(lines, "\n")
@@ -88,8 +90,10 @@ func pushRoutesFix(lt facts.Targets, missing []routeTarget) string {
 // clientRoutesFix is the client configuration that routes the ranges into a point-to-point
 // tunnel, which cannot push them.
 func clientRoutesFix(lt facts.Targets, missing []routeTarget) string {
-	lines := []string{"# in each client's OpenVPN configuration, then reconnect:"}
-	for _, r := range rangesToRoute(lt, missing) {
+	ranges := rangesToRoute(lt, missing)
+	lines := make([]string, 0, 1+len(ranges))
+	lines = append(lines, "# in each client's OpenVPN configuration, then reconnect:")
+	for _, r := range ranges {
 		lines = append(lines, openVPNDirective("route", r.Addr().String(), netmask(r)))
 	}
 	return strings.Join(lines, "\n")

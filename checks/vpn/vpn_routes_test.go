@@ -79,11 +79,9 @@ func TestAClientWithItsOwnRoutesIsNotTheRoutesVerdict(t *testing.T) {
 		fromClient(o)
 	}, serverConfigReply(t, "openvpn-server-nopush.conf"))
 	table, sources := clientRouting(t, "client-routes-pushed")
-	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.6")},
-		connect:  map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
-		query:    map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR", netip.MustParseAddrPort("10.96.0.10:53"): "NOERROR"},
-		resolved: map[string][]netip.Addr{"kubernetes.default.svc.cluster.local": {netip.MustParseAddr("10.96.0.1")}},
-		table:    table, sources: sources}
+	p := everyHopAnswers("10.8.0.6")
+	p.table, p.sources = table, sources
+	f.env.Prober = p
 	st, v := verdictOf(t, f)
 	assert.Equal(t, engine.StatusPass, st, v.Message)
 	assert.Equal(t, "none", v.Evidence["layer"])

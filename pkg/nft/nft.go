@@ -80,50 +80,61 @@ func (rs Ruleset) covers(r Rule, pool netip.Prefix) (covers, known bool) {
 // in that chain is certain. The rules are given as linuxnet.NATRule so callers judge both
 // sources alike.
 func (rs Ruleset) SourceNATFor(pool netip.Prefix) []linuxnet.NATRule {
-	pool = pool.Masked()
-	byChain := map[string][]Rule{}
+	w := natWalk{rs: rs, pool: pool.Masked(), byChain: map[string][]Rule{}, seen: map[string]bool{}}
 	for _, r := range rs.Rules {
-		byChain[r.chainKey()] = append(byChain[r.chainKey()], r)
-	}
-	var out []linuxnet.NATRule
-	seen := map[string]bool{}
-	var walk func(key string, depth int)
-	walk = func(key string, depth int) {
-		if seen[key] || depth > 8 {
-			return
-		}
-		seen[key] = true
-		for _, r := range byChain[key] {
-			covers, known := rs.covers(r, pool)
-			if !covers && known {
-				continue
-			}
-			certain := known && !r.Conditional
-			switch r.Verdict {
-			case "masquerade", "snat":
-				if certain {
-					out = append(out, r.natRule())
-				}
-			case "accept", "return", "drop":
-				if !certain || (r.Dest == nil && r.OutIface == "") {
-					return
-				}
-			case "jump", "goto":
-				if certain {
-					walk(r.Family+" "+r.Table+" "+r.Target, depth+1)
-				}
-				if r.Verdict == "goto" && certain && r.Dest == nil && r.OutIface == "" {
-					return
-				}
-			}
-		}
+		w.byChain[r.chainKey()] = append(w.byChain[r.chainKey()], r)
 	}
 	for _, c := range rs.Chains {
 		if c.Type == "nat" && c.Hook == "postrouting" && (c.Family == "ip" || c.Family == "inet") {
-			walk(c.key(), 0)
+			w.walk(c.key(), 0)
 		}
 	}
-	return out
+	return w.out
+}
+
+// natWalk follows the chains a pool's packets go through.
+type natWalk struct {
+	rs      Ruleset
+	pool    netip.Prefix
+	byChain map[string][]Rule
+	seen    map[string]bool
+	out     []linuxnet.NATRule
+}
+
+func (w *natWalk) walk(key string, depth int) {
+	if w.seen[key] || depth > 8 {
+		return
+	}
+	w.seen[key] = true
+	for _, r := range w.byChain[key] {
+		covers, known := w.rs.covers(r, w.pool)
+		if !covers && known {
+			continue
+		}
+		if !w.apply(r, known && !r.Conditional, depth) {
+			return
+		}
+	}
+}
+
+// apply takes one rule that the pool's packets may meet; false when the chain ends for some
+// of them there.
+func (w *natWalk) apply(r Rule, certain bool, depth int) bool {
+	unrestricted := r.Dest == nil && r.OutIface == ""
+	switch r.Verdict {
+	case "masquerade", "snat":
+		if certain {
+			w.out = append(w.out, r.natRule())
+		}
+	case "accept", "return", "drop":
+		return certain && !unrestricted
+	case "jump", "goto":
+		if certain {
+			w.walk(r.Family+" "+r.Table+" "+r.Target, depth+1)
+		}
+		return r.Verdict == "jump" || !certain || !unrestricted
+	}
+	return true
 }
 
 // natRule is the rule in linuxnet's terms.

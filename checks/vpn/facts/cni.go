@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,9 +56,13 @@ func mountsCNIConf(ds appsv1.DaemonSet) bool {
 
 // pluginOf recognises the CNI by the DaemonSet's name or images.
 func pluginOf(ds appsv1.DaemonSet) string {
-	words := []string{strings.ToLower(ds.Name)}
-	for _, c := range append(ds.Spec.Template.Spec.InitContainers, ds.Spec.Template.Spec.Containers...) {
-		words = append(words, strings.ToLower(c.Image))
+	spec := ds.Spec.Template.Spec
+	words := make([]string, 0, 1+len(spec.InitContainers)+len(spec.Containers))
+	words = append(words, strings.ToLower(ds.Name))
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			words = append(words, strings.ToLower(c.Image))
+		}
 	}
 	text := strings.Join(words, " ")
 	switch {
@@ -75,8 +80,8 @@ func pluginOf(ds appsv1.DaemonSet) string {
 // comes from.
 func (g *Gatherer) readCalico(ctx context.Context) CalicoSettings {
 	var s CalicoSettings
-	switch {
-	case g.seams.Dynamic == nil:
+	switch g.seams.Dynamic {
+	case nil:
 		s.InstallationErr = errors.New("no dynamic client: custom resources are not read")
 	default:
 		inst, err := g.seams.Dynamic.Resource(InstallationGVR).Get(ctx, "default", metav1.GetOptions{})

@@ -87,11 +87,9 @@ func (g *Gatherer) Gather(ctx context.Context, needs Need) (*Run, error) {
 	}
 	var wg sync.WaitGroup
 	if needs.Has(NeedClientLadder) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			run.Client, run.ClientErr = g.client.get(ctx, g.walkClientLadder)
-		}()
+		})
 	}
 	run.Pods = forEachPod(ctx, pl.running, func(ctx context.Context, m *podMemos) *Pod { return g.podFacts(ctx, m, needs) })
 	wg.Wait()
@@ -218,13 +216,11 @@ func forEachPod[T any](ctx context.Context, pods []*podMemos, fn func(context.Co
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i, p := range pods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			out[i] = fn(ctx, p)
-		}()
+		})
 	}
 	wg.Wait()
 	return out

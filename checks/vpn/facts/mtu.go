@@ -149,7 +149,7 @@ func (g *Gatherer) podMTU(ctx context.Context, m *podMemos, tb toolbox, routes [
 		return MTUProbe{Unmeasured: "the image has no ping (or no cat to read the interface MTU)"}
 	}
 	route := longestMatch(routes, addr)
-	if route == nil || !ifaceName.MatchString(route.Iface) {
+	if route == nil || !linuxnet.ValidInterfaceName(route.Iface) { // it goes into a path
 		return MTUProbe{Unmeasured: "no route to " + addr.String() + " in the pod's table"}
 	}
 	out, _, err := g.exec(ctx, m, []string{"cat", "/sys/class/net/" + route.Iface + "/mtu"}, execTimeout)
@@ -174,9 +174,6 @@ func (g *Gatherer) podMTU(ctx context.Context, m *podMemos, tb toolbox, routes [
 	}
 	return probe
 }
-
-// ifaceName is a Linux interface name that can go into a path.
-var ifaceName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,15}$`)
 
 // clientMTU sweeps a DNS hop from this machine with Don't-Fragment DNS questions padded to
 // each size (EDNS0 padding). Any answer proves the datagram arrived: CoreDNS answers a question

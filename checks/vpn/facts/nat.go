@@ -47,7 +47,7 @@ func readNATOutputs(out string, pool netip.Prefix) (read []string, rules []linux
 	var failures []string
 	tool, body := "", strings.Builder{}
 	seen := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		switch {
 		case strings.HasPrefix(line, "@@tool "):
 			tool = strings.TrimPrefix(line, "@@tool ")

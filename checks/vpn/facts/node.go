@@ -165,7 +165,7 @@ func parseNodeRead(out string, r *NodeRead, bigEndian bool) error {
 		case cur == "route":
 			r.Routes = linuxnet.ParseProcRoute(text, bigEndian)
 		case cur == "iproute":
-			for _, l := range strings.Split(text, "\n") {
+			for l := range strings.SplitSeq(text, "\n") {
 				if l = strings.TrimSpace(l); l != "" {
 					r.IPRoutes = append(r.IPRoutes, l)
 				}
@@ -177,7 +177,7 @@ func parseNodeRead(out string, r *NodeRead, bigEndian bool) error {
 		}
 		body.Reset()
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, "@@") {
 			flush()
 			cur = strings.TrimPrefix(line, "@@")

@@ -2,8 +2,10 @@ package facts
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"slices"
@@ -26,18 +28,14 @@ type podProbe struct {
 // probeOutput is what a probe printed, lower-cased, stdout and stderr together.
 func probeOutput(out string, err error) string {
 	s := out
-	var ee *kube.ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*kube.ExitError](err); ok {
 		s += "\n" + ee.Stderr
 	}
 	return strings.ToLower(s)
 }
 
 func secs(d time.Duration) string {
-	s := int(d.Seconds())
-	if s < 1 {
-		s = 1
-	}
+	s := max(int(d.Seconds()), 1)
 	return strconv.Itoa(s)
 }
 
@@ -55,7 +53,7 @@ func timedOut(code int, err error) bool {
 
 func pingProbe(addr netip.Addr, limit time.Duration) podProbe {
 	return podProbe{tool: "ping", cmd: []string{"ping", "-c", "1", "-W", secs(limit), addr.String()},
-		read: func(out string, code int, err error) (HopState, string) {
+		read: func(out string, _ int, err error) (HopState, string) {
 			o := probeOutput(out, err)
 			switch {
 			case err == nil:
@@ -71,7 +69,7 @@ func pingProbe(addr netip.Addr, limit time.Duration) podProbe {
 // got there and back; only a timeout is silence.
 func tcpProbes(tb toolbox, addr netip.Addr, port uint16, limit time.Duration) []podProbe {
 	target := netip.AddrPortFrom(addr, port)
-	read := func(out string, code int, err error) (HopState, string) {
+	read := func(out string, _ int, err error) (HopState, string) {
 		o := probeOutput(out, err)
 		switch {
 		case err == nil:
@@ -126,7 +124,10 @@ func tcpQueryScript(server netip.Addr, name string) string {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.Id = 0x4c41
 	wire, _ := m.Pack()
-	wire = append([]byte{byte(len(wire) >> 8), byte(len(wire))}, wire...)
+	if len(wire) > math.MaxUint16 {
+		return "" // one question cannot be this long
+	}
+	wire = append(binary.BigEndian.AppendUint16(nil, uint16(len(wire))), wire...) //nolint:gosec // bounded just above
 	var esc strings.Builder
 	for _, b := range wire {
 		fmt.Fprintf(&esc, `\%03o`, b)
@@ -143,7 +144,7 @@ func dnsProbes(tb toolbox, server netip.Addr, name string, limit time.Duration) 
 	}
 	if tb["timeout"] && tb["dd"] && tb["wc"] {
 		probes = append(probes, podProbe{tool: "bash", cmd: []string{"timeout", secs(limit), "bash", "-c", tcpQueryScript(server, name)},
-			read: func(out string, code int, err error) (HopState, string) {
+			read: func(out string, _ int, err error) (HopState, string) {
 				o := probeOutput(out, err)
 				n, perr := strconv.Atoi(strings.TrimSpace(out))
 				switch {
@@ -227,7 +228,7 @@ func dedupe(s []string) []string {
 // publicProbes: a TCP connect to host:port (a name is resolved by the tool itself).
 func publicProbes(tb toolbox, hostPort string, limit time.Duration) []podProbe {
 	host, port, _ := net.SplitHostPort(hostPort)
-	n, _ := strconv.Atoi(port)
+	n, _ := strconv.ParseUint(port, 10, 16) // --public was validated: 1..65535
 	if a, err := netip.ParseAddr(host); err == nil {
 		return append(tcpProbes(tb, a, uint16(n), limit), pingProbe(a, limit))
 	}

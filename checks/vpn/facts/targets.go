@@ -2,6 +2,8 @@ package facts
 
 import (
 	"context"
+	"maps"
+	"math"
 	"net/netip"
 	"slices"
 
@@ -168,7 +170,7 @@ func (g *Gatherer) dnsEndpointTarget(ctx context.Context, dnsSvc *corev1.Service
 func firstTCPPort(p corev1.Pod) uint16 {
 	for _, c := range p.Spec.Containers {
 		for _, cp := range c.Ports {
-			if cp.Protocol == "" || cp.Protocol == corev1.ProtocolTCP {
+			if (cp.Protocol == "" || cp.Protocol == corev1.ProtocolTCP) && cp.ContainerPort > 0 && cp.ContainerPort <= math.MaxUint16 {
 				return uint16(cp.ContainerPort)
 			}
 		}
@@ -195,9 +197,7 @@ func (g *Gatherer) targetPod(ctx context.Context, namespace, name string, lt *Ta
 func (g *Gatherer) labelsOfNamespace(ctx context.Context, name string) map[string]string {
 	l := map[string]string{corev1.LabelMetadataName: name}
 	if ns, err := g.seams.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err == nil {
-		for k, v := range ns.Labels {
-			l[k] = v
-		}
+		maps.Copy(l, ns.Labels)
 	}
 	return l
 }

@@ -42,7 +42,7 @@ func (g *Gatherer) podTools(ctx context.Context, m *podMemos) (toolbox, error) {
 			return nil, fmt.Errorf("listing the tools of %s: the output was cut", m.object())
 		}
 		tb := toolbox{}
-		for _, line := range strings.Split(out, "\n") {
+		for line := range strings.SplitSeq(out, "\n") {
 			if line = strings.TrimSpace(line); line != "" && line != "@@end" {
 				tb[line] = true
 			}

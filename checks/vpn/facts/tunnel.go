@@ -50,7 +50,7 @@ func sections(out string) map[string]string {
 	m := map[string]string{}
 	cur := ""
 	var b strings.Builder
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, "@@") && !strings.Contains(line, " ") {
 			if cur != "" {
 				m[cur] = b.String()
@@ -71,7 +71,7 @@ func sections(out string) map[string]string {
 // tunnels lists tun/tap interfaces (tun_flags: 0x1 tun, 0x2 tap) with their addresses.
 func tunnels(tunSection string, ifs []linuxnet.Interface) []TunIface {
 	var out []TunIface
-	for _, line := range strings.Split(tunSection, "\n") {
+	for line := range strings.SplitSeq(tunSection, "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 {
 			continue
@@ -109,7 +109,7 @@ type openvpnProc struct {
 func openvpnProcs(section string) []openvpnProc {
 	var self string
 	var out []openvpnProc
-	for _, line := range strings.Split(section, "\n") {
+	for line := range strings.SplitSeq(section, "\n") {
 		f := strings.Split(line, "\t")
 		switch {
 		case len(f) == 2 && f[0] == "self":
@@ -168,7 +168,7 @@ func (g *Gatherer) readOpenVPNConfig(ctx context.Context, m *podMemos, section s
 // derivePoolAndPeers decides the client pool: the configuration first, then a subnet on the
 // tunnel, then a route through the tunnel, then the point-to-point peer alone.
 func (f *Tunnel) derivePoolAndPeers() {
-	var tunNames []string
+	tunNames := make([]string, 0, len(f.Tunnels))
 	for _, ti := range f.Tunnels {
 		tunNames = append(tunNames, ti.Name)
 		for _, a := range ti.Addrs {
