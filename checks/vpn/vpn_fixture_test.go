@@ -324,6 +324,8 @@ type fakeProber struct {
 	// interface's (0: 1500).
 	df  map[int]facts.SizeResult
 	mtu int
+	// sourceErr fails SourceFor for some destinations (a kernel without a route to them).
+	sourceErr map[netip.Addr]error
 }
 
 func (p *fakeProber) InterfaceMTU(netip.Addr) (int, error) {
@@ -358,6 +360,9 @@ func (p *fakeProber) RoutingTable() (string, error) {
 }
 
 func (p *fakeProber) SourceFor(dest netip.Addr) (netip.Addr, error) {
+	if err, ok := p.sourceErr[dest]; ok {
+		return netip.Addr{}, err
+	}
 	if s, ok := p.sources[dest]; ok {
 		return s, nil
 	}

@@ -122,6 +122,9 @@ func notThroughTunnel(routes facts.ClientRoutes, targets []routeTarget) []string
 
 // routeWords says how this machine sends packets to one address.
 func routeWords(r facts.RouteTo) string {
+	if r.NoRoute {
+		return "has no route to it (network unreachable), so nothing goes into the tunnel"
+	}
 	via := ""
 	if r.Route != nil {
 		via = " through " + r.Route.Iface

@@ -1,7 +1,9 @@
 package vpn
 
 import (
+	"net"
 	"net/netip"
+	"os"
 	"syscall"
 	"testing"
 
@@ -98,4 +100,23 @@ func TestAHopThatAnswersOutsideTheTunnelDoesNotTestTheVPN(t *testing.T) {
 	w := byCode(t, fs, "VPN007-NOT-THROUGH-TUNNEL")
 	assert.Contains(t, w.Message, "pod IP 10.244.1.7")
 	assert.Contains(t, w.Message, "so this answer does not test the VPN")
+}
+
+// A client without a default route (the lab's laptop) cannot even pick a source address: the
+// kernel says the network is unreachable, which is the client's routes too.
+func TestAClientWithNoRouteAtAllIsTheRoutesVerdict(t *testing.T) {
+	f := noPushFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, func(p *corev1.Pod, o *Options) {
+		enableForwardInit(true)(p, o)
+		fromClient(o)
+	}, serverConfigReply(t, "openvpn-server-nopush.conf"))
+	unreachable := &net.OpError{Op: "dial", Net: "udp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
+	p := everyHopAnswers("10.8.0.6")
+	p.sourceErr = map[netip.Addr]error{netip.MustParseAddr("10.244.1.7"): unreachable, netip.MustParseAddr("10.96.0.10"): unreachable}
+	p.query = nil // what the kernel cannot route gets no answer
+	f.env.Prober = p
+	_, _, fs := f.run(t, VPNClientLadder(f.env))
+	first := byCode(t, fs, "VPN007-FIRST-SILENT-HOP")
+	assert.Contains(t, first.Message, "the client's routes, not forwarding: this machine has no route to it (network unreachable)")
+	_, v := verdictOf(t, f)
+	assert.Equal(t, "routes", v.Evidence["layer"], v.Message)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
@@ -68,7 +69,10 @@ func (g *Gatherer) clientRoutes(tun Tunnel, lt Targets) ClientRoutes {
 		}
 		to := RouteTo{Dest: dest, Route: longestMatch(r.Table, dest)}
 		to.Source, to.SourceErr = g.seams.Prober.SourceFor(dest)
-		to.ThroughTunnel = to.SourceErr == nil && tun.Pool.Contains(to.Source)
+		if errors.Is(to.SourceErr, syscall.ENETUNREACH) {
+			to.NoRoute, to.SourceErr = true, nil
+		}
+		to.ThroughTunnel = to.SourceErr == nil && !to.NoRoute && tun.Pool.Contains(to.Source)
 		r.To = append(r.To, to)
 	}
 	return r

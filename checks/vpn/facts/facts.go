@@ -267,9 +267,11 @@ type RouteTo struct {
 	// Route is the routing table's longest match (nil when the table was not read).
 	Route *linuxnet.Route
 	// Source is the address the kernel picks; ThroughTunnel when it is in the client pool.
+	// NoRoute: the kernel has no route to it at all (network unreachable).
 	Source        netip.Addr
 	SourceErr     error
 	ThroughTunnel bool
+	NoRoute       bool
 }
 
 // For returns how dest is routed, nil when it was not looked at.
