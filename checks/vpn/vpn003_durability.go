@@ -217,10 +217,7 @@ func (d durability) evidence() map[string]any {
 func durabilityFindings(run *facts.Run, p *facts.Pod, d durability) []engine.Finding {
 	obj, ev := p.Object(), d.evidence()
 	o := originOf(run, p)
-	ev["newPodStartsWith"], ev["origin"] = o.NewPod, o.How
-	if len(o.Unknown) > 0 {
-		ev["originUnknown"] = o.Unknown
-	}
+	o.addEvidence(ev)
 	fix := forwardingFix(d)
 	var fs []engine.Finding
 	for _, b := range d.Broken {
@@ -299,8 +296,8 @@ func oneWithoutManifest(run *facts.Run, p *facts.Pod, d durability, o origin, ev
 
 // zeroOrigin says where a pod's 0 comes from, with the CNI-level fix when the CNI writes it.
 func zeroOrigin(run *facts.Run, p *facts.Pod, o origin) engine.Finding {
-	f := engine.Finding{Code: "VPN003-ORIGIN-UNKNOWN", Severity: engine.SeverityInfo, Object: p.Object(),
-		Evidence: map[string]any{"origin": o.How, "originUnknown": o.Unknown, "newPodStartsWith": o.NewPod}}
+	f := engine.Finding{Code: "VPN003-ORIGIN-UNKNOWN", Severity: engine.SeverityInfo, Object: p.Object(), Evidence: map[string]any{}}
+	o.addEvidence(f.Evidence)
 	switch {
 	case o.NewPod == "0" && o.ByCNI:
 		f.Code, f.Message = "VPN003-ORIGIN-CNI", "the 0 is the CNI's: "+o.sentence()

@@ -42,6 +42,19 @@ type origin struct {
 
 func (o origin) sentence() string { return strings.Join(o.How, "; then ") }
 
+// addEvidence notes what is known of the origin in ev (nothing for what is not).
+func (o origin) addEvidence(ev map[string]any) {
+	if o.NewPod != "" {
+		ev["newPodStartsWith"] = o.NewPod
+	}
+	if len(o.How) > 0 {
+		ev["origin"] = o.How
+	}
+	if len(o.Unknown) > 0 {
+		ev["originUnknown"] = o.Unknown
+	}
+}
+
 // transparentPlugins write no ip_forward in the pod's namespace (containernetworking/plugins:
 // only bridge and ptp write ip_forward, the node's, and tuning writes what it is given).
 var transparentPlugins = []string{"bridge", "ptp", "portmap", "bandwidth", "firewall", "loopback", "host-local",

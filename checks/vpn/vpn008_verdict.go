@@ -56,7 +56,9 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 		ev["fromClient"] = run.Client.Ladder.Summary()
 	}
 	o := originOf(run, p)
-	ev["newPodStartsWith"] = o.NewPod
+	if o.NewPod != "" {
+		ev["newPodStartsWith"] = o.NewPod
+	}
 	if v, ok := routesVerdict(run, p, d, o, ev); ok {
 		return v
 	}
