@@ -46,19 +46,6 @@ type corpusExpect struct {
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
 var knownWrong = map[string]string{
-	"gatekeeper-k8sexternalips-allowlist-node-addresses/LA106": "pass, the truth is warn",
-	"intercepting-service-other-namespace/discovery":           "the interception stops discovery",
-	"traefik-27-k3s-bundle/LA107":                              "warn, the truth is pass",
-	// Seen once discovery reads k3s's Corefile (imports); the same dashboard entrypoint as traefik-27-k3s-bundle.
-	"k3s-coredns-custom-override-in-dot/LA107":        "warn, the truth is pass",
-	"k3s-coredns-custom-server-import/LA107":          "warn, the truth is pass",
-	"k3s-coredns-zone-added-beside-import/LA107":      "warn, the truth is pass",
-	"traefik-41-cross-namespace-middleware/discovery": "the probe host is a route Traefik refuses",
-	"traefik-41-cross-namespace-middleware/LA107":     "pass, the truth is warn",
-	"traefik-41-dashboard-internal-entrypoint/LA107":  "warn, the truth is pass",
-	"traefik-41-gateway-httproute/LA107":              "pass, the truth is warn",
-	"traefik-41-http3-udp-companion/discovery":        "the 443/UDP companion is taken for a second proxy",
-	"vap-deny-every-externalip/LA106":                 "pass, the truth is warn",
 }
 
 func corpusCases(t *testing.T) []string {

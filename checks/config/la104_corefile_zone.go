@@ -26,32 +26,32 @@ func zoneNames(s *kube.Setup) []string {
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
-// asked is one question and what CoreDNS does with it.
-type asked struct {
+// zoneAsk is one question and what CoreDNS does with it.
+type zoneAsk struct {
 	name string
 	o    corefile.Outcome
 }
 
 // group gathers the names that get the same outcome, for one finding each.
-func group(cf *corefile.Corefile, names []string, qtype uint16, port string) [][]asked {
-	var out [][]asked
+func group(cf *corefile.Corefile, names []string, qtype uint16, port string) [][]zoneAsk {
+	var out [][]zoneAsk
 	for _, n := range names {
 		o := cf.Query(corefile.Question{Name: n, Type: qtype, Port: port})
 		placed := false
 		for i := range out {
 			if out[i][0].o.Describe() == o.Describe() {
-				out[i] = append(out[i], asked{n, o})
+				out[i] = append(out[i], zoneAsk{n, o})
 				placed = true
 			}
 		}
 		if !placed {
-			out = append(out, []asked{{n, o}})
+			out = append(out, []zoneAsk{{n, o}})
 		}
 	}
 	return out
 }
 
-func namesOf(g []asked) string {
+func namesOf(g []zoneAsk) string {
 	out := make([]string, 0, len(g))
 	for _, a := range g {
 		out = append(out, a.name)
@@ -73,7 +73,7 @@ func zoneFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Fi
 	return out
 }
 
-func outcomeEvidence(g []asked, port string, qtype uint16) map[string]any {
+func outcomeEvidence(g []zoneAsk, port string, qtype uint16) map[string]any {
 	return map[string]any{"port": port, "type": dns.TypeToString[qtype], "names": namesOf(g), "outcome": g[0].o.Describe()}
 }
 
@@ -85,7 +85,7 @@ func findingObject(s *kube.Setup, file string) string {
 	return kube.ConfigMapRef(s.ConfigMap)
 }
 
-func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []asked) []engine.Finding {
+func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) []engine.Finding {
 	o := g[0].o
 	ev := outcomeEvidence(g, port, dns.TypeA)
 	obj := kube.ConfigMapRef(s.ConfigMap)
@@ -162,7 +162,7 @@ func answeringTemplate(o corefile.Outcome) *corefile.Template {
 // templateServfail: a template matched but CoreDNS could not build its answer (an answer that
 // is not a valid record: an IPv6 address in `IN A`), or a `match` missed the name without
 // `fallthrough`.
-func templateServfail(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[string]any, obj string) engine.Finding {
+func templateServfail(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk, ev map[string]any, obj string) engine.Finding {
 	o := g[0].o
 	t := answeringTemplate(o)
 	f := engine.Finding{Code: "LA104-A-SERVFAIL", Severity: engine.SeverityFail, Object: obj, Evidence: ev}
@@ -190,7 +190,7 @@ func templateServfail(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[st
 
 // emptyA: A gets NOERROR without address: a catch-all tried before the A template, or an A
 // template without answers.
-func emptyA(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[string]any, obj string) engine.Finding {
+func emptyA(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk, ev map[string]any, obj string) engine.Finding {
 	o := g[0].o
 	t := answeringTemplate(o)
 	if t != nil && t.CatchAll() {
@@ -212,7 +212,7 @@ func emptyA(s *kube.Setup, cf *corefile.Corefile, g []asked, ev map[string]any, 
 }
 
 // answerFindings: the answers are addresses; each should be for the name asked.
-func answerFindings(s *kube.Setup, g []asked, obj string) []engine.Finding {
+func answerFindings(s *kube.Setup, g []zoneAsk, obj string) []engine.Finding {
 	t := answeringTemplate(g[0].o)
 	if t == nil {
 		return nil
@@ -236,7 +236,7 @@ func answerFindings(s *kube.Setup, g []asked, obj string) []engine.Finding {
 
 // aaaaFindings: AAAA for names of the zone gets NODATA or the zone's IPv6 addresses; forwarded,
 // it gets the public AAAA; SERVFAIL or NXDOMAIN make clients try elsewhere or drop the name.
-func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []asked) []engine.Finding {
+func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk) []engine.Finding {
 	o := g[0].o
 	ev := outcomeEvidence(g, "", dns.TypeAAAA)
 	obj := kube.ConfigMapRef(s.ConfigMap)

@@ -2,6 +2,7 @@ package workstation
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -63,10 +64,8 @@ func withList(ev map[string]any, key string, addrs []netip.Addr) map[string]any 
 
 func containsAny(set []netip.Addr, addrs ...netip.Addr) bool {
 	for _, a := range addrs {
-		for _, s := range set {
-			if s == a {
-				return true
-			}
+		if slices.Contains(set, a) {
+			return true
 		}
 	}
 	return false

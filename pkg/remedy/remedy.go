@@ -143,10 +143,10 @@ func DotBlock(port string) string {
 func ZoneBlock(zone, port string, addrs []netip.Addr) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%s {\n    errors\n    reload\n", strings.TrimSuffix(zone, "."), port)
-	for _, line := range strings.Split(ZoneTemplate(addrs), "\n") {
+	for line := range strings.SplitSeq(ZoneTemplate(addrs), "\n") {
 		b.WriteString("    " + line + "\n")
 	}
-	for _, line := range strings.Split(CatchAll, "\n") {
+	for line := range strings.SplitSeq(CatchAll, "\n") {
 		b.WriteString("    " + line + "\n")
 	}
 	b.WriteString("}")
