@@ -45,8 +45,7 @@ type corpusExpect struct {
 // knownWrong are the verdicts doctor still gets wrong, by "case/check" (or "case/discovery"),
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
-var knownWrong = map[string]string{
-}
+var knownWrong = map[string]string{}
 
 func corpusCases(t *testing.T) []string {
 	t.Helper()
