@@ -36,13 +36,14 @@ type DoctorFlags struct {
 	Insecure       bool
 	CAFile         string
 	NoHelpers      bool
+	NameOwners     bool
 	Image          string
 	HelperNS       string
 }
 
 // NewDoctorFlags returns the defaults.
 func NewDoctorFlags() *DoctorFlags {
-	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: "default"}
+	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: kube.DefaultHelperNamespace}
 }
 
 // AddFlags registers doctor's flags.
@@ -61,8 +62,9 @@ func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVar(&f.Insecure, "insecure", false, "do not fail on an untrusted certificate (validity is still reported)")
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM bundle of the private CA that signs the proxy's certificate")
 	fs.BoolVar(&f.NoHelpers, "no-helpers", false, "read-only: never create helper pods (LA201 then skips)")
-	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default a pinned busybox; set it for air-gapped clusters)")
-	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (must admit hostNetwork pods)")
+	fs.BoolVar(&f.NameOwners, "name-owners", false, "LA201 names the process holding a port: the helper then runs as root with hostPID, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (node root), which the helper namespace must allow")
+	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default busybox pinned by digest; for air-gapped clusters, a mirror that keeps the digest)")
+	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (`kubectl lanaccess manifests rbac-helpers` creates the default one)")
 }
 
 // DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail
@@ -105,6 +107,9 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 			return nil, usageErr("invalid %s %q: %v", flag, ref, err)
 		}
 	}
+	if f.NoHelpers && f.NameOwners {
+		return nil, usageErr("--name-owners reads through a helper pod, which --no-helpers forbids: give one or the other")
+	}
 	if err := kube.ValidateNamespace(f.HelperNS); err != nil {
 		return nil, usageErr("invalid --helper-namespace %q: %v", f.HelperNS, err)
 	}
@@ -119,7 +124,7 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image},
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners},
 		kubeFlags: kubeFlags, connect: connect,
 	}, nil
 }

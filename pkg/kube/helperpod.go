@@ -30,17 +30,36 @@ const (
 	NodeAnnotation = "kubectl-lanaccess/node"
 )
 
-// DefaultHelperImage is pinned so that every run reads nodes with the same tools (sh, cat, ls,
-// timeout from busybox); --image replaces it for air-gapped registries.
-const DefaultHelperImage = "busybox:1.36.1"
+// DefaultHelperNamespace is the namespace the helper bundle of `kubectl lanaccess manifests`
+// creates: Pod Security privileged (hostNetwork needs it) and narrowed by a
+// ValidatingAdmissionPolicy that admits only the helper's pod shape.
+const DefaultHelperNamespace = "lanaccess-helpers"
+
+// HelperImageDigest pins the helper image's content: the OCI index of docker.io's
+// library/busybox:1.36.1 (sh, cat, ls, grep, tr, sleep), as recorded by independent public
+// records of the tag (the last of its rebuilds; it was not checked against the registry from
+// here, which cannot reach it). A mirror that copies the image keeps the digest, so --image
+// REGISTRY/busybox@HelperImageDigest is admitted by the helper namespace's policy too.
+const HelperImageDigest = "sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662"
+
+// DefaultHelperImage is the helper's image, pinned by digest: the tag is kept for people to
+// read, the runtime pulls the digest. --image replaces it for air-gapped registries.
+const DefaultHelperImage = "docker.io/library/busybox:1.36.1@" + HelperImageDigest
+
+// The helper's user when it only reads socket tables: busybox's nobody.
+const helperUID = 65534
 
 // HelperConfig describes the helper pods of one run.
 type HelperConfig struct {
 	// Namespace receives the helper pods; it must admit hostNetwork pods (Pod Security level
-	// privileged). Default "default".
+	// privileged). Default DefaultHelperNamespace.
 	Namespace string
 	// Image of the helper; default DefaultHelperImage.
 	Image string
+	// NameOwners makes the helper able to name the process holding a socket (see HelperPod):
+	// the node's PID namespace, uid 0, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Off, the
+	// helper reads the socket tables only, as nobody with no capability.
+	NameOwners bool
 	// RunID labels this run's pods; default a random one.
 	RunID string
 	// ActiveDeadline is enforced by the kubelet, so a helper dies even if this process is
@@ -50,14 +69,14 @@ type HelperConfig struct {
 	StartTimeout time.Duration
 	// PollInterval between status reads while waiting. Default 500 ms.
 	PollInterval time.Duration
-	// ExistingPodAttempts bounds how many existing hostNetwork pods are tried per node before
-	// a helper is created. Default 2.
+	// ExistingPodAttempts bounds how many pods of trusted system DaemonSets are tried per node
+	// before a helper is created. Default 2.
 	ExistingPodAttempts int
 }
 
 func (c HelperConfig) withDefaults() HelperConfig {
 	if c.Namespace == "" {
-		c.Namespace = "default"
+		c.Namespace = DefaultHelperNamespace
 	}
 	if c.Image == "" {
 		c.Image = DefaultHelperImage
@@ -93,6 +112,7 @@ type HelperCause string
 const (
 	CauseNodeNotReady HelperCause = "node-not-ready"
 	CauseForbidden    HelperCause = "rbac"
+	CauseNoNamespace  HelperCause = "no-namespace"
 	CausePodSecurity  HelperCause = "pod-security"
 	CauseAdmission    HelperCause = "admission"
 	CauseImagePull    HelperCause = "image-pull"
@@ -120,11 +140,12 @@ func (e *HelperError) Error() string {
 
 func (e *HelperError) Unwrap() error { return e.Err }
 
-// NotPermitted reports whether the cluster's rules (RBAC, admission) or the node's state
-// prevent the read: a SKIP with the reason, not a failure of the check.
+// NotPermitted reports whether the cluster's rules (RBAC, admission, a helper namespace not
+// set up) or the node's state prevent the read: a SKIP with the reason, not a failure of the
+// check.
 func (e *HelperError) NotPermitted() bool {
 	switch e.Cause {
-	case CauseForbidden, CausePodSecurity, CauseAdmission, CauseNodeNotReady:
+	case CauseForbidden, CauseNoNamespace, CausePodSecurity, CauseAdmission, CauseNodeNotReady:
 		return true
 	}
 	return false
@@ -197,7 +218,7 @@ func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, e
 }
 
 // existing tries hostNetwork pods already on the node, those sharing the host PID namespace
-// first (they can also name the owning processes). Any failure (exec denied, no shell in the
+// first (they can also name the owning processes; with NameOwners, only those). Any failure (exec denied, no shell in the
 // image) just moves on: a helper pod is the fallback.
 func (s *NodeShells) existing(ctx context.Context, node string) *NodeShell {
 	pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
@@ -213,6 +234,9 @@ func (s *NodeShells) existing(ctx context.Context, node string) *NodeShell {
 		}
 		if p.Labels[ManagedByLabel] == ManagedByValue {
 			continue // another run's helper: it may vanish under us
+		}
+		if s.cfg.NameOwners && !p.Spec.HostPID {
+			continue // it cannot see the node's processes
 		}
 		if runningContainer(p) == "" {
 			continue
@@ -251,13 +275,55 @@ func runningContainer(p corev1.Pod) string {
 
 const helperContainer = "reader"
 
-// HelperPod is the pod spec used to read a node: host network (to see the node's sockets) and
-// host PID (to name their processes), but no privilege, no added capability, no token, a
-// read-only root, a kubelet-enforced deadline, and tolerations for every taint (the nodes that
-// carry addresses are often tainted).
+// HelperPod is the pod that reads a node. What it reads needs different things, each
+// checked against the kernel's own rules (kernel sources below; lab/e2e runs both reads under
+// these exact credentials on this machine's kernel):
+//
+//   - The socket tables /proc/net/{tcp,tcp6,udp,udp6} belong to the reader's network
+//     namespace, are mode 0444 (net/ipv4/tcp_ipv4.c: proc_create_net_data("tcp", 0444, ...))
+//     and list every socket of the namespace with its uid and inode to any reader. The node's
+//     network namespace (hostNetwork) is all they need: the default helper runs as nobody
+//     (uid 65534), non-root, every capability dropped, no privilege escalation.
+//   - The process that holds a socket is found by reading the links in /proc/PID/fd of every
+//     process of the node, which needs the node's PID namespace (hostPID) and, per process:
+//     opening /proc/PID/fd, a 0500 directory owned by the process's uid (fs/proc/base.c
+//     DIR("fd", S_IRUSR|S_IXUSR, ...); fs/proc/fd.c proc_fd_permission -> generic_permission),
+//     so another uid needs CAP_DAC_READ_SEARCH; and reading each link, proc_fd_access_allowed
+//     -> ptrace_may_access(PTRACE_MODE_READ_FSCREDS) (kernel/ptrace.c __ptrace_may_access:
+//     the same uid and gid as the process, else CAP_SYS_PTRACE; then security/commoncap.c
+//     cap_ptrace_access_check: the reader's effective capabilities must cover the process's
+//     permitted ones, else CAP_SYS_PTRACE). A root daemon keeps capabilities a container does
+//     not have, so naming any process takes CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and uid 0:
+//     Kubernetes gives added capabilities to a non-root container's bounding set only (no
+//     ambient set; kubernetes/kubernetes#56374, containerd clears it). hostPID with
+//     CAP_SYS_PTRACE may attach to any process of the node, i.e. it is node root: that shape
+//     is opt-in (HelperConfig.NameOwners, --name-owners), and the helper namespace's policy
+//     admits it only where an administrator labelled the namespace for it. On nodes whose
+//     runtime applies an AppArmor profile, that profile allows ptrace reads of its own peers
+//     only, and the owners stay unnamed (reported as such, never guessed).
+//
+// Both shapes: no privilege, a read-only root, the runtime's seccomp profile, no service
+// account token, no volume, no port, a kubelet-enforced deadline, and tolerations for every
+// taint (the nodes that carry addresses are often tainted).
 func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
 	cfg = cfg.withDefaults()
 	secs := int64(cfg.ActiveDeadline.Seconds())
+	sc := &corev1.SecurityContext{
+		Privileged:               ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To[int64](helperUID),
+		RunAsGroup:               ptr.To[int64](helperUID),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if cfg.NameOwners {
+		sc.RunAsNonRoot = ptr.To(false)
+		sc.RunAsUser = ptr.To[int64](0)
+		sc.RunAsGroup = ptr.To[int64](0)
+		sc.Capabilities.Add = []corev1.Capability{"SYS_PTRACE", "DAC_READ_SEARCH"}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -268,7 +334,7 @@ func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:                      node,
 			HostNetwork:                   true,
-			HostPID:                       true,
+			HostPID:                       cfg.NameOwners,
 			DNSPolicy:                     corev1.DNSDefault,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:         &secs,
@@ -281,13 +347,8 @@ func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
 				Image:           cfg.Image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				// Sleeps no longer than the pod may live; commands come by exec.
-				Command: []string{"sleep", fmt.Sprint(secs)},
-				SecurityContext: &corev1.SecurityContext{
-					Privileged:               ptr.To(false),
-					AllowPrivilegeEscalation: ptr.To(false),
-					ReadOnlyRootFilesystem:   ptr.To(true),
-					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-				},
+				Command:         []string{"sleep", fmt.Sprint(secs)},
+				SecurityContext: sc,
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
@@ -327,7 +388,7 @@ func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell,
 		_ = s.deletePod(name)
 		return nil, s.createError(node.Name, err)
 	}
-	shell := &NodeShell{Node: node.Name, Pod: PodRef{s.cfg.Namespace, name}, Container: helperContainer, Helper: true, HostPID: true, exec: s.exec, owner: s}
+	shell := &NodeShell{Node: node.Name, Pod: PodRef{s.cfg.Namespace, name}, Container: helperContainer, Helper: true, HostPID: s.cfg.NameOwners, exec: s.exec, owner: s}
 	if err := s.waitRunning(ctx, node.Name, name); err != nil {
 		_ = s.deletePod(name)
 		return nil, err
@@ -335,14 +396,28 @@ func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell,
 	return shell, nil
 }
 
+// helperSetup is how the helper namespace is made: the helper bundle of the shipped manifests.
+const helperSetup = "`kubectl lanaccess manifests rbac-helpers | kubectl apply -f -` creates namespace " + DefaultHelperNamespace + " for them (Pod Security privileged, narrowed to the helper's pod shape by an admission policy)"
+
 func (s *NodeShells) createError(node string, err error) error {
 	ns := s.cfg.Namespace
 	msg := err.Error()
 	switch {
+	case apierrors.IsNotFound(err):
+		return &HelperError{Node: node, Cause: CauseNoNamespace, Err: err,
+			Message: fmt.Sprintf("the helper namespace %s does not exist: %s", ns, msg),
+			Fix:     helperSetup + "; or name another with --helper-namespace, or use --no-helpers to stay read-only"}
 	case apierrors.IsForbidden(err) && strings.Contains(msg, "PodSecurity"):
 		return &HelperError{Node: node, Cause: CausePodSecurity, Err: err,
 			Message: fmt.Sprintf("Pod Security admission in namespace %s rejected the hostNetwork helper pod: %s", ns, msg),
-			Fix:     fmt.Sprintf("use a namespace that admits it with --helper-namespace, label one with `kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged`, or --no-helpers to stay read-only", ns)}
+			Fix:     "hostNetwork needs the privileged level, which namespace " + ns + " does not allow; " + helperSetup + ", the default of --helper-namespace; or use --no-helpers to stay read-only"}
+	case apierrors.IsForbidden(err) && strings.Contains(msg, "ValidatingAdmissionPolicy"):
+		fix := "the helper namespace admits only the helper's own pod shape: pass no --image other than the pinned one (a mirror must keep its digest, " + HelperImageDigest + ")"
+		if s.cfg.NameOwners {
+			fix = "--name-owners needs hostPID, uid 0 and CAP_SYS_PTRACE, which the helper namespace admits only where a cluster administrator allowed it: `kubectl label namespace " + ns + " kubectl-lanaccess/helper-owners=allowed`; or drop --name-owners"
+		}
+		return &HelperError{Node: node, Cause: CauseAdmission, Err: err,
+			Message: "an admission policy rejected the helper pod: " + msg, Fix: fix}
 	case apierrors.IsForbidden(err) && (strings.Contains(msg, "admission webhook") || strings.Contains(msg, "denied the request")):
 		return &HelperError{Node: node, Cause: CauseAdmission, Err: err,
 			Message: "an admission policy rejected the helper pod: " + msg,
@@ -350,7 +425,7 @@ func (s *NodeShells) createError(node string, err error) error {
 	case apierrors.IsForbidden(err):
 		return &HelperError{Node: node, Cause: CauseForbidden, Err: err,
 			Message: "not permitted to create helper pods: " + msg,
-			Fix:     fmt.Sprintf("grant create, get, delete on pods and create on pods/exec in namespace %s (see the RBAC manifest for helpers), or --no-helpers", ns)}
+			Fix:     fmt.Sprintf("grant create, get, list, delete on pods and create on pods/exec in namespace %s (`kubectl lanaccess manifests rbac-helpers`), or --no-helpers", ns)}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("node %s: creating helper pod: %w", node, err)
 	}
@@ -418,7 +493,7 @@ func (s *NodeShells) judgeStart(node string, pod *corev1.Pod) (bool, error) {
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
 			return true, &HelperError{Node: node, Cause: CauseImagePull,
 				Message: fmt.Sprintf("helper image %s cannot be pulled on this node (%s: %s)", s.cfg.Image, w.Reason, w.Message),
-				Fix:     "mirror the image to a registry the nodes can reach and pass --image REGISTRY/busybox:1.36.1, or use --no-helpers"}
+				Fix:     "mirror the image to a registry the nodes can reach (a copy keeps its digest) and pass --image REGISTRY/busybox@" + HelperImageDigest + ", or use --no-helpers"}
 		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
 			return true, &HelperError{Node: node, Cause: CausePodFailed,
 				Message: fmt.Sprintf("helper pod %s cannot start its container (%s: %s)", ref, w.Reason, w.Message)}

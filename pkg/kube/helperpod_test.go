@@ -106,10 +106,6 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 	assert.Equal(t, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, p.Spec.Tolerations)
 	c := p.Spec.Containers[0]
 	assert.Equal(t, "registry.local/busybox:1.36.1", c.Image)
-	require.NotNil(t, c.SecurityContext)
-	assert.False(t, *c.SecurityContext.Privileged)
-	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
-	assert.Nil(t, c.SecurityContext.Capabilities, "no capability is added")
 	assert.False(t, *p.Spec.AutomountServiceAccountToken)
 
 	require.NoError(t, sh.Close())
@@ -137,10 +133,15 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 		fix       string
 		permitted bool
 	}{
-		{"pod security", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true, hostPID=true)`)),
-			kube.CausePodSecurity, "--helper-namespace", false},
+		{"pod security", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`)),
+			kube.CausePodSecurity, "kubectl lanaccess manifests rbac-helpers", false},
+		{"no namespace", apierrors.NewNotFound(corev1.Resource("namespaces"), "lanaccess"),
+			kube.CauseNoNamespace, "kubectl lanaccess manifests rbac-helpers", false},
+		// The message format of k8s.io/apiserver's validating policy dispatcher (dispatcher.go).
+		{"admission policy", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: the image is pinned by digest`)),
+			kube.CauseAdmission, kube.HelperImageDigest, false},
 		{"rbac", apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(`User "viewer" cannot create resource "pods" in API group "" in the namespace "lanaccess"`)),
-			kube.CauseForbidden, "grant create, get, delete on pods", false},
+			kube.CauseForbidden, "grant create, get, list, delete on pods", false},
 		{"webhook", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`admission webhook "validate.kyverno.svc" denied the request: host namespaces are not allowed`)),
 			kube.CauseAdmission, "--no-helpers", false},
 		{"api down", apierrors.NewServiceUnavailable("etcd leader changed"), kube.CauseAPI, "", true},
