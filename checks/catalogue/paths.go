@@ -9,7 +9,7 @@ var nodeListeners = []Entry{
 		Section: NodeListeners, Command: Doctor,
 		// Helper pods may need an image pull before the read.
 		Timeout: 4 * time.Minute,
-		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`; the owning process with `--name-owners`), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
+		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`, read through our own helper pod or a pod of kube-proxy or the CNI's DaemonSet, never a tenant's pod; the owning process with `--name-owners`), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
 		Codes: []Code{
 			code("LA201", "POD-CLAIMS-PORT", "a pod claims one of the Service ports on the node by hostPort or hostNetwork"),
 			code("LA201", "BACKEND-CLAIMS-PORT", "the pod that claims the port is one of the Service's own endpoints (information)"),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -151,18 +151,22 @@ func (e *HelperError) NotPermitted() bool {
 	return false
 }
 
-// NodeShells gives a shell in the network namespace of a node: an existing hostNetwork pod
-// there when exec into it works, otherwise a short-lived helper pod.
+// NodeShells gives a shell in the network namespace of a node: a pod of a trusted system
+// DaemonSet there when exec into it works, otherwise a short-lived helper pod.
 type NodeShells struct {
 	client kubernetes.Interface
 	exec   Executor
 	cfg    HelperConfig
 	seq    atomic.Int64
+
+	mu sync.Mutex
+	// readers caches the UID of each trusted DaemonSet ("" when it could not be read).
+	readers map[NodeReader]string
 }
 
 // NewNodeShells prepares helper pods for one run; nothing is created until Open.
 func NewNodeShells(client kubernetes.Interface, exec Executor, cfg HelperConfig) *NodeShells {
-	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults()}
+	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), readers: map[NodeReader]string{}}
 }
 
 // Config returns the effective configuration (defaults applied).
@@ -178,8 +182,10 @@ type NodeShell struct {
 	// HostPID is true when the pod shares the host's PID namespace, so /proc/<pid> of the
 	// node's processes is visible (owning processes of sockets can be named).
 	HostPID bool
-	exec    Executor
-	owner   *NodeShells
+	// Reader names the trusted DaemonSet of an existing pod ("kube-system/kube-proxy").
+	Reader string
+	exec   Executor
+	owner  *NodeShells
 }
 
 // Via says in words which pod reads the node, for evidence.
@@ -187,7 +193,7 @@ func (n *NodeShell) Via() string {
 	if n.Helper {
 		return "helper pod " + n.Pod.String()
 	}
-	return "existing hostNetwork pod " + n.Pod.String()
+	return "pod " + n.Pod.String() + " of DaemonSet " + n.Reader
 }
 
 // Exec runs cmd in the node's network namespace.
@@ -215,62 +221,6 @@ func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, e
 		return sh, nil
 	}
 	return s.helper(ctx, node)
-}
-
-// existing tries hostNetwork pods already on the node, those sharing the host PID namespace
-// first (they can also name the owning processes; with NameOwners, only those). Any failure (exec denied, no shell in the
-// image) just moves on: a helper pod is the fallback.
-func (s *NodeShells) existing(ctx context.Context, node string) *NodeShell {
-	pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-	})
-	if err != nil {
-		return nil
-	}
-	var cands []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Spec.NodeName != node || !p.Spec.HostNetwork || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
-			continue
-		}
-		if p.Labels[ManagedByLabel] == ManagedByValue {
-			continue // another run's helper: it may vanish under us
-		}
-		if s.cfg.NameOwners && !p.Spec.HostPID {
-			continue // it cannot see the node's processes
-		}
-		if runningContainer(p) == "" {
-			continue
-		}
-		cands = append(cands, p)
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].Spec.HostPID != cands[j].Spec.HostPID {
-			return cands[i].Spec.HostPID
-		}
-		return cands[i].Namespace+"/"+cands[i].Name < cands[j].Namespace+"/"+cands[j].Name
-	})
-	for i, p := range cands {
-		if i >= s.cfg.ExistingPodAttempts {
-			break
-		}
-		sh := &NodeShell{Node: node, Pod: PodRef{p.Namespace, p.Name}, Container: runningContainer(p), HostPID: p.Spec.HostPID, exec: s.exec, owner: s}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, _, err := sh.Exec(pctx, []string{"cat", "/proc/net/tcp"})
-		cancel()
-		if err == nil {
-			return sh
-		}
-	}
-	return nil
-}
-
-func runningContainer(p corev1.Pod) string {
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running != nil {
-			return cs.Name
-		}
-	}
-	return ""
 }
 
 const helperContainer = "reader"

@@ -9,12 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -34,6 +37,17 @@ func hostNetPod(ns, name, node string, hostPID bool) *corev1.Pod {
 			{Name: "main", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
 		}},
 	}
+}
+
+// daemonSet is a DaemonSet with a UID, for pods to name as their controller.
+func daemonSet(ns, name string) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
+}
+
+// controlledBy makes ds the pod's controller, as the DaemonSet controller does.
+func controlledBy(p *corev1.Pod, ds *appsv1.DaemonSet) *corev1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr.To(true)}}
+	return p
 }
 
 // kubeletStarts makes created pods look like the kubelet ran them with the given status.
@@ -60,28 +74,70 @@ func fastConfig() kube.HelperConfig {
 	return kube.HelperConfig{Namespace: "lanaccess", RunID: "r1", StartTimeout: 2 * time.Second, PollInterval: 20 * time.Millisecond}
 }
 
-func TestAnExistingHostNetworkPodWithHostPIDIsPreferredAndNothingIsCreated(t *testing.T) {
-	cs := fake.NewClientset(
-		hostNetPod("kube-system", "kube-proxy-a", "node-2", false),
-		hostNetPod("monitoring", "node-exporter-a", "node-2", true),
-		hostNetPod("kube-system", "kube-proxy-b", "node-1", true),
+func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
+	proxy, cilium := daemonSet("kube-system", "kube-proxy"), daemonSet("kube-system", "cilium")
+	cs := fake.NewClientset(proxy, cilium,
+		controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy),
+		controlledBy(hostNetPod("kube-system", "cilium-x", "node-2", true), cilium),
+		controlledBy(hostNetPod("kube-system", "kube-proxy-b", "node-1", true), proxy),
 	)
 	ex := (&kubetest.FakeExecutor{}).On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"})
 	shells := kube.NewNodeShells(cs, ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
-	assert.Equal(t, kube.PodRef{Namespace: "monitoring", Name: "node-exporter-a"}, sh.Pod)
+	assert.Equal(t, kube.PodRef{Namespace: "kube-system", Name: "cilium-x"}, sh.Pod, "the one sharing the host PID namespace first")
 	assert.True(t, sh.HostPID)
 	assert.False(t, sh.Helper)
-	assert.Equal(t, "existing hostNetwork pod monitoring/node-exporter-a", sh.Via())
+	assert.Equal(t, "pod kube-system/cilium-x of DaemonSet kube-system/cilium", sh.Via())
 	require.NoError(t, sh.Close())
 	assert.Empty(t, ourPods(t, cs))
-	_, err = cs.CoreV1().Pods("monitoring").Get(context.Background(), "node-exporter-a", metav1.GetOptions{})
+	_, err = cs.CoreV1().Pods("kube-system").Get(context.Background(), "cilium-x", metav1.GetOptions{})
 	require.NoError(t, err)
 }
 
+// Whoever runs a hostNetwork pod controls what its `cat /proc/net/tcp` prints: such a pod
+// could answer for LA201. Only the pods of allowlisted system DaemonSets, confirmed by their
+// controller's UID, are read; anything else gets our own helper.
+func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testing.T) {
+	proxy := daemonSet("kube-system", "kube-proxy")
+	impostorDS := daemonSet("tenant-a", "kube-proxy")
+	forged := controlledBy(hostNetPod("kube-system", "kube-proxy-forged", "node-1", true), proxy)
+	forged.OwnerReferences[0].UID = "not-the-daemonsets-uid"
+	cs := fake.NewClientset(proxy, impostorDS,
+		hostNetPod("tenant-a", "node-exporter", "node-1", true),
+		hostNetPod("kube-system", "kube-proxy-lookalike", "node-1", true),
+		controlledBy(hostNetPod("tenant-a", "kube-proxy-t", "node-1", true), impostorDS),
+		forged,
+	)
+	kubeletStarts(cs, running)
+	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
+	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	sh, err := shells.Open(context.Background(), readyNode("node-1"))
+	require.NoError(t, err)
+	assert.True(t, sh.Helper, "read through %s", sh.Via())
+	for _, c := range ex.Calls() {
+		assert.Equal(t, "lanaccess", c.Pod.Namespace, "exec into %s", c.Pod)
+	}
+	require.NoError(t, sh.Close())
+}
+
+func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
+	proxy := daemonSet("kube-system", "kube-proxy")
+	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-1", false), proxy))
+	kubeletStarts(cs, running)
+	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
+	cfg := fastConfig()
+	cfg.NameOwners = true
+	sh, err := kube.NewNodeShells(cs, ex, cfg).Open(context.Background(), readyNode("node-1"))
+	require.NoError(t, err)
+	assert.True(t, sh.Helper, "kube-proxy does not see the node's processes")
+	assert.True(t, sh.HostPID)
+	require.NoError(t, sh.Close())
+}
+
 func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.T) {
-	cs := fake.NewClientset(hostNetPod("kube-system", "kube-proxy-a", "node-2", false))
+	proxy := daemonSet("kube-system", "kube-proxy")
+	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy))
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).
 		On("kube-system/kube-proxy-a", "", kubetest.Missing("sh")).
