@@ -19,6 +19,7 @@ var nodeListeners = []Entry{
 			code("LA201", "CLEAN", "nothing else listens on the Service ports of the node (information)"),
 			code("LA201", "NO-NODE", "an address is carried by no node, so there is no node to read (information; LA101 reports it)"),
 			code("LA201", "NOT-READ", "a node could not be read, beside a conflict found on another"),
+			code("LA201", "HELPER-LEFT", "a helper pod could not be deleted after the read: the fix is the cleanup command of the run"),
 		},
 	},
 }

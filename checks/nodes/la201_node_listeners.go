@@ -30,6 +30,8 @@ type nodeListenerResult struct {
 	claimsErr error
 	read      *nodeRead
 	readErr   error
+	// left is the helper pod that could not be deleted after the read.
+	left *kube.LeftPodsError
 }
 
 func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
@@ -73,6 +75,7 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	for _, r := range results {
 		findings = append(findings, claimFindings(r)...)
 		findings = append(findings, socketFindings(r)...)
+		findings = append(findings, leftFinding(r)...)
 		switch {
 		case r.readErr != nil:
 			var he *kube.HelperError
@@ -120,14 +123,34 @@ func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string
 		r.readErr = err
 		return r
 	}
-	defer func() { _ = sh.Close() }()
 	read, err := readNodeSockets(ctx, sh, n, env.execTimeout())
+	// A helper that cannot be deleted is said, never dropped: it holds the node's network
+	// until the kubelet ends it.
+	var left *kube.LeftPodsError
+	if errors.As(sh.Close(), &left) {
+		r.left = left
+	}
 	if err != nil {
 		r.readErr = fmt.Errorf("node %s: %w", n.Node.Name, err)
 		return r
 	}
 	r.read = &read
 	return r
+}
+
+// leftFinding is a helper pod this run could not delete.
+func leftFinding(r nodeListenerResult) []engine.Finding {
+	if r.left == nil {
+		return nil
+	}
+	pods := make([]string, len(r.left.Pods))
+	for i, p := range r.left.Pods {
+		pods[i] = p.String()
+	}
+	return []engine.Finding{{Code: "LA201-HELPER-LEFT", Severity: engine.SeverityWarn, Object: r.node.object(),
+		Message:     r.left.Error(),
+		Evidence:    map[string]any{"pods": pods, "error": fmt.Sprint(r.left.Err)},
+		Remediation: r.left.Cleanup}}
 }
 
 // ownPodsExcluded drops our helper pods: they are hostNetwork but claim no port.

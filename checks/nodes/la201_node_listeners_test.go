@@ -397,3 +397,30 @@ func TestATenantsHostNetworkPodIsNeverTheReader(t *testing.T) {
 		}
 	}
 }
+
+// A helper the run cannot delete is a warning naming the pod and the cleanup command of the run.
+func TestAHelperThatCannotBeDeletedIsAWarningWithTheCleanupCommand(t *testing.T) {
+	f := helperFixture(t, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	}, nil)
+	f.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`User "ci" cannot delete resource "pods"`))
+	})
+	f.exec.On("", "@@lanaccess-table", kubetest.Reply{Stdout: la201Recording(t, "tables-clean.txt")})
+	st, _, fs := f.run(t)
+	assert.Equal(t, engine.StatusWarn, st, "the nodes are clean, but pods were left")
+	var left []engine.Finding
+	for _, x := range fs {
+		if x.Code == "LA201-HELPER-LEFT" {
+			left = append(left, x)
+		}
+	}
+	require.Len(t, left, 2, "one per node read")
+	for _, x := range left {
+		assert.Equal(t, engine.SeverityWarn, x.Severity)
+		assert.Regexp(t, `helper pod lanaccess/lanaccess-t1-\d+-node-\d could not be deleted`, x.Message)
+		assert.Contains(t, x.Message, "cannot delete resource")
+		assert.Equal(t, "kubectl lanaccess cleanup -n lanaccess --run-id t1", x.Remediation)
+	}
+}

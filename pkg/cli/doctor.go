@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -77,6 +78,8 @@ type DoctorOptions struct {
 	Probes    probe.Config
 	NoHelpers bool
 	Helpers   kube.HelperConfig
+	// warnings receives what the run could not undo (a helper pod left): stderr.
+	warnings io.Writer
 
 	kubeFlags *genericclioptions.ConfigFlags
 	connect   clientFactory
@@ -131,6 +134,7 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 
 // Run runs doctor (with --wait, again until it passes).
 func (o *DoctorOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
+	o.warnings = streams.ErrOut
 	return runChecks(ctx, streams, o.Checks, catalogue.Doctor, o)
 }
 
@@ -150,7 +154,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 		return a, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
 	}
 	setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
-	rt, err := newRuntime(c, o.Probes, o.Helpers)
+	rt, err := newRuntime(c, o.Probes, o.Helpers, progress, o.warnings)
 	if err != nil {
 		return a, err
 	}

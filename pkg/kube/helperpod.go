@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // Labels on everything the plugin creates, so that `cleanup` finds what a killed run left.
@@ -160,13 +163,17 @@ type NodeShells struct {
 	seq    atomic.Int64
 
 	mu sync.Mutex
+	// created are the helper pods this run created (or may have: a create whose answer was
+	// lost), not yet seen deleted; Close deletes them by name even when it cannot list.
+	created map[string]bool
+	closed  bool
 	// readers caches the UID of each trusted DaemonSet ("" when it could not be read).
 	readers map[NodeReader]string
 }
 
 // NewNodeShells prepares helper pods for one run; nothing is created until Open.
 func NewNodeShells(client kubernetes.Interface, exec Executor, cfg HelperConfig) *NodeShells {
-	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), readers: map[NodeReader]string{}}
+	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), created: map[string]bool{}, readers: map[NodeReader]string{}}
 }
 
 // Config returns the effective configuration (defaults applied).
@@ -202,12 +209,16 @@ func (n *NodeShell) Exec(ctx context.Context, cmd []string) ([]byte, []byte, err
 }
 
 // Close deletes the helper pod, if this shell created one. It uses its own short deadline so
-// it also works after the caller's context was cancelled (Ctrl-C).
+// it also works after the caller's context was cancelled (Ctrl-C). A failed deletion is a
+// *LeftPodsError naming the pod and the command that removes it.
 func (n *NodeShell) Close() error {
 	if !n.Helper {
 		return nil
 	}
-	return n.owner.deletePod(n.Pod.Name)
+	if err := n.owner.deletePod(n.Pod.Name); err != nil {
+		return n.owner.leftError([]string{n.Pod.Name}, err)
+	}
+	return nil
 }
 
 // Open finds or makes a shell on node. Errors are *HelperError when the cause is known.
@@ -329,12 +340,23 @@ func (s *NodeShells) helperName(node string) string {
 	return strings.Trim(prefix+clean, "-")
 }
 
+// errShellsClosed: the run is over (Close was called); no helper is made after it.
+var errShellsClosed = errors.New("the run's helper pods were already cleaned up: no new helper pod")
+
 func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
 	name := s.helperName(node.Name)
 	pod := HelperPod(s.cfg, name, node.Name)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("node %s: %w", node.Name, errShellsClosed)
+	}
+	s.created[name] = true
+	s.mu.Unlock()
 	_, err := s.client.CoreV1().Pods(s.cfg.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
-		// The create may have landed even though its answer did not (cancel, timeout).
+		// The create may have landed even though its answer did not (cancel, timeout); if
+		// this deletion fails too, Close tries again by name.
 		_ = s.deletePod(name)
 		return nil, s.createError(node.Name, err)
 	}
@@ -476,57 +498,93 @@ func (s *NodeShells) deletePod(name string) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting helper pod %s/%s: %w", s.cfg.Namespace, name, err)
 	}
+	s.mu.Lock()
+	delete(s.created, name)
+	s.mu.Unlock()
 	return nil
 }
 
+// LeftPodsError names helper pods that could not be deleted and the command that removes
+// them: a run must never leave a pod behind silently.
+type LeftPodsError struct {
+	Pods []PodRef
+	// Cleanup is the command that removes them (`kubectl lanaccess cleanup ...`).
+	Cleanup string
+	// Deadline is how long the pods may live at most where the kubelet runs.
+	Deadline time.Duration
+	Err      error
+}
+
+func (e *LeftPodsError) Error() string {
+	if len(e.Pods) == 0 {
+		return fmt.Sprintf("the run's helper pods could not be listed (%v): any left behind ends within %s of its start where the kubelet runs; check and remove them with `%s`",
+			e.Err, e.Deadline, e.Cleanup)
+	}
+	names := make([]string, len(e.Pods))
+	for i, p := range e.Pods {
+		names[i] = p.String()
+	}
+	return fmt.Sprintf("helper pod %s could not be deleted (%v): it ends within %s of its start where the kubelet runs; remove it now with `%s`",
+		strings.Join(names, ", "), e.Err, e.Deadline, e.Cleanup)
+}
+
+func (e *LeftPodsError) Unwrap() error { return e.Err }
+
+// CleanupCommand is the command that deletes the helper pods of one run.
+func CleanupCommand(namespace, runID string) string {
+	return remedy.Command("kubectl", "lanaccess", "cleanup", "-n", namespace, "--run-id", runID)
+}
+
+func (s *NodeShells) leftError(names []string, err error) *LeftPodsError {
+	pods := make([]PodRef, len(names))
+	for i, n := range names {
+		pods[i] = PodRef{Namespace: s.cfg.Namespace, Name: n}
+	}
+	return &LeftPodsError{Pods: pods, Cleanup: CleanupCommand(s.cfg.Namespace, s.cfg.RunID), Deadline: s.cfg.ActiveDeadline, Err: err}
+}
+
 // Close deletes every helper pod of this run still present: the safety net for a shell that
-// was never closed (a panic, a create whose answer was lost). Safe to call more than once.
+// was never closed (a panic, a check cut by its deadline, a create whose answer was lost).
+// It deletes the pods this run created by name, so that it works even when listing fails,
+// and the pods the list finds with this run's label. No helper is made after it. A pod it
+// could not delete is a *LeftPodsError. Safe to call more than once.
 func (s *NodeShells) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	names := make([]string, 0, len(s.created))
+	for n := range s.created {
+		names = append(names, n)
+	}
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	pods, err := s.client.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{
+	pods, listErr := s.client.CoreV1().Pods(s.cfg.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: ManagedByLabel + "=" + ManagedByValue + "," + RunIDLabel + "=" + s.cfg.RunID,
 	})
-	if err != nil {
-		return fmt.Errorf("listing helper pods of run %s in %s: %w", s.cfg.RunID, s.cfg.Namespace, err)
+	if listErr == nil {
+		for _, p := range pods.Items {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	} else {
+		listErr = fmt.Errorf("listing the helper pods of run %s in %s: %w", s.cfg.RunID, s.cfg.Namespace, listErr)
 	}
+	sort.Strings(names)
+	var left []string
 	var errs []error
-	for _, p := range pods.Items {
-		if err := s.deletePod(p.Name); err != nil {
+	for _, n := range names {
+		if err := s.deletePod(n); err != nil {
+			left = append(left, n)
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
-}
-
-// Cleanup deletes every pod labelled as ours (app.kubernetes.io/managed-by=kubectl-lanaccess)
-// in namespace, or in all namespaces, and returns "namespace/name" of each one deleted. It is
-// what `kubectl lanaccess cleanup` runs after a run was killed before it could tidy up.
-func Cleanup(ctx context.Context, client kubernetes.Interface, namespace string, allNamespaces bool) ([]string, error) {
-	ns := namespace
-	if allNamespaces {
-		ns = ""
+	if len(left) > 0 {
+		return s.leftError(left, errors.Join(append(errs, listErr)...))
 	}
-	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: ManagedByLabel + "=" + ManagedByValue})
-	if err != nil {
-		where := "namespace " + namespace
-		if allNamespaces {
-			where = "all namespaces"
-		}
-		return nil, fmt.Errorf("listing pods labelled %s=%s in %s: %w", ManagedByLabel, ManagedByValue, where, err)
+	if listErr != nil {
+		// Everything this run made is gone; what the list would have added is unknown.
+		return s.leftError(nil, listErr)
 	}
-	var deleted []string
-	var errs []error
-	for _, p := range pods.Items {
-		err := client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-		switch {
-		case err == nil:
-			deleted = append(deleted, p.Namespace+"/"+p.Name)
-		case apierrors.IsNotFound(err):
-		default:
-			errs = append(errs, fmt.Errorf("deleting pod %s/%s: %w", p.Namespace, p.Name, err))
-		}
-	}
-	sort.Strings(deleted)
-	return deleted, errors.Join(errs...)
+	return nil
 }

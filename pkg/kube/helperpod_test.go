@@ -312,23 +312,6 @@ func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
 	assert.Equal(t, "lanaccess-r2-1-node-1", left[0].Name)
 }
 
-func TestCleanupRemovesOnlyPodsLabelledAsOurs(t *testing.T) {
-	a := kube.HelperPod(kube.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
-	b := kube.HelperPod(kube.HelperConfig{Namespace: "kube-system", RunID: "r2"}, "lanaccess-r2-1-node-2", "node-2")
-	user := hostNetPod("kube-system", "kube-proxy-a", "node-1", false)
-	cs := fake.NewClientset(a, b, user)
-
-	deleted, err := kube.Cleanup(context.Background(), cs, "lanaccess", false)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"lanaccess/lanaccess-r1-1-node-1"}, deleted)
-
-	deleted, err = kube.Cleanup(context.Background(), cs, "", true)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"kube-system/lanaccess-r2-1-node-2"}, deleted)
-	_, err = cs.CoreV1().Pods("kube-system").Get(context.Background(), "kube-proxy-a", metav1.GetOptions{})
-	require.NoError(t, err)
-}
-
 func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {
 	cs := fake.NewClientset()
 	kubeletStarts(cs, running)
