@@ -65,7 +65,7 @@ func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVar(&f.NoHelpers, "no-helpers", false, "read-only: never create helper pods (LA201 then skips)")
 	fs.BoolVar(&f.NameOwners, "name-owners", false, "LA201 names the process holding a port: the helper then runs as root with hostPID, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (node root), which the helper namespace must allow")
 	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default busybox pinned by digest; for air-gapped clusters, a mirror that keeps the digest)")
-	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (`kubectl lanaccess manifests rbac-helpers` creates the default one)")
+	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (the rbac-helpers manifest creates the default one)")
 }
 
 // DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail

@@ -38,6 +38,14 @@ const (
 // ValidatingAdmissionPolicy that admits only the helper's pod shape.
 const DefaultHelperNamespace = "lanaccess-helpers"
 
+// HelperOwnersLabel on the helper namespace, with the value HelperOwnersAllowed, is how a
+// cluster administrator lets its admission policy admit the owner-naming helper (hostPID, uid
+// 0, CAP_SYS_PTRACE: node root). Only who may update namespaces can set it.
+const (
+	HelperOwnersLabel   = "kubectl-lanaccess/helper-owners"
+	HelperOwnersAllowed = "allowed"
+)
+
 // HelperImageDigest pins the helper image's content: the OCI index of docker.io's
 // library/busybox:1.36.1 (sh, cat, ls, grep, tr, sleep), as recorded by independent public
 // records of the tag (the last of its rebuilds; it was not checked against the registry from
@@ -386,7 +394,7 @@ func (s *NodeShells) createError(node string, err error) error {
 	case apierrors.IsForbidden(err) && strings.Contains(msg, "ValidatingAdmissionPolicy"):
 		fix := "the helper namespace admits only the helper's own pod shape: pass no --image other than the pinned one (a mirror must keep its digest, " + HelperImageDigest + ")"
 		if s.cfg.NameOwners {
-			fix = "--name-owners needs hostPID, uid 0 and CAP_SYS_PTRACE, which the helper namespace admits only where a cluster administrator allowed it: `kubectl label namespace " + ns + " kubectl-lanaccess/helper-owners=allowed`; or drop --name-owners"
+			fix = "--name-owners needs hostPID, uid 0 and CAP_SYS_PTRACE, which the helper namespace admits only where a cluster administrator allowed it: " + remedy.Command("kubectl", "label", "namespace", ns, HelperOwnersLabel+"="+HelperOwnersAllowed) + "; or drop --name-owners"
 		}
 		return &HelperError{Node: node, Cause: CauseAdmission, Err: err,
 			Message: "an admission policy rejected the helper pod: " + msg, Fix: fix}
