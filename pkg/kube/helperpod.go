@@ -391,7 +391,8 @@ func (s *NodeShells) createError(node string, err error) error {
 		return &HelperError{Node: node, Cause: CausePodSecurity, Err: err,
 			Message: fmt.Sprintf("Pod Security admission in namespace %s rejected the hostNetwork helper pod: %s", ns, msg),
 			Fix:     "hostNetwork needs the privileged level, which namespace " + ns + " does not allow; " + helperSetup + ", the default of --helper-namespace; or use --no-helpers to stay read-only"}
-	case apierrors.IsForbidden(err) && strings.Contains(msg, "ValidatingAdmissionPolicy"):
+	case (apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) && strings.Contains(msg, "ValidatingAdmissionPolicy"):
+		// A policy's refusal is 403 with reason Forbidden, 422 without one (the API's default).
 		fix := "the helper namespace admits only the helper's own pod shape: pass no --image other than the pinned one (a mirror must keep its digest, " + HelperImageDigest + ")"
 		if s.cfg.NameOwners {
 			fix = "--name-owners needs hostPID, uid 0 and CAP_SYS_PTRACE, which the helper namespace admits only where a cluster administrator allowed it: " + remedy.Command("kubectl", "label", "namespace", ns, HelperOwnersLabel+"="+HelperOwnersAllowed) + "; or drop --name-owners"

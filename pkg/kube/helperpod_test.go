@@ -196,6 +196,10 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 		// The message format of k8s.io/apiserver's validating policy dispatcher (dispatcher.go).
 		{"admission policy", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: the image is pinned by digest`)),
 			kube.CauseAdmission, kube.HelperImageDigest, false},
+		// A policy validation without a reason answers 422 Invalid (the API's default).
+		{"admission policy without a reason", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+			Message: `pods "x" is forbidden: ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: a helper pod shares the node's network only`}},
+			kube.CauseAdmission, kube.HelperImageDigest, false},
 		{"rbac", apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(`User "viewer" cannot create resource "pods" in API group "" in the namespace "lanaccess"`)),
 			kube.CauseForbidden, "grant create, get, list, delete on pods", false},
 		{"webhook", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`admission webhook "validate.kyverno.svc" denied the request: host namespaces are not allowed`)),

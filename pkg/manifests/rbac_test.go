@@ -5,9 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -21,6 +25,8 @@ type rbacObjects struct {
 	// serviceAccounts are "namespace/name", per bundle.
 	serviceAccounts map[Grant][]string
 	namespaces      map[string]*corev1.Namespace
+	policies        []*admissionregistrationv1.ValidatingAdmissionPolicy
+	policyBindings  []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
 func shippedRBAC(t *testing.T) rbacObjects {
@@ -46,6 +52,10 @@ func shippedRBAC(t *testing.T) rbacObjects {
 				o.serviceAccounts[g] = append(o.serviceAccounts[g], v.Namespace+"/"+v.Name)
 			case *corev1.Namespace:
 				o.namespaces[v.Name] = v
+			case *admissionregistrationv1.ValidatingAdmissionPolicy:
+				o.policies = append(o.policies, v)
+			case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+				o.policyBindings = append(o.policyBindings, v)
 			}
 		}
 	}
@@ -172,9 +182,9 @@ func TestTheReadOnlyRoleCannotWriteOrReadSecrets(t *testing.T) {
 	}
 }
 
-// The Job's namespace runs nothing privileged; the helpers' namespace is privileged, the only
-// level that admits hostNetwork.
-func TestTheJobsNamespaceIsRestrictedAndTheHelpersHaveTheirOwn(t *testing.T) {
+// The Job's namespace runs nothing privileged; the helpers' namespace is privileged (the only
+// level that admits hostNetwork) and narrowed by the shipped admission policy, bound to it.
+func TestTheNamespacesAdmitWhatRunsThereAndNoMore(t *testing.T) {
 	o := shippedRBAC(t)
 	job := o.namespaces["lanaccess"]
 	require.NotNil(t, job)
@@ -182,4 +192,35 @@ func TestTheJobsNamespaceIsRestrictedAndTheHelpersHaveTheirOwn(t *testing.T) {
 	helpers := o.namespaces[kube.DefaultHelperNamespace]
 	require.NotNil(t, helpers, "rbac-helpers ships the helper namespace")
 	assert.Equal(t, "privileged", helpers.Labels["pod-security.kubernetes.io/enforce"])
+	assert.NotContains(t, helpers.Labels, kube.HelperOwnersLabel, "the owner-naming shape is the administrator's choice")
+
+	require.Len(t, o.policies, 1)
+	require.Len(t, o.policyBindings, 1)
+	p, b := o.policies[0], o.policyBindings[0]
+	assert.Equal(t, p.Name, b.Spec.PolicyName)
+	assert.Equal(t, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}, b.Spec.ValidationActions)
+	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": kube.DefaultHelperNamespace}, b.Spec.MatchResources.NamespaceSelector.MatchLabels)
+	assert.Equal(t, admissionregistrationv1.Fail, *p.Spec.FailurePolicy)
+	var all string
+	for _, v := range p.Spec.Validations {
+		all += v.Expression + "\n"
+	}
+	assert.Contains(t, all, "@"+kube.HelperImageDigest, "the policy pins the digest the helper pod uses")
+	assert.Contains(t, all, "'"+kube.ManagedByLabel+"'")
+	assert.Contains(t, p.Spec.Variables[0].Expression, "'"+kube.HelperOwnersLabel+"'] == '"+kube.HelperOwnersAllowed+"'")
+}
+
+// The namespace of the Job and hooks enforces restricted: their pods, with and without the CA
+// ConfigMap, pass Pod Security admission's own restricted checks.
+func TestTheJobAndHooksPassTheRestrictedLevelOfTheirNamespace(t *testing.T) {
+	ev, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	for _, name := range []string{"job", "helm-test", "argocd"} {
+		for _, o := range []Options{{}, {CAConfigMap: "proxy-ca"}} {
+			spec := renderPod(t, name, o)
+			for _, r := range ev.EvaluatePod(api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}, &metav1.ObjectMeta{}, &spec) {
+				assert.True(t, r.Allowed, "%s %+v: %s: %s", name, o, r.ForbiddenReason, r.ForbiddenDetail)
+			}
+		}
+	}
 }
