@@ -37,7 +37,7 @@ var configuration = []Entry{
 	{
 		ID: "LA102", Title: "The proxy Service exposes 80/443 and reaches ready pods",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "proxy Service exposes 80/443 and reaches ready endpoints; one replica = no availability gain",
+		Proves: "proxy Service exposes 80/TCP and 443/TCP, matched with their protocol as kube-proxy does (a 443/UDP HTTP/3 companion is not a second proxy), each targetPort reaching a container port, ready endpoints, no externalTrafficPolicy Local without a local endpoint; one replica = no availability gain; added ports are named as the API requires",
 		Codes: []Code{
 			code("LA102", "NO-443", "the proxy Service has no TCP port 443"),
 			code("LA102", "NO-80", "the proxy Service has no TCP port 80 (http:// links and the redirect to HTTPS fail)"),
@@ -53,7 +53,7 @@ var configuration = []Entry{
 	{
 		ID: "LA103", Title: "The DNS Service exposes 53/UDP and 53/TCP to the container port and has ready endpoints",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "DNS Service has 53/UDP and 53/TCP, targetPort = the container port, ready endpoints",
+		Proves: "DNS Service has 53/UDP and 53/TCP, each reaching the port CoreDNS listens on (one port serves both protocols: the CoreDNS chart's 53/UDP -> 1053 needs 53/TCP -> 1053), ready endpoints; on a Helm-owned Service the fix names the chart's values key (servers[].zones[].use_tcp)",
 		Codes: []Code{
 			code("LA103", "NO-53-UDP", "the DNS Service has no port 53/UDP"),
 			code("LA103", "NO-53-TCP", "the DNS Service has no port 53/TCP (truncated answers and TCP fallback fail)"),
@@ -120,13 +120,18 @@ var configuration = []Entry{
 	{
 		ID: "LA106", Title: "No other Service claims our addresses, and externalIPs are reserved by admission control",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "no other Service claims our addresses on overlapping ports (CVE-2020-8554 interception); admission control reserving externalIPs; the externalIPs deprecation",
+		Proves: "no other Service claims our addresses on our ports (CVE-2020-8554 interception) or on any other port, nor a node address on a port nodes serve (22, 6443, 10250, 2379...): kube-proxy captures them for the nodes' own traffic too; each admission control is asked what it does, not whether it mentions externalIPs (ValidatingAdmissionPolicies with the API server's CEL, Kyverno Audit/Enforce and allowExistingViolations, Gatekeeper's address-only allow-list, DenyServiceExternalIPs from the API server's flags): it must refuse a foreign claim and admit the next update of our Services and of the other legitimate users (a VPN Service, traefik-udp); the suggested policy does both, proven on a real API server; the externalIPs deprecation",
 		Codes: []Code{
 			code("LA106", "INTERCEPTION", "another Service claims one of our addresses on one of our ports (CVE-2020-8554)"),
-			code("LA106", "SHARED-ADDRESS", "another Service uses our addresses on other ports (information)"),
+			code("LA106", "NODE-PORT-CLAIM", "another Service claims one of our node addresses on another port, or a node address on a port nodes serve (22, 6443, 10250...): the node's own service there is cut off"),
+			code("LA106", "SHARED-ADDRESS", "a Service selecting the setup's own pods (traefik-udp) also claims our addresses (information)"),
 			code("LA106", "ADMISSION", "nothing restricts spec.externalIPs: anyone who may edit a Service can intercept the LAN's traffic"),
 			code("LA106", "ADMISSION-NOT-ENFORCED", "a policy about externalIPs exists but does not enforce"),
+			code("LA106", "ADMISSION-ALLOWS-CLAIMS", "an enforcing policy about externalIPs still lets a Service of another namespace claim our addresses (an address allow-list)"),
+			code("LA106", "ADMISSION-UNKNOWN", "what a policy does with a foreign claim on our addresses cannot be told (parameters, the requester, rego not evaluated)"),
+			code("LA106", "ADMISSION-REFUSES-UPDATES", "an enforcing policy refuses the next update of our Services or of another legitimate user of externalIPs"),
 			code("LA106", "ADMISSION-ENFORCED", "spec.externalIPs is restricted by admission control (information)"),
+			code("LA106", "EXISTING-CLAIMERS", "Services that already use externalIPs can still move onto our addresses (allowExistingViolations) (information)"),
 			code("LA106", "KUBE-PROXY-CONFIG", "kube-proxy's configuration does not parse"),
 			code("LA106", "KUBE-PROXY-GATE-OFF", "kube-proxy runs with AllowServiceExternalIPs=false"),
 			code("LA106", "DEPRECATED", "spec.externalIPs is deprecated (information: what the coming releases change)"),
@@ -137,11 +142,14 @@ var configuration = []Entry{
 	{
 		ID: "LA107", Title: "Every route of the proxy in the zone has an authentication middleware",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "routes of the proxy in the zone without an authentication middleware, now reachable by the whole LAN",
+		Proves: "routes the proxy really serves in the zone and that the LAN reaches have an authentication middleware: Traefik's semantics (an entry point counts only when a Service port on the node addresses targets it; an IngressRoute naming a middleware of another namespace is refused without allowCrossNamespace and answers 404; Ingresses of other classes and HTTPRoutes of other Gateways are not served; HTTPRoutes on Traefik's Gateway are read, listener port = entry point)",
 		Codes: []Code{
 			code("LA107", "NO-AUTH", "a route in the zone has no authentication middleware: the whole LAN reaches it"),
 			code("LA107", "REVIEWED", "a route without authentication was reviewed for the LAN (information)"),
 			code("LA107", "MIDDLEWARE-MISSING", "a route names a middleware that does not exist: Traefik disables the router"),
+			code("LA107", "ROUTE-REFUSED", "Traefik refuses (or may refuse) a route for a middleware of another namespace: its host answers 404"),
+			code("LA107", "NOT-SERVED", "a route in the zone is not served by the proxy (another controller's class or Gateway): not checked (information)"),
+			code("LA107", "NOT-ON-LAN", "a route is served only on entry points no Service port on the LAN addresses reaches (information)"),
 			unread("LA107"),
 		},
 	},
