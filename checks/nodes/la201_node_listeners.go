@@ -61,13 +61,11 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = readNode(ctx, env, n, backends)
-		}()
+		})
 	}
 	wg.Wait()
 
@@ -126,8 +124,7 @@ func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string
 	read, err := readNodeSockets(ctx, sh, n, env.execTimeout())
 	// A helper that cannot be deleted is said, never dropped: it holds the node's network
 	// until the kubelet ends it.
-	var left *kube.LeftPodsError
-	if errors.As(sh.Close(), &left) {
+	if left, ok := errors.AsType[*kube.LeftPodsError](sh.Close()); ok {
 		r.left = left
 	}
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
@@ -58,7 +57,7 @@ var la201KubeProxy = &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: 
 func la201ReaderPod(node string, hostPID bool) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy-" + node, OwnerReferences: []metav1.OwnerReference{
-			{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kube-proxy", UID: "kube-proxy-uid", Controller: ptr.To(true)}}},
+			{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kube-proxy", UID: "kube-proxy-uid", Controller: new(true)}}},
 		Spec: corev1.PodSpec{NodeName: node, HostNetwork: true, HostPID: hostPID, Containers: []corev1.Container{{Name: "kube-proxy"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 			{Name: "kube-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
@@ -256,6 +255,7 @@ func TestAReaderWithoutHostPIDSaysWhyTheProcessIsUnnamed(t *testing.T) {
 
 // helperFixture has no usable existing pod: exec into kube-proxy is denied, so helpers are made.
 func helperFixture(t *testing.T, kubelet func(*corev1.Pod), createErr error) *la201Fixture {
+	t.Helper()
 	f := newLA201Fixture(t)
 	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Err: fmt.Errorf("exec: %w", apierrors.NewForbidden(corev1.Resource("pods/exec"), "kube-proxy", errors.New("denied")))})
 	f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -362,7 +362,7 @@ func TestExecTimeoutBoundsEveryNodeRead(t *testing.T) {
 // preferred) and holds port 80 would answer "clean" for the nodes if LA201 read through them.
 // LA201 reads through its own helper instead, and sees the listener.
 func TestATenantsHostNetworkPodIsNeverTheReader(t *testing.T) {
-	var tenants []runtime.Object
+	tenants := make([]runtime.Object, 0, 2)
 	for _, node := range []string{"node-1", "node-2"} {
 		tenants = append(tenants, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "exporter-" + node},

@@ -68,8 +68,8 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 	variants := map[string]func(p *corev1.Pod){
 		"privileged": func(p *corev1.Pod) {
 			// The API itself refuses privileged without privilege escalation.
-			p.Spec.Containers[0].SecurityContext.Privileged = ptr.To(true)
-			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+			p.Spec.Containers[0].SecurityContext.Privileged = new(true)
+			p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
 		},
 		"another image (the tag, not the digest)": func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = "docker.io/library/busybox:1.36.1"

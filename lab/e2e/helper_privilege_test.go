@@ -65,7 +65,7 @@ func listenerAs(t *testing.T, node, addr string, prefix []string) int {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	// Another uid must be able to run the binary: a copy in a world-readable directory.
-	dir, err := os.MkdirTemp("", "lanaccess-listener-")
+	dir, err := os.MkdirTemp("", "lanaccess-listener-") //nolint:usetesting // another uid runs the binary: t.TempDir's parent is 0700
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
@@ -129,7 +129,7 @@ func ownerAs(t *testing.T, node string, sc *corev1.SecurityContext, inode uint64
 	t.Helper()
 	o, err := procnet.ParseOwners(readAs(t, node, sc, procnet.OwnersCommand([]uint64{inode})))
 	require.NoError(t, err)
-	var pids []int
+	pids := make([]int, 0, len(o.ByInode[inode]))
 	for _, ow := range o.ByInode[inode] {
 		pids = append(pids, ow.PID)
 	}

@@ -42,7 +42,7 @@ func podNames(t *testing.T, cs *fake.Clientset) []string {
 	t.Helper()
 	l, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	var out []string
+	out := make([]string, 0, len(l.Items))
 	for _, p := range l.Items {
 		out = append(out, p.Name)
 	}

@@ -28,7 +28,7 @@ func helperAged(ns, run, name string, age time.Duration, phase corev1.PodPhase) 
 }
 
 func names(cs []kube.CleanedPod) []string {
-	out := []string{}
+	out := make([]string, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, c.Pod.String())
 	}

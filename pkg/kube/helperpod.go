@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -278,17 +279,17 @@ func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
 	cfg = cfg.withDefaults()
 	secs := int64(cfg.ActiveDeadline.Seconds())
 	sc := &corev1.SecurityContext{
-		Privileged:               ptr.To(false),
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		RunAsNonRoot:             ptr.To(true),
+		Privileged:               new(false),
+		AllowPrivilegeEscalation: new(false),
+		ReadOnlyRootFilesystem:   new(true),
+		RunAsNonRoot:             new(true),
 		RunAsUser:                ptr.To[int64](helperUID),
 		RunAsGroup:               ptr.To[int64](helperUID),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 	if cfg.NameOwners {
-		sc.RunAsNonRoot = ptr.To(false)
+		sc.RunAsNonRoot = new(false)
 		sc.RunAsUser = ptr.To[int64](0)
 		sc.RunAsGroup = ptr.To[int64](0)
 		sc.Capabilities.Add = []corev1.Capability{"SYS_PTRACE", "DAC_READ_SEARCH"}
@@ -308,15 +309,15 @@ func HelperPod(cfg HelperConfig, name, node string) *corev1.Pod {
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:         &secs,
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
-			AutomountServiceAccountToken:  ptr.To(false),
-			EnableServiceLinks:            ptr.To(false),
+			AutomountServiceAccountToken:  new(false),
+			EnableServiceLinks:            new(false),
 			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name:            helperContainer,
 				Image:           cfg.Image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				// Sleeps no longer than the pod may live; commands come by exec.
-				Command:         []string{"sleep", fmt.Sprint(secs)},
+				Command:         []string{"sleep", strconv.FormatInt(secs, 10)},
 				SecurityContext: sc,
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},

@@ -1,6 +1,9 @@
 package manifests
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Grant names the shipped RBAC manifest (a bundle) that allows a permission.
 type Grant string
@@ -78,12 +81,7 @@ func (p Permission) Split() (resource, subresource string) {
 
 // Needed reports whether check (or "discovery") needs the permission.
 func (p Permission) Needed(by string) bool {
-	for _, f := range p.For {
-		if f == by {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.For, by)
 }
 
 // Permissions returns every permission the plugin uses, in a stable order. Reads are granted
