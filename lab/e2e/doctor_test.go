@@ -28,6 +28,7 @@ import (
 var anyTemplate = regexp.MustCompile(`(?s)\n\s*template ANY ANY \{[^}]*\}`)
 
 func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
 	r := doctor(t)
 	require.Equal(t, 0, r.Code, "statuses %s\nstderr %s", r.statuses(), r.Stderr)
 	for _, c := range r.Doc.Checks {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -36,13 +37,14 @@ type DoctorFlags struct {
 	Insecure       bool
 	CAFile         string
 	NoHelpers      bool
+	NameOwners     bool
 	Image          string
 	HelperNS       string
 }
 
 // NewDoctorFlags returns the defaults.
 func NewDoctorFlags() *DoctorFlags {
-	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: "default"}
+	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: kube.DefaultHelperNamespace}
 }
 
 // AddFlags registers doctor's flags.
@@ -61,8 +63,9 @@ func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVar(&f.Insecure, "insecure", false, "do not fail on an untrusted certificate (validity is still reported)")
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM bundle of the private CA that signs the proxy's certificate")
 	fs.BoolVar(&f.NoHelpers, "no-helpers", false, "read-only: never create helper pods (LA201 then skips)")
-	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default a pinned busybox; set it for air-gapped clusters)")
-	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (must admit hostNetwork pods)")
+	fs.BoolVar(&f.NameOwners, "name-owners", false, "LA201 names the process holding a port: the helper then runs as root with hostPID, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (node root), which the helper namespace must allow")
+	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default busybox pinned by digest; for air-gapped clusters, a mirror that keeps the digest)")
+	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (the rbac-helpers manifest creates the default one)")
 }
 
 // DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail
@@ -75,6 +78,8 @@ type DoctorOptions struct {
 	Probes    probe.Config
 	NoHelpers bool
 	Helpers   kube.HelperConfig
+	// warnings receives what the run could not undo (a helper pod left): stderr.
+	warnings io.Writer
 
 	kubeFlags *genericclioptions.ConfigFlags
 	connect   clientFactory
@@ -105,6 +110,9 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 			return nil, usageErr("invalid %s %q: %v", flag, ref, err)
 		}
 	}
+	if f.NoHelpers && f.NameOwners {
+		return nil, usageErr("--name-owners reads through a helper pod, which --no-helpers forbids: give one or the other")
+	}
 	if err := kube.ValidateNamespace(f.HelperNS); err != nil {
 		return nil, usageErr("invalid --helper-namespace %q: %v", f.HelperNS, err)
 	}
@@ -119,13 +127,14 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image},
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners},
 		kubeFlags: kubeFlags, connect: connect,
 	}, nil
 }
 
 // Run runs doctor (with --wait, again until it passes).
 func (o *DoctorOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
+	o.warnings = streams.ErrOut
 	return runChecks(ctx, streams, o.Checks, catalogue.Doctor, o)
 }
 
@@ -145,7 +154,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 		return a, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
 	}
 	setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
-	rt, err := newRuntime(c, o.Probes, o.Helpers)
+	rt, err := newRuntime(c, o.Probes, o.Helpers, progress, o.warnings)
 	if err != nil {
 		return a, err
 	}
