@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+)
+
+// standInLAN stands real servers on loopback in for the seed's three node addresses
+// (10.0.10.11-13): a zone DNS answering like the seed's Corefile on port 53 of each, and an
+// HTTPS proxy answering 302 with a certificate of a throwaway CA on port 443. Redirect maps the
+// node addresses to them; an address can be cut (its ports read and never answer, like a node
+// whose link is down) and its zone's answers changed while a test runs.
+type standInLAN struct {
+	t      *testing.T
+	Addrs  []string
+	CAFile string
+
+	mu       sync.Mutex
+	redirect map[netip.AddrPort]netip.AddrPort
+	live     map[netip.AddrPort]netip.AddrPort // the servers, kept while an address is cut
+	holes    map[string]netip.AddrPort
+	answers  []netip.Addr
+}
+
+const (
+	standInZone = "apps.example.com"
+	standInHost = "grafana.apps.example.com"
+	standInIdP  = "https://login.example.com/auth"
+)
+
+func newStandInLAN(t *testing.T) *standInLAN {
+	t.Helper()
+	l := &standInLAN{t: t, Addrs: []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"},
+		redirect: map[netip.AddrPort]netip.AddrPort{}, live: map[netip.AddrPort]netip.AddrPort{}, holes: map[string]netip.AddrPort{}}
+	for _, a := range l.Addrs {
+		l.answers = append(l.answers, netip.MustParseAddr(a))
+	}
+	ca := probetest.NewCA(t)
+	l.CAFile = ca.WritePEM(t)
+	cert := ca.Issue(t, time.Now().Add(90*24*time.Hour), "*."+standInZone, standInZone)
+	for i, a := range l.Addrs {
+		loop := netip.AddrFrom4([4]byte{127, 0, 0, byte(21 + i)}).String()
+		node := netip.MustParseAddr(a)
+		l.live[netip.AddrPortFrom(node, 53)] = probetest.StartDNS(t, loop, dns.HandlerFunc(l.serveDNS))
+		l.live[netip.AddrPortFrom(node, 443)] = probetest.StartHTTPS(t, loop, probetest.HTTPSServer{Cert: cert, Handler: probetest.RedirectTo(http.StatusFound, standInIdP)})
+		l.holes[a] = probetest.Blackhole(t, loop)
+	}
+	for k, v := range l.live {
+		l.redirect[k] = v
+	}
+	return l
+}
+
+// serveDNS answers as the seed's zone does, with the answers the test set.
+func (l *standInLAN) serveDNS(w dns.ResponseWriter, r *dns.Msg) {
+	l.mu.Lock()
+	z := &probetest.Zone{Zone: standInZone + ".", Addrs: append([]netip.Addr(nil), l.answers...), TTL: 60,
+		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("192.0.2.80")}}}
+	l.mu.Unlock()
+	z.ServeDNS(w, r)
+}
+
+// Redirect is the probe.Config.Redirect of the stand-in LAN.
+func (l *standInLAN) Redirect(a netip.AddrPort) netip.AddrPort {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if to, ok := l.redirect[a]; ok {
+		return to
+	}
+	l.t.Errorf("the test dialled %s, which no stand-in serves", a)
+	return a
+}
+
+// Cut makes addr's ports read and never answer; Restore brings its servers back.
+func (l *standInLAN) Cut(addr string) { l.route(addr, true) }
+
+func (l *standInLAN) Restore(addr string) { l.route(addr, false) }
+
+func (l *standInLAN) route(addr string, cut bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	node := netip.MustParseAddr(addr)
+	for _, port := range []uint16{53, 443} {
+		ap := netip.AddrPortFrom(node, port)
+		l.redirect[ap] = l.live[ap]
+		if cut {
+			l.redirect[ap] = l.holes[addr]
+		}
+	}
+}
+
+// SetAnswers changes what the zone answers for A (an address dropped from the template).
+func (l *standInLAN) SetAnswers(addrs ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answers = nil
+	for _, a := range addrs {
+		l.answers = append(l.answers, netip.MustParseAddr(a))
+	}
+}
+
+// ProbeConfig aims the probes at the stand-ins; the system resolver knows nothing (LA402 then
+// says there is no second path), so no test asks the machine's real resolver.
+func (l *standInLAN) ProbeConfig(timeout time.Duration) probe.Config {
+	return probe.Config{Timeout: timeout, CAFile: l.CAFile, Redirect: l.Redirect, Resolver: noResolver{}}
+}
+
+type noResolver struct{}
+
+func (noResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return nil, errors.New("no such host (the tests' resolver knows nothing)")
+}
