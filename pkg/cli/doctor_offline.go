@@ -8,6 +8,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
@@ -28,11 +29,11 @@ func (f *DoctorFlags) offlinePath() (*netpath.Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	addrs, err := parseNodeAddresses(f.Addresses)
+	addrs, err := flagpath.ParseAddresses(f.Addresses)
 	if err != nil {
 		return nil, usageErr("invalid --addresses: %v", err)
 	}
-	p := pathFromAddresses(addrs, zone, host)
+	p := flagpath.FromAddresses(addrs, zone, host)
 	return &p, nil
 }
 
@@ -75,6 +76,6 @@ func offlineSubject(p *netpath.Path) []report.KV {
 		{Key: "addresses", Value: probe.JoinAddrs(p.ProxyAddrs)},
 		{Key: "zone", Value: p.Zone},
 		{Key: "probe host", Value: fmt.Sprintf("%s (%s)", p.Host.Name, p.Host.Source)},
-		{Key: "from", Value: offlineSource},
+		{Key: "from", Value: flagpath.Source},
 	}
 }

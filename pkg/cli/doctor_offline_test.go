@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 )
 
 // noCluster fails the test if anything asks for cluster clients: doctor with --addresses must
@@ -27,7 +28,7 @@ func noCluster(t *testing.T) clientFactory {
 
 // runOfflineDoctor runs doctor with args against the stand-in LAN, as RunE does, with the
 // probes aimed at the stand-ins.
-func runOfflineDoctor(t *testing.T, lan *standInLAN, args ...string) (stdout, stderr string, code int) {
+func runOfflineDoctor(t *testing.T, lan *probetest.LAN, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	f := NewDoctorFlags()
 	cmd := &cobra.Command{Use: "doctor"}
@@ -46,10 +47,10 @@ func runOfflineDoctor(t *testing.T, lan *standInLAN, args ...string) (stdout, st
 }
 
 func TestDoctorWithAddressesChecksThePathsWithoutTheCluster(t *testing.T) {
-	lan := newStandInLAN(t)
+	lan := probetest.NewLAN(t)
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "does-not-exist"))
-	out, errOut, code := runOfflineDoctor(t, lan, "--addresses", strings.Join(lan.Addrs, ","), "--zone", standInZone,
-		"--host", standInHost, "--expect-location", "login.example.com", "--ca-file", lan.CAFile, "-o", "json")
+	out, errOut, code := runOfflineDoctor(t, lan, "--addresses", strings.Join(lan.Addrs, ","), "--zone", probetest.LANZone,
+		"--host", probetest.LANHost, "--expect-location", "login.example.com", "--ca-file", lan.CAFile, "-o", "json")
 	require.Equal(t, ExitOK, code, errOut+out)
 	doc := decode(t, out)
 	require.Len(t, doc.Checks, len(catalogue.ForCommand(catalogue.Doctor)), "every check of the catalogue is reported")
@@ -65,10 +66,10 @@ func TestDoctorWithAddressesChecksThePathsWithoutTheCluster(t *testing.T) {
 }
 
 func TestDoctorWithAddressesNamesTheDeadAddress(t *testing.T) {
-	lan := newStandInLAN(t)
+	lan := probetest.NewLAN(t)
 	lan.Cut("10.0.10.12")
-	out, errOut, code := runOfflineDoctor(t, lan, "--addresses", "10.0.10.11,10.0.10.12,10.0.10.13", "--zone", standInZone,
-		"--host", standInHost, "--only", "LA301,LA401", "-o", "json")
+	out, errOut, code := runOfflineDoctor(t, lan, "--addresses", "10.0.10.11,10.0.10.12,10.0.10.13", "--zone", probetest.LANZone,
+		"--host", probetest.LANHost, "--only", "LA301,LA401", "-o", "json")
 	require.Equal(t, ExitFailed, code, errOut+out)
 	for _, c := range decode(t, out).Checks {
 		require.Equal(t, "fail", c.Status, c.ID)
@@ -83,7 +84,7 @@ func TestDoctorWithAddressesNamesTheDeadAddress(t *testing.T) {
 }
 
 func TestDoctorWithAddressesTakesThemFromTheConfigFile(t *testing.T) {
-	lan := newStandInLAN(t)
+	lan := probetest.NewLAN(t)
 	cfg := filepath.Join(t.TempDir(), "lanaccess.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("addresses: [10.0.10.11, 10.0.10.12, 10.0.10.13]\nzone: apps.example.com\nhost: grafana.apps.example.com\nexpect-status: 302\nexpect-location: login.example.com\nonly: [LA301]\noutput: json\n"), 0o600))
 	out, errOut, code := runOfflineDoctor(t, lan, "--config", cfg)
@@ -94,21 +95,21 @@ func TestDoctorWithAddressesTakesThemFromTheConfigFile(t *testing.T) {
 }
 
 func TestDoctorWithAddressesRefusesBadUsageWithExitTwo(t *testing.T) {
-	lan := newStandInLAN(t)
+	lan := probetest.NewLAN(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--addresses", "10.0.10.11"}, "--addresses needs --zone"},
-		{[]string{"--addresses", "10.0.10.11", "--zone", standInZone, "--dns-service", "lan-dns/lan-dns"}, "give one or the other"},
-		{[]string{"--addresses", "10.0.10.11,10.0.10.11", "--zone", standInZone}, "listed twice"},
-		{[]string{"--addresses", "010.0.10.11", "--zone", standInZone}, "not an IP address"},
-		{[]string{"--addresses", "::ffff:10.0.10.11", "--zone", standInZone}, "write it as 10.0.10.11"},
-		{[]string{"--addresses", "fe80::1%eth0", "--zone", standInZone}, "scope"},
-		{[]string{"--addresses", "127.0.0.1", "--zone", standInZone}, "not a node's LAN address"},
-		{[]string{"--addresses", "2001:DB8:0::1", "--zone", standInZone}, "write it as 2001:db8::1"},
-		{[]string{"--addresses", "grafana", "--zone", standInZone}, "not an IP address"},
-		{[]string{"--addresses", "10.0.10.11", "--zone", standInZone, "--host", "grafana.example.org"}, "not in the zone"},
+		{[]string{"--addresses", "10.0.10.11", "--zone", probetest.LANZone, "--dns-service", "lan-dns/lan-dns"}, "give one or the other"},
+		{[]string{"--addresses", "10.0.10.11,10.0.10.11", "--zone", probetest.LANZone}, "listed twice"},
+		{[]string{"--addresses", "010.0.10.11", "--zone", probetest.LANZone}, "not an IP address"},
+		{[]string{"--addresses", "::ffff:10.0.10.11", "--zone", probetest.LANZone}, "write it as 10.0.10.11"},
+		{[]string{"--addresses", "fe80::1%eth0", "--zone", probetest.LANZone}, "scope"},
+		{[]string{"--addresses", "127.0.0.1", "--zone", probetest.LANZone}, "not a node's LAN address"},
+		{[]string{"--addresses", "2001:DB8:0::1", "--zone", probetest.LANZone}, "write it as 2001:db8::1"},
+		{[]string{"--addresses", "grafana", "--zone", probetest.LANZone}, "not an IP address"},
+		{[]string{"--addresses", "10.0.10.11", "--zone", probetest.LANZone, "--host", "grafana.example.org"}, "not in the zone"},
 		{[]string{"--addresses", "10.0.10.11", "--zone", "apps example"}, "--zone"},
 	} {
 		_, errOut, code := runOfflineDoctor(t, lan, tc.args...)

@@ -1,4 +1,4 @@
-package cli
+package probetest
 
 import (
 	"context"
@@ -11,17 +11,16 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
-// standInLAN stands real servers on loopback in for the seed's three node addresses
-// (10.0.10.11-13): a zone DNS answering like the seed's Corefile on port 53 of each, and an
+// LAN stands real servers on loopback in for node addresses (the seed's 10.0.10.11-13 by
+// default): a zone DNS answering like the seed's Corefile on port 53 of each, and an
 // HTTPS proxy answering 302 with a certificate of a throwaway CA on port 443. Redirect maps the
 // node addresses to them; an address can be cut (its ports read and never answer, like a node
 // whose link is down) and its zone's answers changed while a test runs.
-type standInLAN struct {
-	t      *testing.T
+type LAN struct {
+	t      testing.TB
 	Addrs  []string
 	CAFile string
 
@@ -32,28 +31,36 @@ type standInLAN struct {
 	answers  []netip.Addr
 }
 
+// The stand-in LAN's zone, probe host and identity provider (where its proxy redirects).
 const (
-	standInZone = "apps.example.com"
-	standInHost = "grafana.apps.example.com"
-	standInIdP  = "https://login.example.com/auth"
+	LANZone = "apps.example.com"
+	LANHost = "grafana.apps.example.com"
+	LANIdP  = "https://login.example.com/auth"
 )
 
-func newStandInLAN(t *testing.T) *standInLAN {
+// NewLAN stands the LAN in for addrs (default the seed's three), on 127.0.0.21 and up.
+func NewLAN(t testing.TB, addrs ...string) *LAN {
 	t.Helper()
-	l := &standInLAN{t: t, Addrs: []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"},
+	if len(addrs) == 0 {
+		addrs = []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}
+	}
+	if len(addrs) > 200 {
+		t.Fatalf("NewLAN: %d addresses, at most 200 loopback stand-ins", len(addrs))
+	}
+	l := &LAN{t: t, Addrs: addrs,
 		redirect: map[netip.AddrPort]netip.AddrPort{}, live: map[netip.AddrPort]netip.AddrPort{}, holes: map[string]netip.AddrPort{}}
 	for _, a := range l.Addrs {
 		l.answers = append(l.answers, netip.MustParseAddr(a))
 	}
-	ca := probetest.NewCA(t)
+	ca := NewCA(t)
 	l.CAFile = ca.WritePEM(t)
-	cert := ca.Issue(t, time.Now().Add(90*24*time.Hour), "*."+standInZone, standInZone)
+	cert := ca.Issue(t, time.Now().Add(90*24*time.Hour), "*."+LANZone, LANZone)
 	for i, a := range l.Addrs {
-		loop := netip.AddrFrom4([4]byte{127, 0, 0, byte(21 + i)}).String()
+		loop := netip.AddrFrom4([4]byte{127, 0, 0, byte(21 + i)}).String() //nolint:gosec // i < 200
 		node := netip.MustParseAddr(a)
-		l.live[netip.AddrPortFrom(node, 53)] = probetest.StartDNS(t, loop, dns.HandlerFunc(l.serveDNS))
-		l.live[netip.AddrPortFrom(node, 443)] = probetest.StartHTTPS(t, loop, probetest.HTTPSServer{Cert: cert, Handler: probetest.RedirectTo(http.StatusFound, standInIdP)})
-		l.holes[a] = probetest.Blackhole(t, loop)
+		l.live[netip.AddrPortFrom(node, 53)] = StartDNS(t, loop, dns.HandlerFunc(l.serveDNS))
+		l.live[netip.AddrPortFrom(node, 443)] = StartHTTPS(t, loop, HTTPSServer{Cert: cert, Handler: RedirectTo(http.StatusFound, LANIdP)})
+		l.holes[a] = Blackhole(t, loop)
 	}
 	for k, v := range l.live {
 		l.redirect[k] = v
@@ -62,16 +69,16 @@ func newStandInLAN(t *testing.T) *standInLAN {
 }
 
 // serveDNS answers as the seed's zone does, with the answers the test set.
-func (l *standInLAN) serveDNS(w dns.ResponseWriter, r *dns.Msg) {
+func (l *LAN) serveDNS(w dns.ResponseWriter, r *dns.Msg) {
 	l.mu.Lock()
-	z := &probetest.Zone{Zone: standInZone + ".", Addrs: append([]netip.Addr(nil), l.answers...), TTL: 60,
+	z := &Zone{Zone: LANZone + ".", Addrs: append([]netip.Addr(nil), l.answers...), TTL: 60,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("192.0.2.80")}}}
 	l.mu.Unlock()
 	z.ServeDNS(w, r)
 }
 
 // Redirect is the probe.Config.Redirect of the stand-in LAN.
-func (l *standInLAN) Redirect(a netip.AddrPort) netip.AddrPort {
+func (l *LAN) Redirect(a netip.AddrPort) netip.AddrPort {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if to, ok := l.redirect[a]; ok {
@@ -82,11 +89,11 @@ func (l *standInLAN) Redirect(a netip.AddrPort) netip.AddrPort {
 }
 
 // Cut makes addr's ports read and never answer; Restore brings its servers back.
-func (l *standInLAN) Cut(addr string) { l.route(addr, true) }
+func (l *LAN) Cut(addr string) { l.route(addr, true) }
 
-func (l *standInLAN) Restore(addr string) { l.route(addr, false) }
+func (l *LAN) Restore(addr string) { l.route(addr, false) }
 
-func (l *standInLAN) route(addr string, cut bool) {
+func (l *LAN) route(addr string, cut bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	node := netip.MustParseAddr(addr)
@@ -100,7 +107,7 @@ func (l *standInLAN) route(addr string, cut bool) {
 }
 
 // SetAnswers changes what the zone answers for A (an address dropped from the template).
-func (l *standInLAN) SetAnswers(addrs ...string) {
+func (l *LAN) SetAnswers(addrs ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answers = nil
@@ -111,7 +118,7 @@ func (l *standInLAN) SetAnswers(addrs ...string) {
 
 // ProbeConfig aims the probes at the stand-ins; the system resolver knows nothing (LA402 then
 // says there is no second path), so no test asks the machine's real resolver.
-func (l *standInLAN) ProbeConfig(timeout time.Duration) probe.Config {
+func (l *LAN) ProbeConfig(timeout time.Duration) probe.Config {
 	return probe.Config{Timeout: timeout, CAFile: l.CAFile, Redirect: l.Redirect, Resolver: noResolver{}}
 }
 
