@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed yaml/*.yaml
+//go:embed yaml/*.yaml yaml/monitor
 var files embed.FS
 
 // Manifest is one printable document set.
@@ -33,6 +33,12 @@ func All() []Manifest {
 		{Name: "helm-test", Description: "doctor as a Helm test hook (helm test RELEASE)", Files: []string{"helm-test.yaml"}},
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
+		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
+		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor/rules.yaml"}},
+		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor/prometheusrule.yaml"}},
+		{Name: "monitor-dashboard", Description: "a Grafana dashboard for the monitor: one row per address, the checks (JSON)", Files: []string{"monitor/dashboard.json"}},
+		{Name: "monitor-systemd", Description: "a systemd unit running the monitor on a LAN machine", Files: []string{"monitor/kubectl-lanaccess-monitor.service"}},
+		{Name: "monitor-container", Description: "the docker/podman command running the monitor on a LAN machine", Files: []string{"monitor/container.sh"}},
 	}
 }
 
