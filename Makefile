@@ -10,13 +10,21 @@ LDFLAGS := -s -w \
   -X github.com/lanaccess/kubectl-lanaccess/pkg/version.commit=$(COMMIT) \
   -X github.com/lanaccess/kubectl-lanaccess/pkg/version.date=$(DATE)
 GOLANGCI_LINT_VERSION := v2.15.0
+GORELEASER_VERSION := v2.15.1
+# Release tools, built once per version from the Go module proxy (krew's: krew/install_test.go).
+TOOLS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/tools
+GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+IMAGE_REPOSITORY ?= ghcr.io/lanaccess/kubectl-lanaccess
+# goreleaser reads the repository's URL from its git remote and, without one (a local clone),
+# knows neither the commit nor its date: give it the project's URL through git's environment.
+GORELEASER_ENV := $(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/lanaccess/kubectl-lanaccess.git)
 LAB := $(GO) run ./lab/cmd/lab
 # The plugin runs inside the lab's laptop namespace so that every packet, the system resolver's
 # included, stays in the lab.
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo release-check tidy-check clean
+.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo image release-check release tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -24,8 +32,9 @@ help: ## list the targets
 build: ## build bin/kubectl-lanaccess
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-lanaccess
 
-install: build ## install the plugin as $(PREFIX)/bin/kubectl-lanaccess (kubectl finds it on PATH)
+install: build ## install the plugin and its completion helper in $(PREFIX)/bin (kubectl finds both on PATH)
 	install -m 0755 $(BIN) $(PREFIX)/bin/kubectl-lanaccess
+	install -m 0755 cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess $(PREFIX)/bin/kubectl_complete-lanaccess
 
 test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root)
 
@@ -45,12 +54,22 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	$(LAB) up
 	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
 
-lint: ## golangci-lint, pinned
+lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
-fuzz: ## a short run of every fuzz target
-	$(GO) test ./pkg/corefile -run '^$$' -fuzz FuzzParse -fuzztime 20s
-	$(GO) test ./pkg/procnet -run '^$$' -fuzz FuzzParse -fuzztime 20s
+# Every fuzz target of the module, found by `go test -list` (it prints a package's matching
+# names, then "ok <package>"), so that a new target is fuzzed without editing this file.
+FUZZTIME ?= 10s
+fuzz: ## run every fuzz target of the module, each for FUZZTIME (default 10s)
+	@set -euo pipefail; \
+	targets="$$($(GO) test -vet=off -list '^Fuzz' ./... | \
+		awk '/^Fuzz/ { t[n++] = $$1; next } /^ok / { for (i = 0; i < n; i++) print $$2, t[i]; n = 0 }')"; \
+	[ -n "$$targets" ] || { echo "fuzz: no fuzz target found" >&2; exit 1; }; \
+	echo "fuzz: $$(wc -l <<< "$$targets") targets, $(FUZZTIME) each"; \
+	while read -r pkg target; do \
+		echo "fuzz: $$pkg $$target"; \
+		$(GO) test "$$pkg" -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) < /dev/null; \
+	done <<< "$$targets"
 
 lab-up: ## start the lab (idempotent); prints the kubeconfig and how to run the plugin
 	bash lab/install-deps.sh
@@ -68,14 +87,28 @@ demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from th
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"
 	@ip netns exec laptop $(BIN) vpn-trace -n vpn --from-client --kubeconfig $(LAB_STATE)/kubeconfig || true
 
-release-check: ## goreleaser check and a snapshot build
-	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 check
-	$(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1 release --snapshot --clean --skip=publish
-	bash krew/render.sh dist dist/krew/lanaccess.yaml
-	bash krew/validate.sh krew/lanaccess.yaml dist/krew/lanaccess.yaml
+image: ## the container image of this checkout (linux/amd64, linux/arm64; tag "dev" unless a release) as an OCI layout in bin/image
+	rm -rf bin/image
+	for arch in amd64 arm64; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/linux_$$arch/kubectl-lanaccess ./cmd/kubectl-lanaccess || exit 1; \
+	done
+	$(GO) run ./cmd/build-image --binary linux/amd64=bin/linux_amd64/kubectl-lanaccess --binary linux/arm64=bin/linux_arm64/kubectl-lanaccess --out bin/image
 
-tidy-check: ## fail when go mod tidy would change go.mod or go.sum
-	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+$(GORELEASER):
+	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+release-check: $(GORELEASER) ## snapshot archives and krew manifest (goreleaser), the image from them, and krew installing every archive
+	$(GORELEASER) check
+	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --skip=publish
+	$(GO) run ./cmd/build-image --dist dist --out dist/image
+	DIST=$(CURDIR)/dist $(GO) test -count=1 -tags release -timeout 30m -v -run 'TestGoreleasersKrewManifest|TestTheReleaseImage' ./krew/ ./pkg/release/image/
+
+release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew manifest (goreleaser), then push the image (docker credentials)
+	$(GORELEASER) release --clean
+	$(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY)
+
+tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
+	$(GO) mod tidy -diff
 
 clean: ## remove build outputs
 	rm -rf bin dist

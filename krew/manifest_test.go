@@ -1,199 +1,149 @@
-// Package krew_test keeps the krew manifest in step with the release: the platforms it lists
-// are the archives goreleaser builds, and krew/render.sh fills version and checksums from
-// goreleaser's output without changing anything else. krew's own validator runs on the
-// template and on the rendered manifest in `make release-check` (krew/validate.sh).
+// Package krew_test checks the krew plugin manifest that goreleaser writes from the `krews:`
+// section of .goreleaser.yaml: krew-index's text rules here, on the configuration; and, in
+// `make release-check` (build tag release, install_test.go), the manifest goreleaser wrote for
+// the snapshot archives, installed with krew itself for every platform.
 package krew_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
 
-// plugin is the part of krew's index.Plugin this test reads.
-type plugin struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Version          string     `json:"version"`
-		Homepage         string     `json:"homepage"`
-		ShortDescription string     `json:"shortDescription"`
-		Description      string     `json:"description"`
-		Caveats          string     `json:"caveats"`
-		Platforms        []platform `json:"platforms"`
-	} `json:"spec"`
-}
-
-type platform struct {
-	Selector struct {
-		MatchLabels map[string]string `json:"matchLabels"`
-	} `json:"selector"`
-	URI    string `json:"uri"`
-	Sha256 string `json:"sha256"`
-	Bin    string `json:"bin"`
-}
-
-func readPlugin(t *testing.T, path string) plugin {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var p plugin
-	require.NoError(t, yaml.UnmarshalStrict(raw, &p), path)
-	return p
-}
-
-// goreleaser is the part of .goreleaser.yaml that decides the archives.
-type goreleaser struct {
+// goreleaserConfig is the part of .goreleaser.yaml the krew manifest comes from.
+type goreleaserConfig struct {
 	Builds []struct {
+		ID     string   `json:"id"`
 		Binary string   `json:"binary"`
 		Goos   []string `json:"goos"`
 		Goarch []string `json:"goarch"`
 	} `json:"builds"`
 	Archives []struct {
-		NameTemplate    string   `json:"name_template"`
-		Formats         []string `json:"formats"`
-		FormatOverrides []struct {
-			Goos    string   `json:"goos"`
-			Formats []string `json:"formats"`
-		} `json:"format_overrides"`
+		ID    string `json:"id"`
+		Files []struct {
+			Src string `json:"src"`
+		} `json:"files"`
 	} `json:"archives"`
+	Krews []struct {
+		Name             string   `json:"name"`
+		IDs              []string `json:"ids"`
+		Homepage         string   `json:"homepage"`
+		ShortDescription string   `json:"short_description"`
+		Description      string   `json:"description"`
+		Caveats          string   `json:"caveats"`
+	} `json:"krews"`
 }
 
-// archives returns "os/arch" -> archive file name, as goreleaser names them.
-func archives(t *testing.T) map[string]string {
+func readGoreleaser(t *testing.T) goreleaserConfig {
 	t.Helper()
 	raw, err := os.ReadFile("../.goreleaser.yaml")
 	require.NoError(t, err)
-	var g goreleaser
+	var g goreleaserConfig
 	require.NoError(t, yaml.Unmarshal(raw, &g))
 	require.Len(t, g.Builds, 1)
 	require.Len(t, g.Archives, 1)
-	a := g.Archives[0]
-	require.Equal(t, "kubectl-lanaccess_{{ .Os }}_{{ .Arch }}", a.NameTemplate)
-	out := map[string]string{}
-	for _, goos := range g.Builds[0].Goos {
-		for _, goarch := range g.Builds[0].Goarch {
-			format := a.Formats[0]
-			for _, o := range a.FormatOverrides {
-				if o.Goos == goos {
-					format = o.Formats[0]
-				}
-			}
-			out[goos+"/"+goarch] = fmt.Sprintf("kubectl-lanaccess_%s_%s.%s", goos, goarch, format)
+	require.Len(t, g.Krews, 1)
+	return g
+}
+
+// Texts are the documentation fields of a krew manifest.
+type Texts struct {
+	Name, ShortDescription, Description, Caveats string
+}
+
+// safeName is krew's own rule for a plugin name (internal/index/validation.IsSafePluginName) and
+// the naming guide's kebab-case.
+var safeName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// usage matches text that tells how to run the plugin rather than what it does: a command line
+// or a flag.
+var usage = regexp.MustCompile("kubectl |`|(^|\\s)--?[a-z]")
+
+// checkTexts applies krew-index's rules for the text of a manifest: the name per the naming
+// guide; a shortDescription of at most 50 characters; a description that says what the plugin
+// does, with no usage (krew's plugin-manifest guide: no commands or options, the plugin's --help
+// has them) and lines within 80 columns; caveats within 80 columns too.
+func checkTexts(t assert.TestingT, m Texts) {
+	assert.Regexp(t, safeName, m.Name)
+	assert.False(t, strings.HasPrefix(m.Name, "kube"), "the naming guide: no kube- prefix (kubectl already says it)")
+	assert.LessOrEqual(t, utf8.RuneCountInString(m.ShortDescription), 50, "shortDescription %q", m.ShortDescription)
+	assert.NotEmpty(t, m.ShortDescription)
+	assert.False(t, strings.HasSuffix(m.ShortDescription, "."), "a tagline, not a sentence")
+	for field, text := range map[string]string{"description": m.Description, "caveats": m.Caveats} {
+		for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			assert.LessOrEqual(t, utf8.RuneCountInString(line), 80, "%s line %d is wider than 80 columns: %q", field, i+1, line)
 		}
 	}
-	return out
+	assert.NotRegexp(t, usage, m.Description, "the description says what the plugin does, not how to run it")
+	assert.NotContains(t, m.Description, m.ShortDescription, "the description does more than repeat the tagline")
+	assert.GreaterOrEqual(t, len(strings.Fields(m.Description)), 30, "the description explains the plugin")
 }
 
-func TestTheManifestListsExactlyTheArchivesGoreleaserBuilds(t *testing.T) {
-	want := archives(t)
-	require.Len(t, want, 6, "linux, darwin and windows on amd64 and arm64")
-	p := readPlugin(t, "lanaccess.yaml")
-	assert.Equal(t, "lanaccess", p.Metadata.Name, "krew requires the file to be named after the plugin")
-	got := map[string]string{}
-	for _, pl := range p.Spec.Platforms {
-		key := pl.Selector.MatchLabels["os"] + "/" + pl.Selector.MatchLabels["arch"]
-		_, dup := got[key]
-		require.False(t, dup, "two platforms for %s", key)
-		got[key] = filepath.Base(pl.URI)
-		bin := "kubectl-lanaccess"
-		if pl.Selector.MatchLabels["os"] == "windows" {
-			bin += ".exe"
-		}
-		assert.Equal(t, bin, pl.Bin, key)
-		assert.Contains(t, pl.URI, "/releases/download/"+p.Spec.Version+"/", "%s points at the manifest's version", key)
-	}
-	assert.Equal(t, want, got)
+func TestTheKrewConfigurationMeetsKrewIndexRules(t *testing.T) {
+	g := readGoreleaser(t)
+	k := g.Krews[0]
+	checkTexts(t, Texts{Name: k.Name, ShortDescription: k.ShortDescription, Description: k.Description, Caveats: k.Caveats})
+	// krew links kubectl-<name> to the binary: with the binary's own name, `kubectl lanaccess`
+	// is the same command for a krew install and a manual one, as the plugin's help prints it.
+	assert.Equal(t, g.Builds[0].Binary, "kubectl-"+k.Name)
+	assert.Equal(t, []string{g.Archives[0].ID}, k.IDs, "the manifest lists the release archives")
+	assert.Equal(t, "https://github.com/lanaccess/kubectl-lanaccess", k.Homepage)
 }
 
-// fakeDist writes what goreleaser leaves in dist: checksums.txt and metadata.json.
-func fakeDist(t *testing.T, version string, skip string) (string, map[string]string) {
-	t.Helper()
-	dir := t.TempDir()
-	sums := map[string]string{}
-	var lines []string
-	for _, name := range archives(t) {
-		if name == skip {
-			continue
-		}
-		h := sha256.Sum256([]byte(name + version))
-		sums[name] = hex.EncodeToString(h[:])
-		lines = append(lines, sums[name]+"  "+name)
+func TestEveryArchiveCarriesTheLicense(t *testing.T) {
+	g := readGoreleaser(t)
+	var srcs []string
+	for _, f := range g.Archives[0].Files {
+		srcs = append(srcs, f.Src)
 	}
-	sort.Strings(lines)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	meta := fmt.Sprintf(`{"project_name":"kubectl-lanaccess","tag":"v0.1.0","previous_tag":"","version":%q,"commit":"6391ac6","date":"2026-11-30T00:00:00Z","runtime":{"goos":"linux","goarch":"amd64"}}`, version)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(meta), 0o644))
-	return dir, sums
-}
-
-func render(t *testing.T, dist string) ([]byte, error) {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "lanaccess.yaml")
-	cmd := exec.Command("bash", "render.sh", dist, out)
-	msg, err := cmd.CombinedOutput()
-	if err != nil {
-		return msg, err
-	}
-	return os.ReadFile(out)
-}
-
-func TestRenderFillsVersionAndChecksumsAndKeepsTheShape(t *testing.T) {
-	dist, sums := fakeDist(t, "0.2.0", "")
-	rendered, err := render(t, dist)
-	require.NoError(t, err, "%s", rendered)
-
-	var got plugin
-	require.NoError(t, yaml.UnmarshalStrict(rendered, &got))
-	assert.Equal(t, "v0.2.0", got.Spec.Version)
-	for _, pl := range got.Spec.Platforms {
-		name := filepath.Base(pl.URI)
-		assert.Equal(t, "https://github.com/lanaccess/kubectl-lanaccess/releases/download/v0.2.0/"+name, pl.URI)
-		assert.Equal(t, sums[name], pl.Sha256, name)
-	}
-
-	// Everything but version, uri and sha256 is the template's, comments included.
-	template, err := os.ReadFile("lanaccess.yaml")
+	assert.Contains(t, srcs, "LICENSE")
+	_, err := os.Stat("../LICENSE")
 	require.NoError(t, err)
-	normalize := func(b []byte) string {
-		var keep []string
-		for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-			trimmed := strings.TrimSpace(line)
-			if strings.HasPrefix(trimmed, "sha256:") || strings.HasPrefix(trimmed, "uri:") || strings.HasPrefix(line, "  version:") {
-				continue
-			}
-			keep = append(keep, line)
-		}
-		return strings.Join(keep, "\n")
+}
+
+// The text rules can fail: a manifest that breaks each of them.
+func TestCheckTextsCatchesEachRule(t *testing.T) {
+	good := Texts{Name: "lanaccess", ShortDescription: "Diagnose LAN access to Services and OpenVPN pods",
+		Description: strings.Repeat("Finds which layer breaks access from a LAN to services.\n", 6)}
+	for name, edit := range map[string]func(*Texts){
+		"camelCase name":         func(m *Texts) { m.Name = "lanAccess" },
+		"kube- prefix":           func(m *Texts) { m.Name = "kube-lanaccess" },
+		"long shortDescription":  func(m *Texts) { m.ShortDescription = "Diagnose LAN access via externalIPs and OpenVPN pods" },
+		"wide description":       func(m *Texts) { m.Description += strings.Repeat("x", 81) + "\n" },
+		"usage in description":   func(m *Texts) { m.Description += "Run kubectl lanaccess doctor.\n" },
+		"a flag in description":  func(m *Texts) { m.Description += "With --no-helpers it is read-only.\n" },
+		"wide caveats":           func(m *Texts) { m.Caveats = strings.Repeat("y", 81) },
+		"tagline as description": func(m *Texts) { m.Description = m.ShortDescription + "\n" + m.Description },
+		"one-line description":   func(m *Texts) { m.Description = "Diagnoses.\n" },
+		"a sentence for tagline": func(m *Texts) { m.ShortDescription = "Diagnose LAN access." },
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := good
+			edit(&m)
+			var r recorder
+			checkTexts(&r, m)
+			assert.True(t, r.failed, "%+v passes", m)
+		})
 	}
-	assert.Equal(t, normalize(template), normalize(rendered))
+	var r recorder
+	checkTexts(&r, good)
+	assert.False(t, r.failed, "%v", r.msgs)
 }
 
-func TestRenderAcceptsASnapshotVersion(t *testing.T) {
-	dist, _ := fakeDist(t, "0.1.1-snapshot+6391ac6", "")
-	rendered, err := render(t, dist)
-	require.NoError(t, err, "%s", rendered)
-	var got plugin
-	require.NoError(t, yaml.UnmarshalStrict(rendered, &got))
-	assert.Equal(t, "v0.1.1-snapshot+6391ac6", got.Spec.Version)
+// recorder is an assert.TestingT that keeps the failures.
+type recorder struct {
+	failed bool
+	msgs   []string
 }
 
-func TestRenderFailsOnAnArchiveWithoutChecksum(t *testing.T) {
-	dist, _ := fakeDist(t, "0.2.0", "kubectl-lanaccess_darwin_arm64.tar.gz")
-	msg, err := render(t, dist)
-	require.Error(t, err)
-	assert.Contains(t, string(msg), "no checksum for kubectl-lanaccess_darwin_arm64.tar.gz")
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = true
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
 }

@@ -163,7 +163,8 @@ func TestTheClusterDNSVIPAnswersClusterNamesInsideNodes(t *testing.T) {
 }
 
 func TestNoLabNamespaceHasADefaultRoute(t *testing.T) {
-	hosts := []string{lab.ControlPlane(), lab.Laptop(), lab.Internet()}
+	hosts := make([]string, 0, 3+len(lab.Nodes))
+	hosts = append(hosts, lab.ControlPlane(), lab.Laptop(), lab.Internet())
 	for _, n := range lab.Nodes {
 		hosts = append(hosts, n.Name)
 	}

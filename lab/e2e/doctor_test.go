@@ -194,6 +194,7 @@ func nodeWithoutServicePods(t *testing.T) labkit.Node {
 }
 
 func nodeWithoutProxy(t *testing.T) labkit.Node {
+	t.Helper()
 	hosts := podNodes(t, proxySelector)
 	require.NotEmpty(t, hosts, "the lab runs a traefik pod")
 	for _, n := range lab.Nodes {

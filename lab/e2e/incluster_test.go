@@ -6,26 +6,33 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/release/image"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
-// applyManifest pipes a shipped manifest into the lab's kubectl; delete undoes it at cleanup.
-func applyManifest(t *testing.T, name string) {
+// applyYAML pipes YAML into the lab's kubectl; delete undoes it at cleanup.
+func applyYAML(t *testing.T, what string, raw []byte) {
 	t.Helper()
-	raw, err := manifests.Get(name)
-	require.NoError(t, err)
 	run := func(verb string, extra ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -34,75 +41,236 @@ func applyManifest(t *testing.T, name string) {
 		return cmd.CombinedOutput()
 	}
 	out, err := run("apply")
-	require.NoError(t, err, "kubectl apply %s: %s", name, out)
+	require.NoError(t, err, "kubectl apply %s: %s", what, out)
 	t.Cleanup(func() { _, _ = run("delete", "--ignore-not-found", "--wait=false") })
 }
 
-// The shipped Job and RBAC apply to a real API server, the Job's pod is scheduled under its
-// ServiceAccount, and the plugin run with that ServiceAccount's in-cluster configuration (the
-// token and CA files a pod gets, the KUBERNETES_SERVICE_* variables, no kubeconfig) diagnoses
-// the lab: the CI smoke test after a deploy, as it runs in a cluster.
-func TestShippedJobRunsInClusterUnderItsServiceAccount(t *testing.T) {
-	applyManifest(t, "rbac-doctor")
-	applyManifest(t, "job")
-	ctx := context.Background()
-	eventually(t, time.Minute, func() error {
-		pods, err := lab.Client.CoreV1().Pods("lanaccess").List(ctx, metav1.ListOptions{LabelSelector: "job-name=lanaccess-doctor"})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) == 0 || pods.Items[0].Spec.NodeName == "" {
-			return errorf("the Job's pod is not scheduled yet")
-		}
-		assert.Equal(t, "kubectl-lanaccess", pods.Items[0].Spec.ServiceAccountName)
-		return nil
-	})
-
-	tok, err := lab.Client.CoreV1().ServiceAccounts("lanaccess").CreateToken(ctx, "kubectl-lanaccess",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+// applyManifest applies a shipped manifest.
+func applyManifest(t *testing.T, name string) {
+	t.Helper()
+	raw, err := manifests.Get(name)
 	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "token"), []byte(tok.Status.Token), 0o600))
+	applyYAML(t, name, raw)
+}
+
+// labImage builds the plugin's image from this checkout as a release does (both platforms, the
+// release's ldflags, an OCI layout) and unpacks this machine's platform into a root filesystem.
+func labImage(t *testing.T) (rootfs, tag string, cfg *v1.Config) {
+	t.Helper()
+	root := filepath.Dir(lab.LabDir)
+	const v = "v0.0.0-lab+e2e"
+	bins := map[string]string{}
+	for _, p := range image.Platforms {
+		goos, goarch, _ := strings.Cut(p, "/")
+		out := filepath.Join(t.TempDir(), "kubectl-lanaccess")
+		require.NoError(t, releasetest.BuildTo(out, root, goos, goarch, releasetest.LDFlags(v, "0000000000000000000000000000000000000000", "2026-11-30T00:00:00Z")))
+		bins[p] = out
+	}
+	idx, info, err := image.Build(context.Background(), image.Options{Binaries: bins, License: filepath.Join(root, "LICENSE"), Version: v})
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "layout")
+	require.NoError(t, image.WriteLayout(dir, idx, version.ImageTag(info.Version)))
+
+	img, err := image.Read(dir, runtime.GOOS+"/"+runtime.GOARCH)
+	require.NoError(t, err)
+	file, err := img.ConfigFile()
+	require.NoError(t, err)
+	rootfs = t.TempDir()
+	require.NoError(t, image.Unpack(img, rootfs))
+	return rootfs, version.ImageTag(v), &file.Config
+}
+
+// The image's binary runs as the shipped Job runs it: the Job, printed by that binary with a CA
+// ConfigMap, applies to the lab's API server and its controller runs it to completion (kwok
+// completes the pod; the re-run recipe of the Job's header waits for it); then the binary runs
+// from the image's unpacked filesystem, read-only, as user 65532, with the pod's command, args
+// and environment (the image's PATH, KUBERNETES_SERVICE_*, HOME as runc sets it), and the pod's
+// volumes where the pod mounts them: the service account's token, CA and namespace (the
+// projected kube-api-access volume, with kube-root-ca.crt's content) and the CA ConfigMap. No
+// kubeconfig. Its log (stdout and stderr, as `kubectl logs` shows them) holds the JSON report.
+//
+// Two differences from a kubelet, both about the network: the run happens in the laptop's
+// namespace (kwok nodes run no containers), so KUBERNETES_SERVICE_HOST is the API server's
+// address rather than the kubernetes Service's ClusterIP, which nothing proxies there.
+func TestTheImageRunsAsTheShippedJob(t *testing.T) {
+	rootfs, tag, cfg := labImage(t)
+	bin := filepath.Join(rootfs, "usr/local/bin/kubectl-lanaccess")
+	ctx := context.Background()
+
+	applyManifest(t, "rbac-doctor")
 	ca, err := os.ReadFile(lab.CAFile)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o644))
-	home := t.TempDir()
-	bin, err := lanaccessBinary()
+	const caConfigMap = "lanaccess-proxy-ca"
+	_, err = lab.Client.CoreV1().ConfigMaps("lanaccess").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: caConfigMap}, Data: map[string]string{"ca.crt": string(ca)}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-
-	// A private mount namespace puts the pod's secret files where client-go's in-cluster
-	// configuration reads them, without touching the host's /var/run/secrets.
-	secrets := "/var/run/secrets/kubernetes.io/serviceaccount"
-	created := false
-	if _, err := os.Stat("/var/run/secrets"); os.IsNotExist(err) {
-		require.NoError(t, os.MkdirAll("/var/run/secrets", 0o755))
-		created = true
-	}
 	t.Cleanup(func() {
-		if created {
-			_ = os.Remove("/var/run/secrets")
-		}
+		_ = lab.Client.CoreV1().ConfigMaps("lanaccess").Delete(ctx, caConfigMap, metav1.DeleteOptions{})
 	})
-	script := `set -e
-mount -t tmpfs tmpfs /var/run/secrets
-mkdir -p ` + secrets + `
-cp "$SRC/token" "$SRC/ca.crt" ` + secrets + `/
-exec "$BIN" doctor --no-helpers --skip LA402 -o json --ca-file "$SRC/ca.crt"`
-	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, "ip", "netns", "exec", lab.Laptop(), "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+
+	// The Job as the binary in the image prints it, and the recipe of its header.
+	job := releasetest.Run(t, bin, nil, "manifests", "job", "--ca-configmap", caConfigMap)
+	assert.Contains(t, job, "image: "+version.ImageRepository+":"+tag+"\n", "the Job names the image its binary is in")
+	kubectl := func(args ...string) string {
+		c, cancel := context.WithTimeout(ctx, 7*time.Minute)
+		defer cancel()
+		out, err := lab.KubectlCmd(c, args...).CombinedOutput()
+		require.NoError(t, err, "kubectl %v: %s", args, out)
+		return string(out)
+	}
+	kubectl("-n", "lanaccess", "delete", "job", "lanaccess-doctor", "--ignore-not-found")
+	applyYAML(t, "job", []byte(job))
+	kubectl("-n", "lanaccess", "wait", "job/lanaccess-doctor", "--timeout=6m", "--for=jsonpath={.status.conditions[-1:].type}")
+	kubectl("-n", "lanaccess", "wait", "job/lanaccess-doctor", "--timeout=30s", "--for=condition=Complete")
+
+	pods, err := lab.Client.CoreV1().Pods("lanaccess").List(ctx, metav1.ListOptions{LabelSelector: "job-name=lanaccess-doctor"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1)
+	pod := pods.Items[0]
+	require.Len(t, pod.Spec.Containers, 1)
+	c := pod.Spec.Containers[0]
+	assert.Equal(t, version.ImageRepository+":"+tag, c.Image)
+	assert.Equal(t, "kubectl-lanaccess", pod.Spec.ServiceAccountName)
+	require.NotNil(t, pod.Spec.SecurityContext.RunAsUser)
+	require.NotNil(t, pod.Spec.SecurityContext.RunAsGroup)
+	user := fmt.Sprintf("%d:%d", *pod.Spec.SecurityContext.RunAsUser, *pod.Spec.SecurityContext.RunAsGroup)
+	assert.Equal(t, cfg.User, user, "the pod runs as the image's user")
+
+	// The pod's volumes, with the content the kubelet would put there.
+	volumes := t.TempDir()
+	var mounts []string // "SOURCE TARGET" pairs
+	for _, m := range c.VolumeMounts {
+		src := filepath.Join(volumes, m.Name)
+		require.NoError(t, os.MkdirAll(src, 0o755))
+		vol := volumeNamed(t, pod, m.Name)
+		switch {
+		case vol.Projected != nil: // kube-api-access-*: token, ca.crt, namespace
+			tok, err := lab.Client.CoreV1().ServiceAccounts("lanaccess").CreateToken(ctx, pod.Spec.ServiceAccountName,
+				&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			var rootCA *corev1.ConfigMap
+			eventually(t, time.Minute, func() error {
+				rootCA, err = lab.Client.CoreV1().ConfigMaps("lanaccess").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return errorf("the controller-manager has not published kube-root-ca.crt yet")
+				}
+				return err
+			})
+			writeFiles(t, src, map[string]string{"token": tok.Status.Token, "ca.crt": rootCA.Data["ca.crt"], "namespace": pod.Namespace})
+		case vol.ConfigMap != nil:
+			cm, err := lab.Client.CoreV1().ConfigMaps("lanaccess").Get(ctx, vol.ConfigMap.Name, metav1.GetOptions{})
+			require.NoError(t, err)
+			files := map[string]string{}
+			for _, item := range vol.ConfigMap.Items {
+				files[item.Path] = cm.Data[item.Key]
+			}
+			writeFiles(t, src, files)
+		default:
+			t.Fatalf("volume %s: a kind this test does not provide", m.Name)
+		}
+		mounts = append(mounts, src+" "+filepath.Join(rootfs, m.MountPath))
+	}
+	// The kubelet's /etc/resolv.conf for dnsPolicy ClusterFirst, and /etc/hosts.
+	etc := filepath.Join(volumes, "etc")
+	writeFiles(t, etc, map[string]string{
+		"resolv.conf": "search lanaccess.svc.cluster.local svc.cluster.local cluster.local\nnameserver " + lab.ClusterDNSIP() + "\noptions ndots:5\n",
+		"hosts":       "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
+	})
+	mounts = append(mounts, filepath.Join(etc, "resolv.conf")+" "+filepath.Join(rootfs, "etc/resolv.conf"),
+		filepath.Join(etc, "hosts")+" "+filepath.Join(rootfs, "etc/hosts"))
+
 	api, err := url.Parse(lab.Config.Host)
 	require.NoError(t, err)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + home, "SRC=" + dir, "BIN=" + bin,
-		"KUBERNETES_SERVICE_HOST=" + api.Hostname(), "KUBERNETES_SERVICE_PORT=" + api.Port()}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	env := append([]string{}, cfg.Env...) // the image's PATH
+	env = append(env, "HOSTNAME="+pod.Name, "KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port(),
+		// runc (libcontainer/init_linux.go, setupUser): HOME from the user's passwd entry, "/"
+		// without one; the image has no /etc/passwd.
+		"HOME=/")
+	for _, e := range c.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+
+	// A private mount namespace: the mount points, the volumes bound on them, /proc and /dev,
+	// the root made read-only (readOnlyRootFilesystem); then the pod's command, run by chroot
+	// with the container's environment only, so that PATH inside the image finds it.
+	var script strings.Builder
+	line := func(args ...string) {
+		for i, a := range args {
+			if i > 0 {
+				script.WriteString(" ")
+			}
+			script.WriteString(a)
+		}
+		script.WriteString("\n")
+	}
+	line("set -e")
+	for _, m := range mounts {
+		src, dst, _ := strings.Cut(m, " ")
+		if st, err := os.Stat(src); err == nil && st.IsDir() {
+			line("mkdir -p", shq(dst))
+		} else {
+			line("mkdir -p", shq(filepath.Dir(dst)), "&& touch", shq(dst))
+		}
+	}
+	line("mkdir -p", shq(filepath.Join(rootfs, "proc")), shq(filepath.Join(rootfs, "dev")))
+	line("mount --bind", shq(rootfs), shq(rootfs))
+	for _, m := range mounts {
+		src, dst, _ := strings.Cut(m, " ")
+		line("mount --bind", shq(src), shq(dst), "&& mount -o remount,bind,ro", shq(dst))
+	}
+	line("mount -t proc proc", shq(filepath.Join(rootfs, "proc")))
+	line("mount --rbind /dev", shq(filepath.Join(rootfs, "dev")))
+	line("mount -o remount,bind,ro", shq(rootfs))
+	quoted := []string{"exec /usr/bin/env -i"}
+	for _, e := range env {
+		quoted = append(quoted, shq(e))
+	}
+	line(append(quoted, "/usr/sbin/chroot", "--userspec="+user, shq(rootfs), `"$@"`)...)
+
+	argv := append(append([]string{}, c.Command...), c.Args...)
+	runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, "ip", append([]string{"netns", "exec", lab.Laptop(), "unshare", "-m", "--propagation", "private",
+		"/bin/sh", "-c", script.String(), "job"}, argv...)...)
+	var log bytes.Buffer // one buffer for both streams, in order: the pod's log
+	cmd.Stdout, cmd.Stderr = &log, &log
+	start := time.Now()
 	err = cmd.Run()
-	require.NoError(t, err, "stdout %s\nstderr %s", stdout.String(), stderr.String())
-	r := result{Stdout: stdout.String(), hasJSON: true}
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &r.Doc))
-	assert.Equal(t, "pass", r.check(t, "LA301").Status)
+	require.NoError(t, err, "the Job's container fails:\n%s\nscript:\n%s", log.String(), script.String())
+	t.Logf("the Job's container ran in %s", time.Since(start).Round(time.Millisecond))
+
+	// The report, as the recipe takes it from `kubectl logs`.
+	filter := exec.Command("sh", "-c", manifests.ReportFilter)
+	filter.Stdin = bytes.NewReader(log.Bytes())
+	doc, err := filter.Output()
+	require.NoError(t, err)
+	r := result{Stdout: string(doc), hasJSON: true}
+	require.NoError(t, json.Unmarshal(doc, &r.Doc), "the log:\n%s", log.String())
 	assert.Equal(t, "pass", r.check(t, "LA101").Status)
+	assert.Equal(t, "pass", r.check(t, "LA301").Status)
+	assert.Equal(t, "pass", r.check(t, "LA401").Status, "the proxy's certificate verifies with the CA of the mounted ConfigMap")
 	assert.Empty(t, permissionSkips(r), "the shipped read-only RBAC is enough in-cluster")
-	assert.Contains(t, stdout.String(), `"context": "in-cluster"`)
+	assert.Contains(t, string(doc), `"context": "in-cluster"`)
+}
+
+func volumeNamed(t *testing.T, pod corev1.Pod, name string) corev1.Volume {
+	t.Helper()
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			return v
+		}
+	}
+	t.Fatalf("the pod mounts %s, which it does not declare", name)
+	return corev1.Volume{}
+}
+
+// shq quotes s for sh.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
 }

@@ -165,7 +165,7 @@ func ourPodsLeft(t *testing.T) []string {
 	defer cancel()
 	l, err := lab.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kube.ManagedByLabel + "=" + kube.ManagedByValue})
 	require.NoError(t, err)
-	var out []string
+	out := make([]string, 0, len(l.Items))
 	for _, p := range l.Items {
 		out = append(out, p.Namespace+"/"+p.Name)
 	}

@@ -101,7 +101,7 @@ func (r result) check(t *testing.T, id string) checkResult {
 
 // statusOf is "id=status" for every check, for failure messages.
 func (r result) statuses() string {
-	var parts []string
+	parts := make([]string, 0, len(r.Doc.Checks))
 	for _, c := range r.Doc.Checks {
 		parts = append(parts, c.ID+"="+c.Status)
 	}

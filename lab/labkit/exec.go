@@ -20,23 +20,20 @@ func (l *Lab) Exec(ctx context.Context, namespace string, argv ...string) (strin
 }
 
 // MustExec is Exec that fails the test on error.
-func (l *Lab) MustExec(t testing.TB, namespace string, argv ...string) string {
-	t.Helper()
+func (l *Lab) MustExec(tb testing.TB, namespace string, argv ...string) string {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := l.Exec(ctx, namespace, argv...)
 	if err != nil {
-		t.Fatalf("exec in %s: %v", namespace, err)
+		tb.Fatalf("exec in %s: %v", namespace, err)
 	}
 	return out
 }
 
 // Ping reports whether one ICMP echo from namespace to ip is answered within timeout.
 func (l *Lab) Ping(namespace, ip string, timeout time.Duration) bool {
-	secs := int(timeout.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(int(timeout.Round(time.Second)/time.Second), 1)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	_, err := l.Exec(ctx, namespace, "ping", "-n", "-c", "1", "-W", strconv.Itoa(secs), ip)
@@ -45,7 +42,7 @@ func (l *Lab) Ping(namespace, ip string, timeout time.Duration) bool {
 
 // KubectlCmd returns the cached kubectl against the lab (the admin kubeconfig).
 func (l *Lab) KubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, l.KubectlBin, args...)
+	cmd := exec.CommandContext(ctx, l.KubectlBin, args...) //nolint:gosec // the lab's own kubectl, with a test's arguments
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+l.Kubeconfig)
 	return cmd
 }

@@ -34,43 +34,44 @@ func opCtx() (context.Context, context.CancelFunc) {
 }
 
 // must runs a fault operation and fails the test on error.
-func must(t testing.TB, what string, err error) {
-	t.Helper()
+func must(tb testing.TB, what string, err error) {
+	tb.Helper()
 	if err != nil {
-		t.Fatalf("%s: %v", what, err)
+		tb.Fatalf("%s: %v", what, err)
 	}
 }
 
 // cleanup registers an undo step that reports (not panics) when it fails.
-func cleanup(t testing.TB, what string, undo func(context.Context) error) {
-	t.Cleanup(func() {
+func cleanup(tb testing.TB, what string, undo func(context.Context) error) {
+	tb.Helper()
+	tb.Cleanup(func() {
 		ctx, cancel := opCtx()
 		defer cancel()
 		if err := undo(ctx); err != nil {
-			t.Errorf("restore after %s: %v", what, err)
+			tb.Errorf("restore after %s: %v", what, err)
 		}
 	})
 }
 
 // IPForward reads net.ipv4.ip_forward in a node's namespace.
-func (l *Lab) IPForward(t testing.TB, node string) bool {
-	t.Helper()
+func (l *Lab) IPForward(tb testing.TB, node string) bool {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	on, err := l.faults.IPForward(ctx, node)
-	must(t, "read ip_forward on "+node, err)
+	must(tb, "read ip_forward on "+node, err)
 	return on
 }
 
 // SetIPForward writes net.ipv4.ip_forward in a node's namespace (node-vpn: the VPN pod's own,
 // like a hand fix with kubectl exec); the old value comes back at cleanup.
-func (l *Lab) SetIPForward(t testing.TB, node string, on bool) {
-	t.Helper()
+func (l *Lab) SetIPForward(tb testing.TB, node string, on bool) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	prev, err := l.faults.SetIPForward(ctx, node, on)
-	must(t, "set ip_forward on "+node, err)
-	cleanup(t, "SetIPForward", func(ctx context.Context) error {
+	must(tb, "set ip_forward on "+node, err)
+	cleanup(tb, "SetIPForward", func(ctx context.Context) error {
 		_, err := l.faults.SetIPForward(ctx, node, prev)
 		return err
 	})
@@ -78,103 +79,103 @@ func (l *Lab) SetIPForward(t testing.TB, node string, on bool) {
 
 // StartListener starts a real process in the node's namespace bound on the node's address
 // (port, "tcp" or "udp"); it is stopped at cleanup.
-func (l *Lab) StartListener(t testing.TB, node string, port int, proto string) {
-	t.Helper()
-	l.StartListenerOn(t, node, "", port, proto)
+func (l *Lab) StartListener(tb testing.TB, node string, port int, proto string) {
+	tb.Helper()
+	l.StartListenerOn(tb, node, "", port, proto)
 }
 
 // StartListenerOn is StartListener on a given address ("0.0.0.0" for the wildcard).
-func (l *Lab) StartListenerOn(t testing.TB, node, addr string, port int, proto string) {
-	t.Helper()
+func (l *Lab) StartListenerOn(tb testing.TB, node, addr string, port int, proto string) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	name, err := l.faults.StartListener(ctx, node, addr, port, proto)
-	must(t, "start listener", err)
-	cleanup(t, "StartListener", func(ctx context.Context) error { return l.faults.StopProcess(ctx, name) })
+	must(tb, "start listener", err)
+	cleanup(tb, "StartListener", func(ctx context.Context) error { return l.faults.StopProcess(ctx, name) })
 }
 
 // LinkDown unplugs a node (or "laptop", "internet") from the LAN until cleanup.
-func (l *Lab) LinkDown(t testing.TB, node string) {
-	t.Helper()
+func (l *Lab) LinkDown(tb testing.TB, node string) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "link down "+node, l.faults.SetLink(ctx, node, false))
-	cleanup(t, "LinkDown", func(ctx context.Context) error { return l.faults.SetLink(ctx, node, true) })
+	must(tb, "link down "+node, l.faults.SetLink(ctx, node, false))
+	cleanup(tb, "LinkDown", func(ctx context.Context) error { return l.faults.SetLink(ctx, node, true) })
 }
 
 // AddLatency delays every packet the node sends on the LAN by d, until cleanup. It uses an
 // NFQUEUE reader, not tc netem (the kernel here has no sch_netem); the effect is the same
 // added one-way delay on the node's egress.
-func (l *Lab) AddLatency(t testing.TB, node string, d time.Duration) {
-	t.Helper()
+func (l *Lab) AddLatency(tb testing.TB, node string, d time.Duration) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "add latency on "+node, l.faults.SetLatency(ctx, node, d))
-	cleanup(t, "AddLatency", func(ctx context.Context) error { return l.faults.SetLatency(ctx, node, 0) })
+	must(tb, "add latency on "+node, l.faults.SetLatency(ctx, node, d))
+	cleanup(tb, "AddLatency", func(ctx context.Context) error { return l.faults.SetLatency(ctx, node, 0) })
 }
 
 // EditConfigMap rewrites one key of a ConfigMap through the API and waits until the pods that
 // mount it have the new files (CoreDNS then reloads if its running Corefile has `reload`).
 // The old value is restored at cleanup.
-func (l *Lab) EditConfigMap(t testing.TB, namespace, name, key string, edit func(string) string) {
-	t.Helper()
+func (l *Lab) EditConfigMap(tb testing.TB, namespace, name, key string, edit func(string) string) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	prev, err := l.faults.EditConfigMap(ctx, namespace, name, key, edit)
-	must(t, "edit configmap "+namespace+"/"+name, err)
-	cleanup(t, "EditConfigMap", func(ctx context.Context) error {
+	must(tb, "edit configmap "+namespace+"/"+name, err)
+	cleanup(tb, "EditConfigMap", func(ctx context.Context) error {
 		return l.faults.SetConfigMapKey(ctx, namespace, name, key, prev)
 	})
 }
 
 // EditLanDNSCorefile is EditConfigMap on the seed's traefik/lan-dns Corefile.
-func (l *Lab) EditLanDNSCorefile(t testing.TB, edit func(string) string) {
-	t.Helper()
-	l.EditConfigMap(t, "traefik", "lan-dns", "Corefile", edit)
+func (l *Lab) EditLanDNSCorefile(tb testing.TB, edit func(string) string) {
+	tb.Helper()
+	l.EditConfigMap(tb, "traefik", "lan-dns", "Corefile", edit)
 }
 
 // DropMasquerade removes the VPN pool's masquerade in the VPN pod until cleanup.
-func (l *Lab) DropMasquerade(t testing.TB) {
-	t.Helper()
+func (l *Lab) DropMasquerade(tb testing.TB) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	removed, err := l.faults.DropMasquerade(ctx)
-	must(t, "drop masquerade", err)
-	cleanup(t, "DropMasquerade", func(ctx context.Context) error { return l.faults.RestoreNATRules(ctx, removed) })
+	must(tb, "drop masquerade", err)
+	cleanup(tb, "DropMasquerade", func(ctx context.Context) error { return l.faults.RestoreNATRules(ctx, removed) })
 }
 
 // DropReturnRoute removes the pod network's routes back to the VPN pool until cleanup.
-func (l *Lab) DropReturnRoute(t testing.TB) {
-	t.Helper()
+func (l *Lab) DropReturnRoute(tb testing.TB) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	hosts, err := l.faults.DropReturnRoutes(ctx)
-	must(t, "drop return routes", err)
-	cleanup(t, "DropReturnRoute", func(ctx context.Context) error { return l.faults.AddReturnRoutes(ctx, hosts) })
+	must(tb, "drop return routes", err)
+	cleanup(tb, "DropReturnRoute", func(ctx context.Context) error { return l.faults.AddReturnRoutes(ctx, hosts) })
 }
 
 // ServeWrongCertificate makes the proxy serve a wrong certificate for the apps zone (through
 // its TLS Secret, like a bad renewal) until cleanup.
-func (l *Lab) ServeWrongCertificate(t testing.TB, kind CertKind) {
-	t.Helper()
+func (l *Lab) ServeWrongCertificate(tb testing.TB, kind CertKind) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "serve certificate "+string(kind), l.faults.ServeCertificate(ctx, kind))
-	cleanup(t, "ServeWrongCertificate", func(ctx context.Context) error { return l.faults.ServeCertificate(ctx, faults.CertGood) })
+	must(tb, "serve certificate "+string(kind), l.faults.ServeCertificate(ctx, kind))
+	cleanup(tb, "ServeWrongCertificate", func(ctx context.Context) error { return l.faults.ServeCertificate(ctx, faults.CertGood) })
 }
 
 // SwapRBAC returns a kubeconfig for a new ServiceAccount that has exactly the given grants;
 // the account and its roles are deleted at cleanup. Run the plugin with --kubeconfig on it.
-func (l *Lab) SwapRBAC(t testing.TB, name string, grants ...Grant) string {
-	t.Helper()
+func (l *Lab) SwapRBAC(tb testing.TB, name string, grants ...Grant) string {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	path, err := l.faults.ServiceAccountKubeconfig(ctx, name, grants)
 	if err != nil {
 		_ = l.faults.DeleteServiceAccount(ctx, name)
 	}
-	must(t, "service account "+name, err)
-	cleanup(t, "SwapRBAC", func(ctx context.Context) error { return l.faults.DeleteServiceAccount(ctx, name) })
+	must(tb, "service account "+name, err)
+	cleanup(tb, "SwapRBAC", func(ctx context.Context) error { return l.faults.DeleteServiceAccount(ctx, name) })
 	return path
 }
 
@@ -190,13 +191,13 @@ func ReadOnlyRules(resources ...string) []rbacv1.PolicyRule {
 // SetDNSPolicy changes the dnsPolicy of a Deployment's pods and waits for the rollout, until
 // cleanup. On lan-dns, ClusterFirst makes `forward .` reach the cluster DNS: cluster names
 // leak to the LAN.
-func (l *Lab) SetDNSPolicy(t testing.TB, namespace, deployment string, policy corev1.DNSPolicy) {
-	t.Helper()
+func (l *Lab) SetDNSPolicy(tb testing.TB, namespace, deployment string, policy corev1.DNSPolicy) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
 	prev, err := l.faults.SetDNSPolicy(ctx, namespace, deployment, policy)
-	must(t, "set dnsPolicy", err)
-	cleanup(t, "SetDNSPolicy", func(ctx context.Context) error {
+	must(tb, "set dnsPolicy", err)
+	cleanup(tb, "SetDNSPolicy", func(ctx context.Context) error {
 		_, err := l.faults.SetDNSPolicy(ctx, namespace, deployment, prev)
 		return err
 	})
@@ -204,22 +205,22 @@ func (l *Lab) SetDNSPolicy(t testing.TB, namespace, deployment string, policy co
 
 // RestartPods deletes the pods of selector and waits until deployment is available again:
 // the replacements start from fresh namespaces (a hand fix is lost).
-func (l *Lab) RestartPods(t testing.TB, namespace, selector, deployment string) {
-	t.Helper()
+func (l *Lab) RestartPods(tb testing.TB, namespace, selector, deployment string) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "restart pods "+selector, l.faults.DeletePods(ctx, namespace, selector, deployment))
+	must(tb, "restart pods "+selector, l.faults.DeletePods(ctx, namespace, selector, deployment))
 }
 
 // ApplyVariant applies lab/manifests/variants/<name>.yaml (server-side, like kubectl apply)
 // and waits for the Deployment it changes; at cleanup the base manifest base/<base>.yaml is
 // re-applied. Example: ApplyVariant(t, "openvpn-fixed-initcontainer", "60-openvpn", "vpn", "openvpn").
-func (l *Lab) ApplyVariant(t testing.TB, variant, base, namespace, deployment string) {
-	t.Helper()
+func (l *Lab) ApplyVariant(tb testing.TB, variant, base, namespace, deployment string) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "apply "+variant, l.applyAndWait(ctx, filepath.Join(l.LabDir, "manifests", "variants", variant+".yaml"), namespace, deployment))
-	cleanup(t, "ApplyVariant", func(ctx context.Context) error {
+	must(tb, "apply "+variant, l.applyAndWait(ctx, filepath.Join(l.LabDir, "manifests", "variants", variant+".yaml"), namespace, deployment))
+	cleanup(tb, "ApplyVariant", func(ctx context.Context) error {
 		return l.applyAndWait(ctx, filepath.Join(l.LabDir, "manifests", "base", base+".yaml"), namespace, deployment)
 	})
 }
@@ -237,9 +238,9 @@ func (l *Lab) applyAndWait(ctx context.Context, path, namespace, deployment stri
 
 // WaitProxySynced waits until the lab's kube-proxy has programmed the Services and
 // EndpointSlices as they are now (after a test changed one).
-func (l *Lab) WaitProxySynced(t testing.TB) {
-	t.Helper()
+func (l *Lab) WaitProxySynced(tb testing.TB) {
+	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	must(t, "wait for kube-proxy", l.faults.WaitProxySynced(ctx))
+	must(tb, "wait for kube-proxy", l.faults.WaitProxySynced(ctx))
 }

@@ -186,7 +186,7 @@ func (l *Lab) Laptop() string       { return l.layout.Laptop.NS }
 func (l *Lab) Internet() string     { return l.layout.Internet.NS }
 func (l *Lab) ControlPlane() string { return l.layout.ControlPlane.NS }
 
-// Addresses that tests aim at.
+// VPNServerTunnelIP and the functions below are addresses that tests aim at.
 func (l *Lab) VPNServerTunnelIP() string { return l.layout.VPNServerTun }
 func (l *Lab) VPNPool() string           { return l.layout.VPNPool }
 func (l *Lab) ClusterDNSIP() string      { return l.layout.ClusterDNSIP }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
 // clients are the API handles of one run.
@@ -31,6 +32,7 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("kubeconfig: %w (set --kubeconfig or --context, or run in a pod)", err)}
 	}
 	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = version.UserAgent()
 	// doctor makes a fixed, small number of list calls; do not let client-side throttling
 	// stretch a diagnosis of a sick cluster.
 	cfg.QPS, cfg.Burst = 50, 100

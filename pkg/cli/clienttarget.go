@@ -103,7 +103,9 @@ func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection,
 
 // discoverTarget finds the setup with the API clients given and reads the target off it.
 func discoverTarget(ctx context.Context, typed kubernetes.Interface, dyn dynamic.Interface, sel kube.Selection) (workstationTarget, error) {
-	setup, err := kube.Discover(ctx, typed, dyn, sel)
+	dctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	setup, err := kube.Discover(dctx, typed, dyn, sel)
 	if err != nil {
 		if kube.IsUsage(err) {
 			return workstationTarget{}, err

@@ -149,7 +149,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	}
 	a := attempt{Header: report.Report{Cluster: c.cluster}}
 	progress.Message("discovering the setup…")
-	setup, err := kube.Discover(ctx, c.typed, c.dynamic, o.Selection)
+	setup, err := discover(ctx, c, o.Selection)
 	if err != nil {
 		if kube.IsUsage(err) {
 			return a, err
@@ -220,4 +220,15 @@ func describeSetup(s *kube.Setup) []report.KV {
 		kv = append(kv, report.KV{Key: "zone", Value: s.Zone})
 	}
 	return kv
+}
+
+// discoveryTimeout bounds the whole read of the cluster: a hung aggregated API or a CRD whose
+// conversion webhook never answers must not hold the run forever.
+const discoveryTimeout = time.Minute
+
+// discover reads the setup within discoveryTimeout.
+func discover(ctx context.Context, c *clients, sel kube.Selection) (*kube.Setup, error) {
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	return kube.Discover(ctx, c.typed, c.dynamic, sel)
 }

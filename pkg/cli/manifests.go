@@ -9,9 +9,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
 func newManifestsCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	var opts manifests.Options
 	cmd := &cobra.Command{
 		Use:   "manifests [" + strings.Join(manifests.Names(), "|") + "]",
 		Short: "Print the least-privilege RBAC and the CI examples (Job, Helm test, Argo CD hook, GitHub Actions)",
@@ -20,6 +22,7 @@ and vpn-trace run with the least privilege, and examples that run doctor after a
 Without a name, it lists them.`,
 		Example: `  kubectl lanaccess manifests rbac | kubectl apply -f -
   kubectl lanaccess manifests job | kubectl apply -f -
+  kubectl lanaccess manifests job --ca-configmap proxy-ca --image registry.lan/kubectl-lanaccess:v0.2.0
   kubectl lanaccess manifests github-actions > .github/workflows/lanaccess.yaml`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: manifests.Names(),
@@ -33,7 +36,7 @@ Without a name, it lists them.`,
 				}
 				return tw.Flush()
 			}
-			body, err := manifests.Get(args[0])
+			body, err := manifests.Render(args[0], opts)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -41,5 +44,7 @@ Without a name, it lists them.`,
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&opts.Image, "image", "", "the plugin's image in the job, helm-test and argocd examples (default: the image of this version, "+version.Image()+")")
+	cmd.Flags().StringVar(&opts.CAConfigMap, "ca-configmap", "", "a ConfigMap in the lanaccess namespace whose ca.crt signs the proxy's certificate: mounted, and passed as --ca-file")
 	return cmd
 }

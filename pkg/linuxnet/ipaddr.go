@@ -32,33 +32,18 @@ func (i Interface) IPv4() []IfAddr {
 }
 
 // ParseIPAddr reads `ip -o addr show` (iproute2 or busybox): one line per address,
-// "IDX: NAME    inet ADDR[/LEN] [peer PEER/LEN] ... ". Lines it cannot read are skipped.
+// "IDX: NAME    inet ADDR[/LEN] [peer PEER/LEN] ... ", the rest of the record after a `\`.
+// Both print the name as the kernel has it ("%u: %s" in print_addrinfo, ip/ipaddress.c), so
+// NAME is taken whole: the kernel allows '@' and '\' in names, and iproute2 6.1 prints a link
+// named "@x" as "2: @x    inet ...". Lines it cannot read, and names the kernel could not
+// have given (ValidInterfaceName), are skipped.
 func ParseIPAddr(out string) []Interface {
 	var ifs []Interface
 	pos := map[string]int{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(strings.ReplaceAll(line, `\`, " "))
-		if len(f) < 4 || !strings.HasSuffix(f[0], ":") {
-			continue
-		}
-		idx, err := strconv.Atoi(strings.TrimSuffix(f[0], ":"))
-		if err != nil {
-			continue
-		}
-		name, _, _ := strings.Cut(f[1], "@") // "eth0@if7"
-		fam := f[2]
-		if fam != "inet" && fam != "inet6" {
-			continue
-		}
-		a, ok := parsePrefixOrAddr(f[3])
+	for line := range strings.SplitSeq(out, "\n") {
+		name, idx, addr, ok := parseIPAddrLine(line)
 		if !ok {
 			continue
-		}
-		addr := IfAddr{Prefix: a}
-		if len(f) >= 6 && f[4] == "peer" {
-			if p, ok := parsePrefixOrAddr(f[5]); ok {
-				addr.Peer = p
-			}
 		}
 		i, seen := pos[name]
 		if !seen {
@@ -69,6 +54,31 @@ func ParseIPAddr(out string) []Interface {
 		ifs[i].Addrs = append(ifs[i].Addrs, addr)
 	}
 	return ifs
+}
+
+// parseIPAddrLine reads one line of `ip -o addr show`. A name holds no white space, so the
+// fields before the address are whole words; a `\` only ends the first part of the record.
+func parseIPAddrLine(line string) (name string, idx int, addr IfAddr, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasSuffix(f[0], ":") {
+		return "", 0, IfAddr{}, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSuffix(f[0], ":"), 10, 31)
+	if err != nil || n == 0 || !ValidInterfaceName(f[1]) || (f[2] != "inet" && f[2] != "inet6") {
+		return "", 0, IfAddr{}, false
+	}
+	word := func(i int) string { return strings.TrimSuffix(f[i], `\`) }
+	a, ok := parsePrefixOrAddr(word(3))
+	if !ok {
+		return "", 0, IfAddr{}, false
+	}
+	addr = IfAddr{Prefix: a}
+	if len(f) >= 6 && f[4] == "peer" {
+		if p, ok := parsePrefixOrAddr(word(5)); ok {
+			addr.Peer = p
+		}
+	}
+	return f[1], int(n), addr, true
 }
 
 // parsePrefixOrAddr reads "10.8.0.1/24" or a bare "10.8.0.1" (a host prefix).

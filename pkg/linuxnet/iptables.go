@@ -34,7 +34,7 @@ type NATTable struct {
 func ParseIPTablesSave(out string) NATTable {
 	var t NATTable
 	inNat := false
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(line, "*"):

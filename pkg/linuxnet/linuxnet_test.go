@@ -22,7 +22,7 @@ func recorded(t *testing.T, name string) string {
 
 func TestIPAddrReadsPointToPointPeersAndPlainPrefixes(t *testing.T) {
 	ifs := ParseIPAddr(recorded(t, "ip-addr-mixed.txt"))
-	names := []string{}
+	names := make([]string, 0, len(ifs))
 	for _, i := range ifs {
 		names = append(names, i.Name)
 	}
@@ -38,9 +38,47 @@ func TestIPAddrReadsPointToPointPeersAndPlainPrefixes(t *testing.T) {
 }
 
 func TestIPAddrSkipsWhatItCannotRead(t *testing.T) {
-	ifs := ParseIPAddr("garbage\n3: eth0@if9    inet 10.244.1.5/24 brd 10.244.1.255 scope global eth0\nx: y inet 1.2.3.4/8\n4: tun0 inet not-an-ip\n")
+	ifs := ParseIPAddr("garbage\n3: eth0    inet 10.244.1.5/24 brd 10.244.1.255 scope global eth0\nx: y inet 1.2.3.4/8\n4: tun0 inet not-an-ip\n" +
+		"0: zero inet 1.2.3.4/8\n-5: neg inet 1.2.3.4/8\n6: a:b inet 1.2.3.4/8\n7: .. inet 1.2.3.4/8\n8: abcdefghijklmnop inet 1.2.3.4/8\n")
 	require.Len(t, ifs, 1)
-	assert.Equal(t, "eth0", ifs[0].Name, "the @ifN suffix of a veth is dropped")
+	assert.Equal(t, "eth0", ifs[0].Name)
+}
+
+// ip-addr-odd-names.txt: iproute2 6.1 in a namespace holding links the kernel accepted, named
+// "a@b", "@x", a 15-byte name and `t\inet\1.1.1.1`. `ip -o` prints names as they are, '@' and
+// '\' included: cutting at '@' gave "@x" an empty name (the fuzz crasher in
+// testdata/fuzz/FuzzParseIPAddr), and reading '\' as the record's line break gave 1.1.1.1 to
+// an interface "t".
+func TestIPAddrKeepsNamesAsTheKernelHasThem(t *testing.T) {
+	ifs := ParseIPAddr(recorded(t, "ip-addr-odd-names.txt"))
+	got := map[string]netip.Prefix{}
+	for _, i := range ifs {
+		require.Len(t, i.Addrs, 1, i.Name)
+		got[i.Name] = i.Addrs[0].Prefix
+	}
+	assert.Equal(t, map[string]netip.Prefix{
+		"a@b":             netip.MustParsePrefix("10.1.0.1/24"),
+		"@x":              netip.MustParsePrefix("10.1.0.2/24"),
+		"abcdefghijklmno": netip.MustParsePrefix("10.2.0.1/24"),
+		`t\inet\1.1.1.1`:  netip.MustParsePrefix("10.3.0.1/24"),
+	}, got)
+}
+
+func TestInterfaceNamesFollowTheKernelsRules(t *testing.T) {
+	for _, ok := range []string{"eth0", "@x", "a@b", "eth0+", "-x", "a$b;", "abcdefghijklmno", `t\inet`} {
+		assert.True(t, ValidInterfaceName(ok), ok)
+	}
+	for _, bad := range []string{"", ".", "..", "a:b", "a/b", "a b", "a\tb", "abcdefghijklmnop"} {
+		assert.False(t, ValidInterfaceName(bad), bad)
+	}
+}
+
+func TestProcRouteSkipsRowsNamingNoPossibleInterface(t *testing.T) {
+	rs := ParseProcRoute("Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n"+
+		"a:b\t0000080A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n*\t0000090A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n", false)
+	require.Len(t, rs, 1)
+	// fib_route_seq_show (net/ipv4/fib_trie.c) prints "*" for a route without a device.
+	assert.Equal(t, "*", rs[0].Iface)
 }
 
 func TestProcRouteReadsDestinationsGatewaysAndMasks(t *testing.T) {

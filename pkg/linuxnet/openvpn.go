@@ -30,7 +30,7 @@ type OpenVPNConfig struct {
 
 // ParseOpenVPNConfig reads a configuration file's text and merges it into c.
 func (c *OpenVPNConfig) ParseOpenVPNConfig(text string) {
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue

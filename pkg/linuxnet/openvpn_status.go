@@ -19,7 +19,7 @@ func ParseOpenVPNStatus(s string) []netip.Addr {
 		}
 	}
 	inV1Table := false
-	for _, line := range strings.Split(s, "\n") {
+	for line := range strings.SplitSeq(s, "\n") {
 		line = strings.TrimRight(line, "\r")
 		f := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '\t' })
 		switch {

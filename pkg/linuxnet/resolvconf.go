@@ -14,7 +14,7 @@ type ResolvConf struct {
 // ParseResolvConf reads resolv.conf; unknown lines are ignored.
 func ParseResolvConf(s string) ResolvConf {
 	var rc ResolvConf
-	for _, line := range strings.Split(s, "\n") {
+	for line := range strings.SplitSeq(s, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], ";") {
 			continue

@@ -18,12 +18,13 @@ type Route struct {
 func (r Route) Default() bool { return r.Dest.Bits() == 0 }
 
 // ParseProcRoute reads /proc/net/route. Addresses are 32-bit words printed in the CPU's byte
-// order (little-endian on amd64/arm64; bigEndian for s390x). Unreadable lines are skipped.
+// order (little-endian on amd64/arm64; bigEndian for s390x). Unreadable lines, and lines
+// naming an interface the kernel could not have (ValidInterfaceName), are skipped.
 func ParseProcRoute(out string, bigEndian bool) []Route {
 	var routes []Route
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 8 || f[0] == "Iface" {
+		if len(f) < 8 || f[0] == "Iface" || !ValidInterfaceName(f[0]) {
 			continue
 		}
 		dest, ok1 := hexAddr4(f[1], bigEndian)

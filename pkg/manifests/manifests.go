@@ -3,16 +3,78 @@
 // Actions workflow). They are embedded so that `kubectl lanaccess manifests NAME` prints the copy
 // that matches the binary, and tested: every Kubernetes object decodes strictly with client-go's
 // scheme, the RBAC covers Permissions(), and the workflow passes actionlint.
+//
+// The files are text/template templates, with {% %} as delimiters: the examples that run the plugin's image take the
+// image reference and an optional CA ConfigMap from Options; yaml/_doctor-pod.tmpl holds the pod
+// spec they share.
 package manifests
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"strings"
+	"text/template"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
-//go:embed yaml/*.yaml yaml/monitor
+//go:embed yaml/*.yaml yaml/*.tmpl yaml/monitor
 var files embed.FS
+
+// CAMountPath is where the examples mount the CA ConfigMap; doctor reads CAMountPath/ca.crt.
+const CAMountPath = "/etc/lanaccess/proxy-ca"
+
+// ReportFilter keeps the JSON report of the in-cluster Job's log: doctor writes it on stdout as
+// one indented document, whose first and last lines are "{" and "}"; the log also holds the
+// retry lines of --wait, from stderr. The Job's header uses it; the lab test runs it.
+const ReportFilter = `sed -n '/^{$/,/^}$/p'`
+
+// Options fill the examples that run doctor in the cluster.
+type Options struct {
+	// Image is the plugin's image reference; empty: the one of this binary's version
+	// (version.Image()).
+	Image string
+	// CAConfigMap names a ConfigMap in the lanaccess namespace whose key ca.crt is the private CA
+	// of the proxy's certificate: mounted, and passed to doctor as --ca-file. Empty: none.
+	CAConfigMap string
+}
+
+// podData is what the templates read.
+type podData struct {
+	Image, CAConfigMap, CAMountPath, Output string
+	// Version names the release whose archives the GitHub Actions example downloads: this
+	// binary's, or "dev" for a build that is not a release (see version.ImageTag): no such
+	// release exists, and the download fails with a 404 rather than install another version.
+	Version string
+}
+
+var templates = template.Must(parseTemplates())
+
+func parseTemplates() (*template.Template, error) {
+	// {% %}: the GitHub Actions workflow keeps its own ${{ }} expressions.
+	t := template.New("manifests").Delims("{%", "%}")
+	t.Funcs(template.FuncMap{
+		// include renders a named template into a string, for indent.
+		"include": func(name string, data any) (string, error) {
+			var b strings.Builder
+			err := t.ExecuteTemplate(&b, name, data)
+			return b.String(), err
+		},
+		"indent": func(n int, s string) string {
+			pad := strings.Repeat(" ", n)
+			return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+		},
+		"output": func(d podData, output string) podData {
+			d.Output = output
+			return d
+		},
+	})
+	return t.ParseFS(files, "yaml/*.yaml", "yaml/*.tmpl", "yaml/monitor/*")
+}
 
 // Manifest is one printable document set.
 type Manifest struct {
@@ -34,11 +96,11 @@ func All() []Manifest {
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
 		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
-		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor/rules.yaml"}},
-		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor/prometheusrule.yaml"}},
-		{Name: "monitor-dashboard", Description: "a Grafana dashboard for the monitor: one row per address, the checks (JSON)", Files: []string{"monitor/dashboard.json"}},
-		{Name: "monitor-systemd", Description: "a systemd unit running the monitor on a LAN machine", Files: []string{"monitor/kubectl-lanaccess-monitor.service"}},
-		{Name: "monitor-container", Description: "the docker/podman command running the monitor on a LAN machine", Files: []string{"monitor/container.sh"}},
+		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor-rules.yaml"}},
+		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor-prometheusrule.yaml"}},
+		{Name: "monitor-dashboard", Description: "a Grafana dashboard for the monitor: one row per address, the checks (JSON)", Files: []string{"monitor-dashboard.json"}},
+		{Name: "monitor-systemd", Description: "a systemd unit running the monitor on a LAN machine", Files: []string{"kubectl-lanaccess-monitor.service"}},
+		{Name: "monitor-container", Description: "the docker/podman command running the monitor on a LAN machine", Files: []string{"monitor-container.sh"}},
 	}
 }
 
@@ -51,21 +113,42 @@ func Names() []string {
 	return out
 }
 
-// Get returns the YAML of the manifest called name.
+// Get returns the YAML of the manifest called name, with the default Options.
 func Get(name string) ([]byte, error) {
+	return Render(name, Options{})
+}
+
+// Render returns the YAML of the manifest called manifest, filled from o.
+func Render(manifest string, o Options) ([]byte, error) {
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, Version: version.Get().Version}
+	if version.ImageTag(data.Version) == version.DevTag {
+		data.Version = version.DevTag
+	}
+	if data.Image == "" {
+		data.Image = version.Image()
+	}
+	// Both land in YAML unquoted: only well-formed names pass, which cannot leave their value.
+	if _, err := name.ParseReference(data.Image, name.StrictValidation); err != nil {
+		return nil, fmt.Errorf("invalid image reference %q: %w", data.Image, err)
+	}
+	if o.CAConfigMap != "" {
+		if errs := validation.IsDNS1123Subdomain(o.CAConfigMap); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid ConfigMap name %q: %s", o.CAConfigMap, strings.Join(errs, "; "))
+		}
+	}
 	for _, m := range All() {
-		if m.Name != name {
+		if m.Name != manifest {
 			continue
 		}
 		var docs []string
 		for _, f := range m.Files {
-			b, err := files.ReadFile("yaml/" + f)
-			if err != nil {
-				return nil, fmt.Errorf("manifest %s: %w", name, err)
+			var b bytes.Buffer
+			if err := templates.ExecuteTemplate(&b, f, data); err != nil {
+				return nil, fmt.Errorf("manifest %s: %w", manifest, err)
 			}
-			docs = append(docs, strings.TrimRight(string(b), "\n")+"\n")
+			docs = append(docs, strings.TrimRight(b.String(), "\n")+"\n")
 		}
 		return []byte(strings.Join(docs, "---\n")), nil
 	}
-	return nil, fmt.Errorf("no manifest %q (choose from %s)", name, strings.Join(Names(), ", "))
+	return nil, fmt.Errorf("no manifest %q (choose from %s)", manifest, strings.Join(Names(), ", "))
 }

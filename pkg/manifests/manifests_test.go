@@ -3,10 +3,12 @@ package manifests
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/jsonpath"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
 // kubernetesManifests are the names whose documents are Kubernetes objects.
@@ -228,6 +233,124 @@ func doctorPod(t *testing.T, name string) (corev1.PodSpec, map[string]string) {
 	return corev1.PodSpec{}, nil
 }
 
+// renderPod renders an example with o and returns its pod template.
+func renderPod(t *testing.T, name string, o Options) corev1.PodSpec {
+	t.Helper()
+	raw, err := Render(name, o)
+	require.NoError(t, err)
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	obj, _, err := decoder.Decode(raw, nil, nil)
+	require.NoError(t, err, "%s", raw)
+	switch v := obj.(type) {
+	case *batchv1.Job:
+		return v.Spec.Template.Spec
+	case *corev1.Pod:
+		return v.Spec
+	}
+	t.Fatalf("%s is a %T", name, obj)
+	return corev1.PodSpec{}
+}
+
+func TestTheExamplesRunTheImageOfThisVersion(t *testing.T) {
+	for _, name := range []string{"job", "helm-test", "argocd"} {
+		spec := renderPod(t, name, Options{})
+		assert.Equal(t, version.Image(), spec.Containers[0].Image, name)
+		// The test binary carries no release version: a clearly-dev tag.
+		assert.Equal(t, version.ImageRepository+":"+version.DevTag, spec.Containers[0].Image, name)
+		spec = renderPod(t, name, Options{Image: "registry.lan:5000/mirror/kubectl-lanaccess:v0.2.0"})
+		assert.Equal(t, "registry.lan:5000/mirror/kubectl-lanaccess:v0.2.0", spec.Containers[0].Image, name)
+	}
+}
+
+func TestTheExamplesTrustTheCAOfAConfigMapWhenGiven(t *testing.T) {
+	for _, name := range []string{"job", "helm-test", "argocd"} {
+		t.Run(name, func(t *testing.T) {
+			spec := renderPod(t, name, Options{})
+			assert.Empty(t, spec.Volumes)
+			assert.Empty(t, spec.Containers[0].VolumeMounts)
+			assert.NotContains(t, spec.Containers[0].Args, "--ca-file")
+
+			spec = renderPod(t, name, Options{CAConfigMap: "proxy-ca"})
+			require.Len(t, spec.Volumes, 1)
+			v := spec.Volumes[0]
+			require.NotNil(t, v.ConfigMap)
+			assert.Equal(t, "proxy-ca", v.ConfigMap.Name)
+			assert.Equal(t, []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}, v.ConfigMap.Items)
+			c := spec.Containers[0]
+			require.Len(t, c.VolumeMounts, 1)
+			assert.Equal(t, corev1.VolumeMount{Name: v.Name, MountPath: CAMountPath, ReadOnly: true}, c.VolumeMounts[0])
+			i := slices.Index(c.Args, "--ca-file")
+			require.GreaterOrEqual(t, i, 0, "%v", c.Args)
+			assert.Equal(t, CAMountPath+"/ca.crt", c.Args[i+1], "the file the mount holds")
+		})
+	}
+}
+
+func TestRenderRefusesNamesThatWouldChangeTheYAML(t *testing.T) {
+	for _, o := range []Options{
+		{CAConfigMap: "proxy-ca\n    hostNetwork: true"},
+		{CAConfigMap: "Proxy_CA"},
+		{Image: "evil image"},
+		{Image: "ghcr.io/x/y:v1\nhostPID: true"},
+		{Image: "ghcr.io/x/y:v1 # comment"},
+	} {
+		_, err := Render("job", o)
+		assert.Error(t, err, "%+v", o)
+	}
+}
+
+func TestTheJobKeepsItsReportInThePodLog(t *testing.T) {
+	spec := renderPod(t, "job", Options{})
+	c := spec.Containers[0]
+	assert.Equal(t, "json", c.Args[slices.Index(c.Args, "-o")+1], "the JSON report on stdout, in the pod's log")
+	assert.NotContains(t, c.Args, "--json-file", "no file that goes away with the pod")
+	assert.Empty(t, spec.Volumes)
+	job, err := Get("job")
+	require.NoError(t, err)
+	// The re-run recipe of the header (the lab test runs it): delete, apply, wait, logs, verdict.
+	for _, line := range []string{
+		"kubectl -n lanaccess delete job lanaccess-doctor --ignore-not-found",
+		"kubectl lanaccess manifests job | kubectl apply -f -",
+		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
+		"kubectl -n lanaccess logs job/lanaccess-doctor | " + ReportFilter + " > lanaccess.json",
+		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=30s --for=condition=Complete",
+	} {
+		assert.Contains(t, string(job), "#   "+line+"\n")
+	}
+}
+
+// The recipe waits with --for=jsonpath='{.status.conditions[-1:].type}' and no value: kubectl
+// (k8s.io/kubectl/pkg/cmd/wait/json.go, checkCondition) is satisfied when the expression finds
+// exactly one value, and errors on more than one. The Job's last condition is found once it
+// finishes, whether it succeeds or fails: the Job controller (pkg/controller/job,
+// trackJobStatusAndRemoveFinalizers) first appends SuccessCriteriaMet or FailureTarget, then
+// Complete or Failed once the pods' finalizers are gone, which is why the verdict is a second
+// wait, for Complete. A running Job has no condition. The lab test runs the recipe against a
+// real Job controller (a completed Job); this covers the failed one too.
+func TestTheRecipesWaitEndsOnCompleteAndOnFailed(t *testing.T) {
+	j := jsonpath.New("wait").AllowMissingKeys(true)
+	require.NoError(t, j.Parse("{.status.conditions[-1:].type}"))
+	for status, want := range map[string]string{
+		`{}`:                        "",
+		`{"active": 1, "ready": 1}`: "",
+		`{"conditions": [{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}], "succeeded": 1}`: "Complete",
+		`{"conditions": [{"type": "FailureTarget", "status": "True"}, {"type": "Failed", "status": "True"}], "failed": 1}`:           "Failed",
+		`{"conditions": [{"type": "FailureTarget", "status": "True"}]}`:                                                              "FailureTarget",
+	} {
+		var job map[string]any
+		require.NoError(t, json.Unmarshal([]byte(`{"status": `+status+`}`), &job))
+		results, err := j.FindResults(job)
+		require.NoError(t, err)
+		require.Len(t, results, 1)
+		if want == "" {
+			assert.Empty(t, results[0], "a running Job: kubectl keeps waiting")
+			continue
+		}
+		require.Len(t, results[0], 1, "exactly one value, or kubectl wait errors")
+		assert.Equal(t, want, results[0][0].Interface())
+	}
+}
+
 func TestTheCIExamplesRunDoctorAsTheServiceAccount(t *testing.T) {
 	for name, wantAnnotations := range map[string]map[string]string{
 		"job":       nil,
@@ -281,6 +404,10 @@ func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
 	assert.Empty(t, msgs)
 	assert.Contains(t, string(wf), "--junit-file")
 	assert.Contains(t, string(wf), "--wait 3m")
+	assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
+	assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
+	assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
+	assert.NotContains(t, string(wf), "{%")
 }
 
 func TestActionlintCatchesABrokenWorkflow(t *testing.T) {

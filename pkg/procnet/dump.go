@@ -28,8 +28,9 @@ type Dump struct {
 	Missing []Table
 }
 
-// SplitDump splits TablesCommand's output. Output without any marker is an error: whatever
-// ran was not our command's output.
+// SplitDump splits TablesCommand's output. Output without any marker is an error (whatever
+// ran was not our command), and so is output that does not account for each of the four
+// tables exactly once (see complete).
 func SplitDump(out []byte) (Dump, error) {
 	d := Dump{Tables: map[Table][]byte{}}
 	var cur Table
@@ -48,6 +49,9 @@ func SplitDump(out []byte) (Dump, error) {
 		case strings.HasPrefix(line, tableMarker):
 			flush()
 			cur = Table(strings.TrimSpace(strings.TrimPrefix(line, tableMarker)))
+			if _, again := d.Tables[cur]; again {
+				return d, fmt.Errorf("socket table %s is reported more than once", cur)
+			}
 		case strings.HasPrefix(line, missingMarker):
 			d.Missing = append(d.Missing, Table(strings.TrimSpace(strings.TrimPrefix(line, missingMarker))))
 			cur = ""
@@ -63,7 +67,35 @@ func SplitDump(out []byte) (Dump, error) {
 	if len(d.Tables) == 0 && len(d.Missing) == 0 {
 		return d, errors.New("no socket table in the output (the command did not run as expected)")
 	}
-	return d, nil
+	return d, d.complete()
+}
+
+// complete checks that the dump accounts for each of the four tables exactly once, as
+// TablesCommand prints them: a table neither read nor missing means the output was cut, and
+// a name the command never prints means something else wrote it. Either way the sockets that
+// are not there are unknown, not absent.
+func (d Dump) complete() error {
+	seen := map[Table]int{}
+	for t := range d.Tables {
+		seen[t]++
+	}
+	for _, t := range d.Missing {
+		seen[t]++
+	}
+	for t, n := range seen {
+		if !t.valid() {
+			return fmt.Errorf("socket table %q is not one the command reads", truncate(string(t), 40))
+		}
+		if n > 1 {
+			return fmt.Errorf("socket table %s is reported more than once", t)
+		}
+	}
+	for _, t := range Tables() {
+		if seen[t] == 0 {
+			return fmt.Errorf("socket table %s is neither in the output nor reported missing (the output was cut)", t)
+		}
+	}
+	return nil
 }
 
 // Owner is a process holding a socket.
@@ -75,7 +107,10 @@ type Owner struct {
 
 // OwnersCommand finds the processes whose descriptors link to "socket:[inode]" for the given
 // inodes. It needs the host's PID namespace to see the node's processes, and root with enough
-// capabilities to read their fd directories; unreadable ones are reported, not guessed.
+// capabilities to read their fd directories; unreadable ones are reported, not guessed. A
+// process chooses its own name and arguments, newlines included: they are printed as spaces,
+// and through printf's %s (dash's echo would expand a "\n" they contain), so that an owner
+// cannot add lines of its own to the output (an "@@owner" line naming another process).
 func OwnersCommand(inodes []uint64) []string {
 	alts := make([]string, 0, len(inodes))
 	for _, i := range inodes {
@@ -86,7 +121,7 @@ func OwnersCommand(inodes []uint64) []string {
 case "$line" in
 /proc/*/fd:) pid=${line#/proc/}; pid=${pid%/fd:} ;;
 *denied*) echo "@@denied" ;;
-*socket:*) ino=${line##*socket:[}; ino=${ino%]}; echo "@@owner $ino $pid $(cat /proc/$pid/comm 2>/dev/null) :: $(tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null)" ;;
+*socket:*) ino=${line##*socket:[}; ino=${ino%]}; printf '@@owner %s %s %s :: %s\n' "$ino" "$pid" "$(tr '\n' ' ' < /proc/$pid/comm 2>/dev/null)" "$(tr '\0\n' '  ' < /proc/$pid/cmdline 2>/dev/null)" ;;
 esac
 done; echo "@@done"`
 	return []string{"sh", "-c", script}
@@ -104,7 +139,7 @@ type Owners struct {
 func ParseOwners(out []byte) (Owners, error) {
 	o := Owners{ByInode: map[uint64][]Owner{}}
 	done := false
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		switch {
 		case line == "@@done":
 			done = true
@@ -116,8 +151,8 @@ func ParseOwners(out []byte) (Owners, error) {
 				continue
 			}
 			ino, err1 := strconv.ParseUint(f[0], 10, 64)
-			pid, err2 := strconv.Atoi(f[1])
-			if err1 != nil || err2 != nil {
+			pid, err2 := strconv.ParseUint(f[1], 10, 31) // a pid_t, never 0 for a process
+			if err1 != nil || err2 != nil || pid == 0 {
 				continue
 			}
 			var comm, cmdline string
@@ -125,8 +160,8 @@ func ParseOwners(out []byte) (Owners, error) {
 				comm, cmdline, _ = strings.Cut(f[2], " :: ")
 				comm = strings.TrimSpace(strings.TrimSuffix(comm, " ::"))
 			}
-			ow := Owner{PID: pid, Command: comm, Cmdline: strings.TrimSpace(cmdline)}
-			if !containsOwner(o.ByInode[ino], pid) {
+			ow := Owner{PID: int(pid), Command: comm, Cmdline: strings.TrimSpace(cmdline)}
+			if !containsOwner(o.ByInode[ino], ow.PID) {
 				o.ByInode[ino] = append(o.ByInode[ino], ow)
 			}
 		}

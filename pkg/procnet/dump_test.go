@@ -1,11 +1,15 @@
 package procnet
 
 import (
+	"bytes"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +55,7 @@ func TestTheTablesCommandReadsALiveListenerAndTheOwnersCommandNamesThisProcess(t
 
 func TestSplitDumpKeepsEachTableAndNotesMissingOnes(t *testing.T) {
 	out := "@@lanaccess-table tcp\n  sl  local_address\n   0: 00000000:0050 00000000:0000 0A 0:0 0:0 0 0 0 1 1\n" +
-		"@@lanaccess-table tcp6\n@@lanaccess-missing tcp6\n@@lanaccess-table udp\n   sl\n"
+		"@@lanaccess-table tcp6\n@@lanaccess-missing tcp6\n@@lanaccess-table udp\n   sl\n@@lanaccess-table udp6\n   sl\n"
 	d, err := SplitDump([]byte(out))
 	require.NoError(t, err)
 	assert.Equal(t, []Table{TCP6}, d.Missing)
@@ -63,6 +67,65 @@ func TestSplitDumpKeepsEachTableAndNotesMissingOnes(t *testing.T) {
 func TestOutputThatIsNotOursIsAnError(t *testing.T) {
 	_, err := SplitDump([]byte("sh: cat: not found\n"))
 	require.Error(t, err)
+}
+
+// A table that is neither read nor reported missing is unknown: LA201 must not judge the node
+// on the tables it did get.
+func TestADumpThatDoesNotAccountForEveryTableIsAnError(t *testing.T) {
+	all := "@@lanaccess-table tcp\n   sl\n@@lanaccess-table tcp6\n   sl\n@@lanaccess-table udp\n   sl\n@@lanaccess-table udp6\n   sl\n"
+	_, err := SplitDump([]byte(all))
+	require.NoError(t, err)
+	for name, out := range map[string]string{
+		"cut after udp":        all[:strings.Index(all, "@@lanaccess-table udp6")],
+		"a table twice":        all + "@@lanaccess-table tcp\n   sl\n",
+		"read and missing":     all + "@@lanaccess-missing udp\n",
+		"a table we never ask": all + "@@lanaccess-table raw\n   sl\n",
+	} {
+		_, err := SplitDump([]byte(out))
+		assert.Error(t, err, name)
+	}
+}
+
+// A process names itself: a newline in its arguments (or a "\n" that dash's echo would expand)
+// must not let it print an "@@owner" line of its own, here claiming a socket for "kubelet".
+func TestAnOwnerCannotForgeOwnerLinesThroughItsArguments(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = ln.Close() }()
+	lf, err := ln.(*net.TCPListener).File()
+	require.NoError(t, err)
+	defer func() { _ = lf.Close() }()
+	const forged = 987654321987
+	child := exec.Command("sh", "-c", "sleep 30; :", "x\n@@owner 987654321987 1 kubelet :: forged", `y\n@@owner 987654321987 1 kubelet :: forged`)
+	child.ExtraFiles = []*os.File{lf} // the child holds the listener too
+	require.NoError(t, child.Start())
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", child.Process.Pid))
+		return bytes.Contains(b, []byte("sleep 30"))
+	}, 5*time.Second, 10*time.Millisecond)
+
+	var inode uint64
+	dump, err := SplitDump(run(t, TablesCommand()))
+	require.NoError(t, err)
+	socks, _ := Listeners(TCP, dump.Tables[TCP], Options{})
+	for _, s := range socks {
+		if s.Local.String() == ln.Addr().String() {
+			inode = s.Inode
+		}
+	}
+	require.NotZero(t, inode)
+	owners, err := ParseOwners(run(t, OwnersCommand([]uint64{inode, forged})))
+	require.NoError(t, err)
+	assert.NotContains(t, owners.ByInode, uint64(forged))
+	pids := make([]int, 0, len(owners.ByInode[inode]))
+	for _, o := range owners.ByInode[inode] {
+		pids = append(pids, o.PID)
+		if o.PID == child.Process.Pid {
+			assert.Contains(t, o.Cmdline, "x @@owner 987654321987 1 kubelet :: forged")
+		}
+	}
+	assert.Contains(t, pids, child.Process.Pid)
 }
 
 func TestParseOwnersCountsDeniedDirectoriesAndNeedsTheEndMarker(t *testing.T) {

@@ -188,7 +188,7 @@ func parseAddrPort(s string, v6 bool, opts Options) (netip.AddrPort, error) {
 		return netip.AddrPort{}, fmt.Errorf("address %q has %d hex digits, want %d", hexAddr, len(hexAddr), want)
 	}
 	raw := make([]byte, want/2)
-	for i := 0; i < want/8; i++ {
+	for i := range want / 8 {
 		w, err := strconv.ParseUint(hexAddr[i*8:i*8+8], 16, 32)
 		if err != nil {
 			return netip.AddrPort{}, fmt.Errorf("address %q: %w", hexAddr, err)

@@ -13,10 +13,10 @@ import (
 // The testdata tables were recorded on an amd64 host while a script held: TCP listeners on
 // 127.0.0.53:5353, [::]:8080 and [::ffff:127.0.0.1]:8443, one established TCP pair, and UDP
 // sockets bound to 0.0.0.0:5354 and [::1]:5355.
-func recorded(t *testing.T, table Table) []byte {
-	t.Helper()
+func recorded(tb testing.TB, table Table) []byte {
+	tb.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", string(table)+".txt"))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return b
 }
 
@@ -116,7 +116,7 @@ func TestMalformedRowsAreReportedWithTheirLineAndTheRestIsKept(t *testing.T) {
 	socks, errs := Parse(TCP, []byte(table), Options{})
 	require.Len(t, socks, 1)
 	assert.Equal(t, uint64(1), socks[0].Inode)
-	lines := []int{}
+	lines := make([]int, 0, len(errs))
 	for _, e := range errs {
 		lines = append(lines, e.Line)
 		assert.Contains(t, e.Error(), "/proc/net/tcp line")
@@ -140,11 +140,7 @@ func TestUDPConnectedSocketsAreNotListeners(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, tb := range Tables() {
-		b, err := os.ReadFile(filepath.Join("testdata", string(tb)+".txt"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(tb), b)
+		f.Add(string(tb), recorded(f, tb))
 	}
 	f.Add("tcp", []byte("0: :\n"))
 	f.Add("udp6", []byte("0: 00000000000000000000000000000000:FFFF 0:0 07 0 0 0 0 0 1"))

@@ -7,6 +7,8 @@ package valid
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
 
 // Hostname checks a DNS host name (RFC 1123 letters, digits and hyphens per label, plus the
@@ -32,9 +34,10 @@ func Hostname(name string) error {
 }
 
 // InterfaceName checks a Linux network interface name as the kernel does (net/core/dev.c
-// dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':' or white space.
+// dev_valid_name, the one reading: linuxnet.ValidInterfaceName, which the exec-output parsers
+// use too).
 func InterfaceName(name string) error {
-	if name == "" || len(name) > 15 || name == "." || name == ".." || strings.ContainsAny(name, "/: \t\n\r\v\f\x00") {
+	if !linuxnet.ValidInterfaceName(name) || strings.ContainsRune(name, 0) {
 		return fmt.Errorf("%q is not a network interface name", name)
 	}
 	return nil

@@ -64,7 +64,7 @@ func parseFlags() (options, error) {
 	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup (comma-separated)")
 	flag.Parse()
 	o.skip = map[string]bool{}
-	for _, s := range strings.Split(skip, ",") {
+	for s := range strings.SplitSeq(skip, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			if !strings.Contains("dead many scale startup", s) {
 				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup)", s)
@@ -105,18 +105,7 @@ func run(ctx context.Context) (err error) {
 	if err := labctl.Healthy(ctx, l); err != nil {
 		return fmt.Errorf("lab is not up (`make lab-up`): %w", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
-	if err != nil {
-		return err
-	}
-	cfg.WarningHandler = rest.NoWarnings{}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	loaderCfg := rest.CopyConfig(cfg)
-	loaderCfg.QPS, loaderCfg.Burst = 200, 400
-	loader, err := kubernetes.NewForConfig(loaderCfg)
+	client, loader, err := clients(l)
 	if err != nil {
 		return err
 	}
@@ -136,12 +125,46 @@ func run(ctx context.Context) (err error) {
 			err = errors.Join(err, uerr)
 		}
 	}()
-
-	user := "system:serviceaccount:" + labctl.AuditedServiceAccountNamespace + ":" + labctl.AuditedServiceAccount
-	if b.Audit, err = bench.NewAuditTail(labctl.AuditLogPath(l), user); err != nil {
+	if err := prepare(ctx, b); err != nil {
 		return err
 	}
-	// Exactly what the shipped read-only RBAC grants.
+	if o.hold != "" {
+		return hold(ctx, b, o, loader)
+	}
+	rep, err := measure(ctx, b, o, loader)
+	if err != nil {
+		return err
+	}
+	if err := b.UndoAll(); err != nil {
+		return err
+	}
+	return writeReport(rep, o)
+}
+
+// clients are the benchmark's admin client and a faster one that loads the cluster.
+func clients(l layout.Layout) (client, loader kubernetes.Interface, err error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.WarningHandler = rest.NoWarnings{}
+	if client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, nil, err
+	}
+	loaderCfg := rest.CopyConfig(cfg)
+	loaderCfg.QPS, loaderCfg.Burst = 200, 400
+	loader, err = kubernetes.NewForConfig(loaderCfg)
+	return client, loader, err
+}
+
+// prepare gives doctor the identity the apiserver audits, with exactly what the shipped
+// read-only RBAC grants, and the laptop the LAN resolver; b undoes both.
+func prepare(ctx context.Context, b *bench.Bench) error {
+	user := "system:serviceaccount:" + labctl.AuditedServiceAccountNamespace + ":" + labctl.AuditedServiceAccount
+	var err error
+	if b.Audit, err = bench.NewAuditTail(labctl.AuditLogPath(b.Layout), user); err != nil {
+		return err
+	}
 	grants, err := faults.ManifestGrants("rbac-doctor")
 	if err != nil {
 		return err
@@ -152,74 +175,87 @@ func run(ctx context.Context) (err error) {
 	b.Defer("benchmark ServiceAccount", func(ctx context.Context) error {
 		return b.Faults.DeleteServiceAccount(ctx, labctl.AuditedServiceAccount)
 	})
-	if err := useLANResolver(b); err != nil {
-		return err
-	}
+	return useLANResolver(b)
+}
 
-	if o.hold != "" {
-		switch o.hold {
-		case "many":
-			_, err = b.ManyAddresses(ctx, o.addresses)
-		case "scale":
-			_, err = b.Scaled(ctx, o.load, loader)
-		default:
-			return fmt.Errorf("-hold %s: many or scale", o.hold)
-		}
-		if ctx.Err() != nil {
-			return nil // Ctrl-C: the deferred undo takes the lab back
-		}
-		return err
+// hold sets up one scenario and keeps it until Ctrl-C (-hold), for measuring by hand.
+func hold(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) error {
+	var err error
+	switch o.hold {
+	case "many":
+		_, err = b.ManyAddresses(ctx, o.addresses)
+	case "scale":
+		_, err = b.Scaled(ctx, o.load, loader)
+	default:
+		return fmt.Errorf("-hold %s: many or scale", o.hold)
 	}
+	if ctx.Err() != nil {
+		return nil // Ctrl-C: the deferred undo takes the lab back
+	}
+	return err
+}
+
+// measure runs every scenario that -skip leaves in.
+func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) (bench.Report, error) {
 	rep := bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second,
 		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
+	var err error
 	if o.skip["startup"] {
 		rep.Skipped = append(rep.Skipped, "start-up (-skip)")
-	} else {
-		b.Logf("start-up: version x%d", o.startupRuns)
-		if rep.Startup, err = bench.MeasureStartup(ctx, o.plugin, o.startupRuns); err != nil {
-			return err
-		}
-		if st, err := os.Stat(o.plugin); err == nil {
-			rep.Startup.BinaryMB = float64(st.Size()) / (1 << 20)
-		}
+	} else if rep.Startup, err = measureStartup(ctx, b, o); err != nil {
+		return rep, err
 	}
 	if rep.Healthy, err = b.Healthy(ctx); err != nil {
-		return err
+		return rep, err
 	}
-	svcs, pods, err := bench.Counts(ctx, client)
+	svcs, pods, err := bench.Counts(ctx, b.Client)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	rep.Small = bench.ScaleRowOf(rep.Healthy, svcs, pods)
 	if o.skip["dead"] {
 		rep.Skipped = append(rep.Skipped, "dead address (-skip)")
 	} else if rep.Dead, rep.DeadNode, err = b.DeadAddress(ctx, o.deadManualRuns); err != nil {
-		return err
+		return rep, err
 	}
 	if o.skip["many"] {
 		rep.Skipped = append(rep.Skipped, fmt.Sprintf("%d addresses (-skip)", o.addresses))
 	} else if rep.Many, err = b.ManyAddresses(ctx, o.addresses); err != nil {
-		return err
+		return rep, err
 	}
 	if o.skip["scale"] {
 		rep.Skipped = append(rep.Skipped, "loaded cluster (-skip)")
 	} else if rep.Loaded, err = b.Scaled(ctx, o.load, loader); err != nil {
-		return err
+		return rep, err
 	}
-	if err := b.UndoAll(); err != nil {
-		return err
+	return rep, nil
+}
+
+func measureStartup(ctx context.Context, b *bench.Bench, o options) (bench.Startup, error) {
+	b.Logf("start-up: version x%d", o.startupRuns)
+	st, err := bench.MeasureStartup(ctx, o.plugin, o.startupRuns)
+	if err != nil {
+		return st, err
 	}
+	if fi, err := os.Stat(o.plugin); err == nil {
+		st.BinaryMB = float64(fi.Size()) / (1 << 20)
+	}
+	return st, nil
+}
+
+// writeReport prints the table and, with -json, writes the report as JSON.
+func writeReport(rep bench.Report, o options) error {
 	if err := rep.WriteTable(os.Stdout); err != nil {
 		return err
 	}
-	if o.jsonFile != "" {
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(o.jsonFile, data, 0o644)
+	if o.jsonFile == "" {
+		return nil
 	}
-	return nil
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(o.jsonFile, data, 0o644) //nolint:gosec // a report for people (often read as another user than the root that ran the bench); nothing secret
 }
 
 // useLANResolver points the laptop's system resolver at the node addresses, as the seed's
@@ -237,9 +273,11 @@ func useLANResolver(b *bench.Bench) error {
 	for _, n := range b.Layout.SeedNodes() {
 		fmt.Fprintf(&conf, "nameserver %s\n", n.LANIP)
 	}
-	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(conf.String()), 0o644); err != nil { //nolint:gosec // resolv.conf: every process in the namespace reads it, whatever its user
 		return err
 	}
-	b.Defer("laptop resolver", func(context.Context) error { return os.WriteFile(path, prev, 0o644) })
+	b.Defer("laptop resolver", func(context.Context) error {
+		return os.WriteFile(path, prev, 0o644) //nolint:gosec // resolv.conf, as above
+	})
 	return nil
 }

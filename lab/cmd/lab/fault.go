@@ -32,36 +32,95 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
   lab fault cert wrong-host             # good|expired|unknown-ca
   lab fault dns-policy ClusterFirst     # Default`,
 	}
-	withLab := func(run func(ctx context.Context, f faults.Lab, args []string) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, args []string) error {
-			l := lay()
-			cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
-			if err != nil {
-				return fmt.Errorf("is the lab up? %w", err)
-			}
-			client, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
+	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
+	root.AddCommand(
+		&cobra.Command{Use: "ip-forward NODE on|off", Short: "Write net.ipv4.ip_forward in a node namespace", Args: cobra.ExactArgs(2),
+			RunE: inLab(ipForwardFault)},
+		&cobra.Command{Use: "link HOST down|up", Short: "Unplug or plug a namespace's LAN link", Args: cobra.ExactArgs(2),
+			RunE: inLab(linkFault)},
+		&cobra.Command{Use: "latency HOST DURATION", Short: "Delay a namespace's LAN egress (0 removes)", Args: cobra.ExactArgs(2),
+			RunE: inLab(latencyFault)},
+		newListenerFault(lay),
+		&cobra.Command{Use: "masquerade drop|restore", Short: "Remove or restore the VPN pool's masquerade", Args: cobra.ExactArgs(1),
+			RunE: inLab(masqueradeFault)},
+		&cobra.Command{Use: "return-route drop|restore", Short: "Remove or restore the routes back to the VPN pool", Args: cobra.ExactArgs(1),
+			RunE: inLab(returnRouteFault)},
+		&cobra.Command{Use: "cert good|wrong-host|expired|unknown-ca", Short: "Put a certificate in the apps TLS Secret", Args: cobra.ExactArgs(1),
+			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
+				return f.ServeCertificate(ctx, faults.CertKind(a[0]))
+			})},
+		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
+			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
+				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
 				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-			defer cancel()
-			return run(ctx, faults.Lab{Layout: l, Client: client}, args)
+			})},
+	)
+	return root
+}
+
+// faultFunc injects or reverts one fault, given the command's arguments.
+type faultFunc func(ctx context.Context, f faults.Lab, args []string) error
+
+// withLab runs a fault against the running lab, bounded by two minutes.
+func withLab(lay func() layout.Layout, run faultFunc) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		l := lay()
+		cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
+		if err != nil {
+			return fmt.Errorf("is the lab up? %w", err)
 		}
-	}
-	onOff := func(s string, on, off string) (bool, error) {
-		switch s {
-		case on:
-			return true, nil
-		case off:
-			return false, nil
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
 		}
-		return false, fmt.Errorf("%q: want %s or %s", s, on, off)
+		ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+		defer cancel()
+		return run(ctx, faults.Lab{Layout: l, Client: client}, args)
 	}
+}
+
+// onOff reads a two-word switch: true for on, false for off.
+func onOff(s string, on, off string) (bool, error) {
+	switch s {
+	case on:
+		return true, nil
+	case off:
+		return false, nil
+	}
+	return false, fmt.Errorf("%q: want %s or %s", s, on, off)
+}
+
+func ipForwardFault(ctx context.Context, f faults.Lab, a []string) error {
+	on, err := onOff(a[1], "on", "off")
+	if err != nil {
+		return err
+	}
+	_, err = f.SetIPForward(ctx, a[0], on)
+	return err
+}
+
+func linkFault(ctx context.Context, f faults.Lab, a []string) error {
+	up, err := onOff(a[1], "up", "down")
+	if err != nil {
+		return err
+	}
+	return f.SetLink(ctx, a[0], up)
+}
+
+func latencyFault(ctx context.Context, f faults.Lab, a []string) error {
+	d, err := time.ParseDuration(a[1])
+	if err != nil {
+		return err
+	}
+	return f.SetLatency(ctx, a[0], d)
+}
+
+func newListenerFault(lay func() layout.Layout) *cobra.Command {
 	var stop bool
 	var addr string
 	listener := &cobra.Command{
 		Use: "listener NODE PORT tcp|udp", Short: "Start (or --stop) a process bound on a node port", Args: cobra.ExactArgs(3),
-		RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
+		RunE: withLab(lay, func(ctx context.Context, f faults.Lab, a []string) error {
 			port, err := strconv.Atoi(a[1])
 			if err != nil {
 				return err
@@ -75,80 +134,45 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 	}
 	listener.Flags().BoolVar(&stop, "stop", false, "stop the listener")
 	listener.Flags().StringVar(&addr, "addr", "", "address to bind (default: the node's LAN address; 0.0.0.0 = wildcard)")
-	root.AddCommand(
-		&cobra.Command{Use: "ip-forward NODE on|off", Short: "Write net.ipv4.ip_forward in a node namespace", Args: cobra.ExactArgs(2),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				on, err := onOff(a[1], "on", "off")
-				if err != nil {
-					return err
-				}
-				_, err = f.SetIPForward(ctx, a[0], on)
-				return err
-			})},
-		&cobra.Command{Use: "link HOST down|up", Short: "Unplug or plug a namespace's LAN link", Args: cobra.ExactArgs(2),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				up, err := onOff(a[1], "up", "down")
-				if err != nil {
-					return err
-				}
-				return f.SetLink(ctx, a[0], up)
-			})},
-		&cobra.Command{Use: "latency HOST DURATION", Short: "Delay a namespace's LAN egress (0 removes)", Args: cobra.ExactArgs(2),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				d, err := time.ParseDuration(a[1])
-				if err != nil {
-					return err
-				}
-				return f.SetLatency(ctx, a[0], d)
-			})},
-		listener,
-		&cobra.Command{Use: "masquerade drop|restore", Short: "Remove or restore the VPN pool's masquerade", Args: cobra.ExactArgs(1),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				saved := f.Layout.Path("faults", "masquerade.rules")
-				restore, err := onOff(a[0], "restore", "drop")
-				if err != nil {
-					return err
-				}
-				if restore {
-					b, err := os.ReadFile(saved)
-					if err != nil {
-						return fmt.Errorf("nothing to restore: %w", err)
-					}
-					if err := f.RestoreNATRules(ctx, strings.Split(strings.TrimSpace(string(b)), "\n")); err != nil {
-						return err
-					}
-					return os.Remove(saved)
-				}
-				removed, err := f.DropMasquerade(ctx)
-				if err != nil {
-					return err
-				}
-				if err := os.MkdirAll(f.Layout.Path("faults"), 0o755); err != nil {
-					return err
-				}
-				return os.WriteFile(saved, []byte(strings.Join(removed, "\n")+"\n"), 0o644)
-			})},
-		&cobra.Command{Use: "return-route drop|restore", Short: "Remove or restore the routes back to the VPN pool", Args: cobra.ExactArgs(1),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				restore, err := onOff(a[0], "restore", "drop")
-				if err != nil {
-					return err
-				}
-				if restore {
-					return f.AddReturnRoutes(ctx, nil)
-				}
-				_, err = f.DropReturnRoutes(ctx)
-				return err
-			})},
-		&cobra.Command{Use: "cert good|wrong-host|expired|unknown-ca", Short: "Put a certificate in the apps TLS Secret", Args: cobra.ExactArgs(1),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				return f.ServeCertificate(ctx, faults.CertKind(a[0]))
-			})},
-		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
-			RunE: withLab(func(ctx context.Context, f faults.Lab, a []string) error {
-				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
-				return err
-			})},
-	)
-	return root
+	return listener
+}
+
+// masqueradeFault drops the VPN pool's masquerade, keeping the removed rules in the state
+// directory, or restores them from there.
+func masqueradeFault(ctx context.Context, f faults.Lab, a []string) error {
+	saved := f.Layout.Path("faults", "masquerade.rules")
+	restore, err := onOff(a[0], "restore", "drop")
+	if err != nil {
+		return err
+	}
+	if restore {
+		b, err := os.ReadFile(saved)
+		if err != nil {
+			return fmt.Errorf("nothing to restore: %w", err)
+		}
+		if err := f.RestoreNATRules(ctx, strings.Split(strings.TrimSpace(string(b)), "\n")); err != nil {
+			return err
+		}
+		return os.Remove(saved)
+	}
+	removed, err := f.DropMasquerade(ctx)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.Layout.Path("faults"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(saved, []byte(strings.Join(removed, "\n")+"\n"), 0o600)
+}
+
+func returnRouteFault(ctx context.Context, f faults.Lab, a []string) error {
+	restore, err := onOff(a[0], "restore", "drop")
+	if err != nil {
+		return err
+	}
+	if restore {
+		return f.AddReturnRoutes(ctx, nil)
+	}
+	_, err = f.DropReturnRoutes(ctx)
+	return err
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 )
@@ -29,6 +32,12 @@ func newRootCommand() *cobra.Command {
 		}
 		return l
 	}
+	root.AddCommand(newUpCommand(lay), newDownCommand(lay), newStatusCommand(lay), newDaemonCommand(lay),
+		newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay))
+	return root
+}
+
+func newUpCommand(lay func() layout.Layout) *cobra.Command {
 	var timeout time.Duration
 	up := &cobra.Command{
 		Use:   "up",
@@ -52,8 +61,17 @@ func newRootCommand() *cobra.Command {
 			if err := labctl.Up(cmd.Context(), l, labctl.Options{LabDir: labDir, Out: cmd.ErrOrStderr(), Timeout: timeout}); err != nil {
 				return err
 			}
-			st, _ := labctl.LoadState(l)
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), `lab ready (this command: %s)
+			return printReady(cmd.OutOrStdout(), l, time.Since(start))
+		},
+	}
+	up.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "bound on the whole bring-up (binaries already built)")
+	return up
+}
+
+// printReady tells how to use the lab that is up.
+func printReady(out io.Writer, l layout.Layout, took time.Duration) error {
+	st, _ := labctl.LoadState(l)
+	_, err := fmt.Fprintf(out, `lab ready (this command: %s)
 kubeconfig: %[2]s
 CA file:    %[3]s
 kubectl:    %[4]s
@@ -65,11 +83,11 @@ stays in the lab:
   ip netns exec laptop bin/kubectl-lanaccess vpn-trace -n vpn --from-client --kubeconfig %[2]s
 
 nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab down`"+` removes it all
-`, time.Since(start).Round(100*time.Millisecond), l.AdminKubeconfig(), l.CAFile(), st.Binaries.KubectlBin(), nodeList(l), l.Bridge)
-			return err
-		},
-	}
-	up.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "bound on the whole bring-up (binaries already built)")
+`, took.Round(100*time.Millisecond), l.AdminKubeconfig(), l.CAFile(), st.Binaries.KubectlBin(), nodeList(l), l.Bridge)
+	return err
+}
+
+func newDownCommand(lay func() layout.Layout) *cobra.Command {
 	var force bool
 	down := &cobra.Command{
 		Use:   "down",
@@ -88,33 +106,42 @@ nodes: %[5]s; workstation 10.0.10.1 on bridge %[6]s; `+"`go run ./lab/cmd/lab do
 		},
 	}
 	down.Flags().BoolVar(&force, "force", false, "do not wait for lab tests that are running")
-	status := &cobra.Command{
+	return down
+}
+
+func newStatusCommand(lay func() layout.Layout) *cobra.Command {
+	return &cobra.Command{
 		Use:   "status",
 		Short: "Show the lab's processes, namespaces, nodes and pods; exit 1 if not healthy",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return labctl.Status(cmd.Context(), lay(), cmd.OutOrStdout())
 		},
 	}
-	daemon := &cobra.Command{
+}
+
+// newDaemonCommand is how `up` starts the daemon (daemon.Spec): it gives the daemon the binaries
+// the lab state records, and nothing else of bring-up.
+func newDaemonCommand(lay func() layout.Layout) *cobra.Command {
+	return &cobra.Command{
 		Use:    "daemon",
 		Short:  "Run the lab's sync loops (started by up)",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			l := lay()
+			st, err := labctl.LoadState(l)
+			if err != nil {
+				return err
+			}
 			logger := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
-			return labctl.RunDaemon(cmd.Context(), lay(), logger)
+			return daemon.Run(cmd.Context(), daemon.Config{Layout: l, Binaries: st.Binaries, Log: logger})
 		},
 	}
-	root.AddCommand(up, down, status, daemon, newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay))
-	return root
 }
 
 func nodeList(l layout.Layout) string {
-	s := ""
-	for i, n := range l.Nodes {
-		if i > 0 {
-			s += ", "
-		}
-		s += n.NS + " " + n.LANIP
+	nodes := make([]string, 0, len(l.Nodes))
+	for _, n := range l.Nodes {
+		nodes = append(nodes, n.NS+" "+n.LANIP)
 	}
-	return s
+	return strings.Join(nodes, ", ")
 }

@@ -22,7 +22,7 @@ func newServeHTTPCommand() *cobra.Command {
 			srv := &http.Server{
 				Addr:              listen,
 				ReadHeaderTimeout: 5 * time.Second,
-				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 					// A client that went away is no error of the server's.
 					_, _ = fmt.Fprintln(w, text)

@@ -47,7 +47,7 @@ func (b *Bench) ManyAddresses(ctx context.Context, total int) (TimedPair, error)
 	}
 	prefix := netip.MustParseAddr(seed[0]).As4()
 	var addrs []string
-	for i := 0; i < extra; i++ {
+	for i := range extra {
 		addrs = append(addrs, fmt.Sprintf("%d.%d.%d.%d", prefix[0], prefix[1], prefix[2], firstExtraHost+i))
 	}
 	b.Logf("%d addresses: %d extra nodes (kwok) on secondary addresses of the seed nodes", total, extra)
@@ -205,7 +205,7 @@ func patchExternalIPs(ctx context.Context, b *Bench, name string, addrs []string
 func withAnswers(corefile string, addrs []string) string {
 	var out []string
 	indent, done := "", false
-	for _, line := range strings.Split(corefile, "\n") {
+	for line := range strings.SplitSeq(corefile, "\n") {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "answer ") && strings.Contains(t, " IN A ") {
 			if !done {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -55,8 +56,7 @@ func (b *Bench) Defer(what string, fn func(context.Context) error) {
 // UndoAll takes back every recorded change, newest first, each within its own deadline.
 func (b *Bench) UndoAll() error {
 	var errs []error
-	for i := len(b.undo) - 1; i >= 0; i-- {
-		s := b.undo[i]
+	for _, s := range slices.Backward(b.undo) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		if err := s.fn(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("undo %s: %w", s.what, err))
@@ -187,14 +187,12 @@ func cleanEnv() []string {
 // WriteScript writes the embedded manual check into dir.
 func WriteScript(dir string) (string, error) {
 	p := filepath.Join(dir, "manual-check.sh")
-	return p, os.WriteFile(p, manualScript, 0o755)
+	return p, os.WriteFile(p, manualScript, 0o700) //nolint:gosec // a script the benchmark runs: executable, its owner's only
 }
 
 func wantExit(what string, s Sample, codes ...int) error {
-	for _, c := range codes {
-		if s.Code == c {
-			return nil
-		}
+	if slices.Contains(codes, s.Code) {
+		return nil
 	}
 	return fmt.Errorf("%s exited %d, want %v\nstdout:\n%s\nstderr:\n%s", what, s.Code, codes, clip(s.Stdout), clip(s.Stderr))
 }

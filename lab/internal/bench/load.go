@@ -54,10 +54,10 @@ func (ld Load) Create(ctx context.Context, c kubernetes.Interface, workers int, 
 	perNSsvc, perNSpod := ld.Services/ld.Namespaces, ld.Pods/ld.Namespaces
 	for n := 0; n < ld.Namespaces && gctx.Err() == nil; n++ {
 		ns := loadNamespace(n)
-		for i := 0; i < perNSsvc; i++ {
+		for i := range perNSsvc {
 			g.Go(func() error { return ignoreExists(createLoadService(gctx, c, ns, i)) })
 		}
-		for i := 0; i < perNSpod; i++ {
+		for i := range perNSpod {
 			g.Go(func() error { return ignoreExists(createLoadPod(gctx, c, ns, i, perNSsvc)) })
 		}
 		log("load: namespace %d/%d sent (%s)", n+1, ld.Namespaces, time.Since(start).Round(time.Second))

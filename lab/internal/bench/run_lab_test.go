@@ -2,6 +2,7 @@
 
 // GNU time is one of the packages lab/install-deps.sh installs, so this runs with the lab tests
 // (`make test-lab` installs it first), never skipped.
+
 package bench
 
 import (

@@ -48,7 +48,7 @@ func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRun
 	} else if err := wantExit("doctor (warm-up)", Sample{Code: r.Code}, doctorCodes...); err != nil {
 		return p, fmt.Errorf("%w: %v\n%s", err, r.Report.Failing(), r.Report.Explain())
 	}
-	for i := 0; i < runs; i++ {
+	for range runs {
 		r, err := b.Doctor(ctx)
 		if err != nil {
 			return p, err
@@ -65,7 +65,7 @@ func (b *Bench) measurePair(ctx context.Context, addrs []string, runs, manualRun
 			return p, err
 		}
 	}
-	for i := 0; i < manualRuns; i++ {
+	for range manualRuns {
 		s, err := b.Manual(ctx, addrs)
 		if err != nil {
 			return p, err
@@ -124,8 +124,9 @@ func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, str
 }
 
 func (b *Bench) seedAddrs() []string {
-	var out []string
-	for _, n := range b.Layout.SeedNodes() {
+	seed := b.Layout.SeedNodes()
+	out := make([]string, 0, len(seed))
+	for _, n := range seed {
 		out = append(out, n.LANIP)
 	}
 	return out
@@ -179,7 +180,7 @@ func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, erro
 	wall := func(argv ...string) (float64, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // the plugin under test and /bin/true, timed
 		cmd.Env = env
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
@@ -187,7 +188,7 @@ func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, erro
 		}
 		return time.Since(start).Seconds(), nil
 	}
-	for i := 0; i < runs+1; i++ {
+	for i := range runs + 1 {
 		v, err := wall(plugin, "version")
 		if err != nil {
 			return st, err
@@ -202,7 +203,7 @@ func MeasureStartup(ctx context.Context, plugin string, runs int) (Startup, erro
 		st.Version = append(st.Version, v)
 		st.Floor = append(st.Floor, f)
 	}
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		s, err := RunProcess(ctx, 10*time.Second, "", env, plugin, "version")
 		if err != nil {
 			return st, err

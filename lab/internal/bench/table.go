@@ -45,7 +45,7 @@ func (r Report) Targets() []Target {
 	if len(r.Dead.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
 		added := r.Dead.Doctor.Median() - r.Healthy.Doctor.Median()
 		out = append(out, Target{fmt.Sprintf("one dead address adds at most one probe timeout (%s)", r.ProbeTimeout),
-			fmt.Sprintf("+%s", fmtDur(added)), added <= r.ProbeTimeout.Seconds()})
+			"+" + fmtDur(added), added <= r.ProbeTimeout.Seconds()})
 	}
 	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
 		ratio := r.Many.Doctor.Median() / r.Healthy.Doctor.Median()

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 )
@@ -20,7 +21,7 @@ import (
 // one CI run on a busy 2-core machine needed more than 30 s to undo SetDNSPolicy.
 const SyncTimeout = 60 * time.Second
 
-// WaitSynced waits until the daemon's loop (labctl.SyncRuntime or SyncProxy) has acted on
+// WaitSynced waits until the daemon's loop (daemon.SyncRuntime or SyncProxy) has acted on
 // resource at resourceVersion rv or later.
 func (f Lab) WaitSynced(ctx context.Context, loop, resource, rv string) error {
 	want, err := strconv.ParseUint(rv, 10, 64)
@@ -28,7 +29,7 @@ func (f Lab) WaitSynced(ctx context.Context, loop, resource, rv string) error {
 		return fmt.Errorf("resourceVersion %q: %w", rv, err)
 	}
 	return poll(ctx, SyncTimeout, func() error {
-		seen, err := labctl.ReadSynced(f.Layout, loop)
+		seen, err := daemon.ReadSynced(f.Layout, loop)
 		if err != nil {
 			return err
 		}
@@ -67,7 +68,7 @@ func (f Lab) SetConfigMapKey(ctx context.Context, namespace, name, key, value st
 	if err != nil {
 		return fmt.Errorf("update configmap %s/%s: %w", namespace, name, err)
 	}
-	return f.WaitSynced(ctx, labctl.SyncRuntime, "configmaps", cm.ResourceVersion)
+	return f.WaitSynced(ctx, daemon.SyncRuntime, "configmaps", cm.ResourceVersion)
 }
 
 // CertKind names a certificate the proxy can be made to serve.
@@ -115,7 +116,7 @@ func (f Lab) ServeCertificate(ctx context.Context, kind CertKind) error {
 	if err != nil {
 		return fmt.Errorf("update secret %s/%s: %w", labctl.AppsTLSSecretNamespace, labctl.AppsTLSSecretName, err)
 	}
-	return f.WaitSynced(ctx, labctl.SyncRuntime, "secrets", s.ResourceVersion)
+	return f.WaitSynced(ctx, daemon.SyncRuntime, "secrets", s.ResourceVersion)
 }
 
 // SetDNSPolicy changes a Deployment's pod dnsPolicy (ClusterFirst makes CoreDNS's
@@ -181,7 +182,7 @@ func (f Lab) waitPodsSynced(ctx context.Context, namespace string, sel labels.Se
 	for i := range pods.Items {
 		objs = append(objs, &pods.Items[i])
 	}
-	return f.WaitSynced(ctx, labctl.SyncRuntime, "pods", maxResourceVersion(objs))
+	return f.WaitSynced(ctx, daemon.SyncRuntime, "pods", maxResourceVersion(objs))
 }
 
 // maxResourceVersion is the newest version among objects: the daemon's record reaches it
@@ -213,10 +214,10 @@ func (f Lab) WaitProxySynced(ctx context.Context) error {
 	for i := range slices.Items {
 		eo = append(eo, &slices.Items[i])
 	}
-	if err := f.WaitSynced(ctx, labctl.SyncProxy, "services", maxResourceVersion(so)); err != nil {
+	if err := f.WaitSynced(ctx, daemon.SyncProxy, "services", maxResourceVersion(so)); err != nil {
 		return err
 	}
-	return f.WaitSynced(ctx, labctl.SyncProxy, "endpointslices", maxResourceVersion(eo))
+	return f.WaitSynced(ctx, daemon.SyncProxy, "endpointslices", maxResourceVersion(eo))
 }
 
 // DeletePods deletes the pods of a selector (what a node drain or `kubectl rollout restart`

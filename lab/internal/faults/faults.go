@@ -68,7 +68,7 @@ func (f Lab) DropMasquerade(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var removed []string
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if !strings.HasPrefix(line, "-A POSTROUTING") || !strings.Contains(line, "-s "+f.Layout.VPNPool) || !strings.Contains(line, "MASQUERADE") {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,7 +108,7 @@ func StaleUDP(old, cur []Rule) []Frontend {
 
 // FlushUDP deletes the conntrack entries of a UDP frontend in ns.
 func FlushUDP(ctx context.Context, ns string, fe Frontend) error {
-	_, err := netns.Run(ctx, ns, "conntrack", "-D", "-p", "udp", "--orig-dst", fe.IP, "--orig-port-dst", fmt.Sprint(fe.Port))
+	_, err := netns.Run(ctx, ns, "conntrack", "-D", "-p", "udp", "--orig-dst", fe.IP, "--orig-port-dst", strconv.Itoa(int(fe.Port)))
 	if err != nil && strings.Contains(err.Error(), "0 flow entries have been deleted") {
 		return nil // nothing to delete is fine (conntrack exits 1 then)
 	}

@@ -140,7 +140,7 @@ func pick(node, svc string, eps []Endpoint) Endpoint {
 	}
 	h := fnv.New32a()
 	_, _ = fmt.Fprintf(h, "%s|%s", node, svc) // a hash.Hash never returns a write error
-	return eps[int(h.Sum32()%uint32(len(eps)))]
+	return eps[int(h.Sum32())%len(eps)]
 }
 
 // RestoreInput renders the rules as iptables-restore input for the nat table. Only the lab's

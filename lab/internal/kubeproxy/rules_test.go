@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func lanDNS() (*corev1.Service, *discoveryv1.EndpointSlice) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lan-dns", Namespace: "traefik"},
 		Spec: corev1.ServiceSpec{ClusterIP: "10.96.12.34", ExternalIPs: []string{"10.0.10.11", "10.0.10.12"},
@@ -20,11 +18,11 @@ func lanDNS() (*corev1.Service, *discoveryv1.EndpointSlice) {
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: "lan-dns-x", Namespace: "traefik", Labels: map[string]string{discoveryv1.LabelServiceName: "lan-dns"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr("dns"), Port: ptr(int32(1053)), Protocol: ptr(corev1.ProtocolUDP)}},
+		Ports:       []discoveryv1.EndpointPort{{Name: new("dns"), Port: new(int32(1053)), Protocol: new(corev1.ProtocolUDP)}},
 		Endpoints: []discoveryv1.Endpoint{
-			{Addresses: []string{"10.244.2.5"}, NodeName: ptr("node-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}},
-			{Addresses: []string{"10.244.3.5"}, NodeName: ptr("node-3"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)}},
-			{Addresses: []string{"10.244.1.9"}, NodeName: ptr("node-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr(false)}},
+			{Addresses: []string{"10.244.2.5"}, NodeName: new("node-2"), Conditions: discoveryv1.EndpointConditions{Ready: new(true)}},
+			{Addresses: []string{"10.244.3.5"}, NodeName: new("node-3"), Conditions: discoveryv1.EndpointConditions{Ready: new(true)}},
+			{Addresses: []string{"10.244.1.9"}, NodeName: new("node-1"), Conditions: discoveryv1.EndpointConditions{Ready: new(false)}},
 		},
 	}
 	return svc, slice
@@ -47,7 +45,7 @@ func TestRulesSendEveryFrontendToAReadyEndpointPreferringTheLocalOne(t *testing.
 func TestRulesSkipServicesWithoutReadyEndpoints(t *testing.T) {
 	svc, slice := lanDNS()
 	for i := range slice.Endpoints {
-		slice.Endpoints[i].Conditions.Ready = ptr(false)
+		slice.Endpoints[i].Conditions.Ready = new(false)
 	}
 	assert.Empty(t, Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}))
 }

@@ -111,7 +111,7 @@ func writeAuditPolicy(l layout.Layout) error {
 	if err := os.MkdirAll(l.Path("apiserver"), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(AuditPolicyPath(l), []byte(auditPolicy), 0o644)
+	return os.WriteFile(AuditPolicyPath(l), []byte(auditPolicy), 0o600)
 }
 
 func kubeconfigPath(l layout.Layout, identity string) string {

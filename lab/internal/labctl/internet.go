@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
@@ -42,19 +43,19 @@ apps   300  IN A   %[3]s
 *.apps 300  IN A   %[3]s
 `, l.InternetDNS, l.InternetWeb, l.AppsPublicIP),
 	}
-	corefile := ""
+	var corefile strings.Builder
 	for zone, content := range zones {
 		path := filepath.Join(dir, "db."+zone)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return nil, err
 		}
-		corefile += fmt.Sprintf("%s:53 {\n    bind %s\n    file %s\n}\n", zone, l.InternetDNS, path)
+		fmt.Fprintf(&corefile, "%s:53 {\n    bind %s\n    file %s\n}\n", zone, l.InternetDNS, path)
 	}
 	// Any other name does not exist: the lab's internet has no root to recurse to, and nothing
 	// may ever be forwarded outside.
-	corefile += fmt.Sprintf(".:53 {\n    bind %s\n    template ANY ANY {\n        rcode NXDOMAIN\n    }\n}\n", l.InternetDNS)
+	fmt.Fprintf(&corefile, ".:53 {\n    bind %s\n    template ANY ANY {\n        rcode NXDOMAIN\n    }\n}\n", l.InternetDNS)
 	conf := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(conf, []byte(corefile), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(corefile.String()), 0o600); err != nil {
 		return nil, err
 	}
 	return []procs.Spec{

@@ -1,6 +1,7 @@
 // Package labctl brings the lab up and down: network, PKI, control plane, kwok nodes, the
-// daemon that plays kubelet runtime and kube-proxy, the seed's manifests, the internet and the
-// laptop; and reports its status.
+// daemon that plays kubelet runtime and kube-proxy (a process of its own: package daemon, which
+// labctl only starts, finds and stops), the seed's manifests, the internet and the laptop; and
+// reports its status. Up runs as named steps, and its errors name the step that failed.
 package labctl
 
 import (
@@ -9,25 +10,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
-
-// ProcDaemon is the lab daemon's process name.
-const ProcDaemon = "lab-daemon"
 
 // Options of Up.
 type Options struct {
@@ -53,7 +46,7 @@ func expected(l layout.Layout, st State) map[string]string {
 		ProcScheduler:   st.Binaries.SchedulerBin(),
 		ProcInternetDNS: st.Binaries.CoreDNSBin(),
 		ProcInternetWeb: "serve-http",
-		ProcDaemon:      l.LabBinary() + " daemon",
+		daemon.ProcName: daemon.Match(l),
 		ProcLaptopVPN:   "openvpn",
 	}
 	for _, n := range l.Nodes {
@@ -90,208 +83,6 @@ func Healthy(ctx context.Context, l layout.Layout) error {
 	return waitAPIServer(ctx, l, 3*time.Second)
 }
 
-// Up brings the lab up, or does nothing if a healthy lab is running. A broken or partial lab
-// is torn down first: rebuilding is faster and more predictable than repairing.
-func Up(ctx context.Context, l layout.Layout, o Options) error {
-	if o.Timeout == 0 {
-		o.Timeout = 5 * time.Minute
-	}
-	if err := preflight(l); err != nil {
-		return err
-	}
-	// Progress log, best effort: a lost line must not fail the bring-up.
-	say := func(format string, args ...any) { _, _ = fmt.Fprintf(o.Out, "[lab] "+format+"\n", args...) }
-	bins, err := binaries.Build(ctx, o.LabDir, o.Out)
-	if err != nil {
-		return err
-	}
-	if err := Healthy(ctx, l); err == nil && kwokConfigCurrent(l, bins) {
-		say("already up and healthy")
-		return refresh(ctx, l, o, say)
-	} else if err == nil {
-		say("existing lab runs other kwok stages than this checkout: rebuilding it")
-	} else if _, statErr := os.Stat(l.StateDir); statErr == nil {
-		say("existing lab is not healthy (%v): rebuilding it", err)
-	}
-	if err := Down(ctx, l, io.Discard); err != nil {
-		return fmt.Errorf("clean up before up: %w", err)
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	st := State{Binaries: bins, CreatedAt: start}
-	if err := bringUp(ctx, l, o, st, say); err != nil {
-		return fmt.Errorf("%w\n(logs in %s; `lab down` removes everything)", err, l.LogDir())
-	}
-	st.Ready = true
-	if st.ManifestsDigest, err = dirDigest(filepath.Join(o.LabDir, "manifests", "base")); err != nil {
-		return err
-	}
-	st.UpDuration = time.Since(start).Round(100 * time.Millisecond).String()
-	if err := SaveState(l, st); err != nil {
-		return err
-	}
-	say("up in %s", st.UpDuration)
-	return nil
-}
-
-func bringUp(ctx context.Context, l layout.Layout, o Options, st State, say func(string, ...any)) error {
-	step := time.Now()
-	lap := func(what string) { say("%-34s %5.1fs", what, time.Since(step).Seconds()); step = time.Now() }
-	for _, d := range []string{l.StateDir, l.Path("bin"), l.LogDir(), l.PidDir(), l.PodsDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if err := SaveState(l, st); err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	// The daemon and responders run from a copy: `go run` deletes its binary when it exits.
-	if err := copyFile(self, l.LabBinary(), 0o755); err != nil {
-		return fmt.Errorf("copy lab binary: %w", err)
-	}
-	var nodeIPs []pki.NodeIP
-	for _, n := range l.Nodes {
-		nodeIPs = append(nodeIPs, pki.NodeIP{Name: n.NS, IP: n.LANIP})
-	}
-	if err := pki.GenerateLab(l.Path("pki"), pki.Addresses{APIServerIP: l.ControlPlane.LANIP,
-		KubernetesVIP: "10.96.0.1", Nodes: nodeIPs, AppsZone: "apps.example.com"}); err != nil {
-		return err
-	}
-	if err := writeKubeconfigs(l); err != nil {
-		return err
-	}
-	if err := writeAuditPolicy(l); err != nil {
-		return err
-	}
-	lap("certificates and kubeconfigs")
-	if err := BuildNetwork(ctx, l); err != nil {
-		return err
-	}
-	lap("network namespaces")
-	mgr := Procs(l)
-	cp := controlPlaneSpecs(l, st.Binaries)
-	for _, spec := range cp[:2] {
-		if _, _, err := mgr.Start(spec); err != nil {
-			return err
-		}
-	}
-	if err := waitAPIServer(ctx, l, 60*time.Second); err != nil {
-		return err
-	}
-	lap("etcd and kube-apiserver")
-	for _, spec := range cp[2:] {
-		if _, _, err := mgr.Start(spec); err != nil {
-			return err
-		}
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
-	if err != nil {
-		return err
-	}
-	// The externalIPs deprecation warning is expected (LA106 reports it): say it once.
-	cfg.WarningHandler = rest.NewWarningWriter(o.Out, rest.WarningWriterOptions{Deduplicate: true})
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if err := createNodes(ctx, client, l); err != nil {
-		return err
-	}
-	kwokConf, err := writeKwokConfig(l, st.Binaries)
-	if err != nil {
-		return err
-	}
-	for _, n := range l.Nodes {
-		if _, _, err := mgr.Start(kwokSpec(l, st.Binaries, n, kwokConf)); err != nil {
-			return err
-		}
-	}
-	inet, err := internetSpecs(l, st.Binaries)
-	if err != nil {
-		return err
-	}
-	for _, spec := range inet {
-		if _, _, err := mgr.Start(spec); err != nil {
-			return err
-		}
-	}
-	if _, _, err := mgr.Start(daemonSpec(l)); err != nil {
-		return err
-	}
-	if err := waitNodesReady(ctx, client, l, 60*time.Second); err != nil {
-		return err
-	}
-	lap("controllers, kwok nodes, daemon")
-	applier, err := NewApplier(cfg)
-	if err != nil {
-		return err
-	}
-	manifests := filepath.Join(o.LabDir, "manifests", "base")
-	if err := applier.ApplyFile(ctx, filepath.Join(manifests, "00-namespaces.yaml")); err != nil {
-		return err
-	}
-	if err := createSecrets(ctx, client, l); err != nil {
-		return err
-	}
-	if err := applier.ApplyDir(ctx, manifests); err != nil {
-		return err
-	}
-	lap("manifests applied")
-	if err := waitFor(ctx, "workloads", 90*time.Second, deploymentsAvailable(client)); err != nil {
-		return err
-	}
-	lap("deployments available")
-	laptop, err := laptopSpec(l)
-	if err != nil {
-		return err
-	}
-	if _, _, err := mgr.Start(laptop); err != nil {
-		return err
-	}
-	for _, w := range []struct {
-		what  string
-		check func(context.Context) error
-	}{
-		{"zone DNS on every node address", zoneAnswers(l)},
-		{"HTTPS 302 through the proxy", proxyRedirects(l)},
-		{"VPN tunnel from the laptop", tunnelUp(l)},
-	} {
-		if err := waitFor(ctx, w.what, 60*time.Second, w.check); err != nil {
-			return err
-		}
-	}
-	lap("DNS, HTTPS and VPN answer")
-	return nil
-}
-
-// preflight checks what the lab cannot work without.
-func preflight(l layout.Layout) error {
-	if os.Geteuid() != 0 {
-		return errors.New("the lab needs root (network namespaces, iptables): run it with sudo or as root")
-	}
-	var missing []string
-	for _, tool := range []string{"ip", "ss", "iptables", "iptables-restore", "conntrack", "sysctl", "nginx", "openvpn", "ping", "curl", "dig"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing tools: %s (run lab/install-deps.sh)", strings.Join(missing, ", "))
-	}
-	if err := internetRangeIsFree(l); err != nil {
-		return err
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		return fmt.Errorf("/dev/net/tun is missing: OpenVPN cannot create its tunnel: %w", err)
-	}
-	return nil
-}
-
 // Down removes everything the lab made: processes (daemon first, so it restarts nothing),
 // namespaces, bridge, resolver files, the state directory. It works after a crash: names come
 // from the layout, processes from pidfiles, namespaces and a sweep of /proc for anything still
@@ -301,11 +92,11 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 	mgr := Procs(l)
 	// The daemon first, so that it restarts nothing; then everything else at once (the
 	// apiserver alone takes seconds to shut down gracefully).
-	if err := mgr.Stop(ctx, ProcDaemon, l.StateDir); err != nil {
+	if err := mgr.Stop(ctx, daemon.ProcName, l.StateDir); err != nil {
 		errs = append(errs, err)
 	}
 	pidfiles, _ := filepath.Glob(filepath.Join(l.PidDir(), "*.pid"))
-	var names []string
+	names := make([]string, 0, len(pidfiles))
 	for _, pf := range pidfiles {
 		names = append(names, strings.TrimSuffix(filepath.Base(pf), ".pid"))
 	}
@@ -362,12 +153,7 @@ func labProgram(pid int) bool {
 	argv0, _, _ := strings.Cut(string(b), "\x00")
 	argv0, _, _ = strings.Cut(argv0, " ")
 	base := strings.TrimSuffix(filepath.Base(argv0), ":")
-	for _, p := range labPrograms {
-		if base == p {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(labPrograms, base)
 }
 
 // parallel runs fn for every item concurrently and returns the errors.

@@ -74,7 +74,7 @@ func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, []byte(conf), 0o644)
+	return path, os.WriteFile(path, []byte(conf), 0o600)
 }
 
 // kwokConfigCurrent reports whether the running kwoks use the configuration this code writes.

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
 
 // refresh brings a healthy lab in line with the code and manifests of this checkout without
@@ -31,13 +31,13 @@ func refresh(ctx context.Context, l layout.Layout, o Options, say func(string, .
 	}
 	if !same {
 		mgr := Procs(l)
-		if err := mgr.Stop(ctx, ProcDaemon, l.StateDir); err != nil {
+		if err := mgr.Stop(ctx, daemon.ProcName, l.StateDir); err != nil {
 			return err
 		}
 		if err := copyFile(self, l.LabBinary(), 0o755); err != nil {
 			return err
 		}
-		if _, _, err := mgr.Start(daemonSpec(l)); err != nil {
+		if _, _, err := mgr.Start(daemon.Spec(l)); err != nil {
 			return err
 		}
 		say("lab binary changed: daemon restarted")
@@ -69,10 +69,6 @@ func refresh(ctx context.Context, l layout.Layout, o Options, say func(string, .
 	st.ManifestsDigest = digest
 	say("base manifests changed: applied again")
 	return SaveState(l, st)
-}
-
-func daemonSpec(l layout.Layout) procs.Spec {
-	return procs.Spec{Name: ProcDaemon, Dir: l.StateDir, Argv: []string{l.LabBinary(), "daemon", "--state-dir", l.StateDir}}
 }
 
 func sameFile(a, b string) (bool, error) {

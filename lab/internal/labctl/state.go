@@ -31,7 +31,7 @@ func SaveState(l layout.Layout, st State) error {
 	if err := os.MkdirAll(l.StateDir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(l.StateFile(), b, 0o644)
+	return os.WriteFile(l.StateFile(), b, 0o600)
 }
 
 // LoadState reads state.json.

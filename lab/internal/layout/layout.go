@@ -154,7 +154,7 @@ func (l Layout) Path(elem ...string) string {
 	return filepath.Join(append([]string{l.StateDir}, elem...)...)
 }
 
-// Well-known files in the state directory.
+// AdminKubeconfig and the functions below name well-known files in the state directory.
 func (l Layout) AdminKubeconfig() string { return l.Path("kubeconfig") }
 func (l Layout) CAFile() string          { return l.Path("pki", "ca.crt") }
 func (l Layout) StateFile() string       { return l.Path("state.json") }

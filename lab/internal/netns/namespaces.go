@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,7 +17,7 @@ func List(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
 			names = append(names, f[0])
 		}
@@ -30,12 +31,7 @@ func Exists(ctx context.Context, ns string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, n := range names {
-		if n == ns {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.Contains(names, ns), nil
 }
 
 // Create makes namespace ns with its loopback up and, if resolver is not empty, a resolv.conf
@@ -55,7 +51,7 @@ func Create(ctx context.Context, ns, resolver string) error {
 		return fmt.Errorf("resolver dir for %s: %w", ns, err)
 	}
 	conf := fmt.Sprintf("# written by kubectl-lanaccess lab\nnameserver %s\n", resolver)
-	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(conf), 0o644); err != nil { //nolint:gosec // resolv.conf: every process in the namespace reads it, whatever its user
 		return fmt.Errorf("resolv.conf for %s: %w", ns, err)
 	}
 	return nil
@@ -68,7 +64,7 @@ func Pids(ctx context.Context, ns string) ([]int, error) {
 		return nil, err
 	}
 	var pids []int
-	for _, f := range strings.Fields(out) {
+	for f := range strings.FieldsSeq(out) {
 		if p, err := strconv.Atoi(f); err == nil {
 			pids = append(pids, p)
 		}

@@ -8,10 +8,12 @@
 package nfqdelay
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -101,7 +103,6 @@ func (d *Delayer) Run(ctx context.Context) error {
 			return fmt.Errorf("read queue %d: %w", d.queue, err)
 		}
 		for _, id := range packetIDs(buf[:n]) {
-			id := id
 			time.AfterFunc(d.delay, func() { _ = d.verdict(id) })
 		}
 	}
@@ -112,11 +113,15 @@ type attr struct {
 	data []byte
 }
 
-func (d *Delayer) message(msg uint16, flags uint16, attrs []attr) []byte {
+func (d *Delayer) message(msg uint16, flags uint16, attrs []attr) ([]byte, error) {
 	body := []byte{unix.AF_UNSPEC, 0, 0, 0} // nfgenmsg: family, version, res_id (big endian)
 	binary.BigEndian.PutUint16(body[2:], d.queue)
 	for _, a := range attrs {
+		// An attribute's length is a 16-bit field; the message's, 32 bits.
 		l := 4 + len(a.data)
+		if l > math.MaxUint16 {
+			return nil, fmt.Errorf("netlink attribute %d: %d bytes is too long", a.typ, l)
+		}
 		h := make([]byte, 4)
 		binary.LittleEndian.PutUint16(h, uint16(l))
 		binary.LittleEndian.PutUint16(h[2:], a.typ)
@@ -126,20 +131,28 @@ func (d *Delayer) message(msg uint16, flags uint16, attrs []attr) []byte {
 			body = append(body, 0)
 		}
 	}
+	total := 16 + len(body)
+	if total > math.MaxUint32 {
+		return nil, fmt.Errorf("netlink message: %d bytes is too long", total)
+	}
 	d.seq++
-	hdr := make([]byte, 16)
-	binary.LittleEndian.PutUint32(hdr, uint32(16+len(body)))
+	hdr := make([]byte, 16, total)
+	binary.LittleEndian.PutUint32(hdr, uint32(total))
 	binary.LittleEndian.PutUint16(hdr[4:], subsysQueue<<8|msg)
 	binary.LittleEndian.PutUint16(hdr[6:], flags)
 	binary.LittleEndian.PutUint32(hdr[8:], d.seq)
-	return append(hdr, body...)
+	return append(hdr, body...), nil
 }
 
 // request sends a config message and waits for the kernel's ack.
 func (d *Delayer) request(msg uint16, attrs []attr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := unix.Sendto(d.fd, d.message(msg, unix.NLM_F_REQUEST|unix.NLM_F_ACK, attrs), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	m, err := d.message(msg, unix.NLM_F_REQUEST|unix.NLM_F_ACK, attrs)
+	if err != nil {
+		return err
+	}
+	if err := unix.Sendto(d.fd, m, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return err
 	}
 	buf := make([]byte, 4096)
@@ -148,8 +161,13 @@ func (d *Delayer) request(msg uint16, attrs []attr) error {
 		return err
 	}
 	if n >= 20 && binary.LittleEndian.Uint16(buf[4:]) == unix.NLMSG_ERROR {
-		if code := int32(binary.LittleEndian.Uint32(buf[16:])); code != 0 {
-			return unix.Errno(-code)
+		// struct nlmsgerr: a signed int, 0 for an ack, else minus the errno.
+		var code int32
+		if err := binary.Read(bytes.NewReader(buf[16:20]), binary.LittleEndian, &code); err != nil {
+			return err
+		}
+		if code < 0 {
+			return unix.Errno(-int64(code))
 		}
 	}
 	return nil
@@ -161,7 +179,11 @@ func (d *Delayer) verdict(id uint32) error {
 	binary.BigEndian.PutUint32(v[4:], id)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return unix.Sendto(d.fd, d.message(msgVerdict, unix.NLM_F_REQUEST, []attr{{attrVerdictHdr, v}}), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+	m, err := d.message(msgVerdict, unix.NLM_F_REQUEST, []attr{{attrVerdictHdr, v}})
+	if err != nil {
+		return err
+	}
+	return unix.Sendto(d.fd, m, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
 }
 
 // packetIDs extracts the packet ids of the NFQNL_MSG_PACKET messages in a netlink datagram.

@@ -25,7 +25,7 @@ func packetMsg(id uint32) []byte {
 			attrs = append(attrs, 0)
 		}
 	}
-	msg := make([]byte, 20)
+	msg := make([]byte, 20, 20+len(attrs))
 	binary.LittleEndian.PutUint32(msg, uint32(20+len(attrs)))
 	binary.LittleEndian.PutUint16(msg[4:], subsysQueue<<8|msgPacket)
 	return append(msg, attrs...)

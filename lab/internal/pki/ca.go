@@ -67,8 +67,8 @@ func NewCA(commonName string) (*Pair, error) {
 	return newPair(der, key)
 }
 
-// Issue signs a certificate for spec with ca.
-func (ca *Pair) Issue(spec Spec) (*Pair, error) {
+// Issue signs a certificate for spec with p, the issuing CA.
+func (p *Pair) Issue(spec Spec) (*Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("key for %s: %w", spec.CommonName, err)
@@ -101,7 +101,7 @@ func (ca *Pair) Issue(spec Spec) (*Pair, error) {
 	if spec.Client {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.Cert, key.Public(), p.Key)
 	if err != nil {
 		return nil, fmt.Errorf("certificate %s: %w", spec.CommonName, err)
 	}
@@ -118,12 +118,13 @@ func SelfSigned(spec Spec) (*Pair, error) {
 	return ca.Issue(spec)
 }
 
-// Write stores the pair as dir/name.crt and dir/name.key (key mode 0600).
+// Write stores the pair as dir/name.crt and dir/name.key, readable by root only like every
+// file of the lab (its processes all run as root).
 func (p *Pair) Write(dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("pki dir %s: %w", dir, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".crt"), p.CertPEM, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".crt"), p.CertPEM, 0o600); err != nil {
 		return fmt.Errorf("write %s.crt: %w", name, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".key"), p.KeyPEM, 0o600); err != nil {
@@ -140,7 +141,7 @@ func (p *Pair) WritePublicKey(dir, name string) error {
 		return err
 	}
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	if err := os.WriteFile(filepath.Join(dir, name+".pub"), pemBytes, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".pub"), pemBytes, 0o600); err != nil {
 		return fmt.Errorf("write %s.pub: %w", name, err)
 	}
 	return nil

@@ -11,66 +11,64 @@ func BindCorefile(text, ip string) string {
 	depth := 0
 	lineStart := 0 // index in text where the current top-level header began
 	for i := 0; i < len(text); i++ {
+		if end, ok := verbatimEnd(text, i); ok {
+			b.WriteString(text[i:end])
+			i = end - 1
+			continue
+		}
 		c := text[i]
+		b.WriteByte(c)
 		switch {
-		case c == '#':
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				end = len(text) - i
-			}
-			b.WriteString(text[i : i+end])
-			i += end - 1
-			continue
-		case c == '"':
-			j := i + 1
-			for j < len(text) && text[j] != '"' {
-				if text[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(text) {
-				j = len(text) - 1
-			}
-			b.WriteString(text[i : j+1])
-			i = j
-			continue
-		case c == '{' && i+1 < len(text) && text[i+1] == '$':
-			end := strings.IndexByte(text[i:], '}')
-			if end < 0 {
-				end = len(text) - i - 1
-			}
-			b.WriteString(text[i : i+end+1])
-			i += end
-			continue
 		case c == '{':
-			b.WriteByte(c)
 			if depth == 0 && !strings.HasPrefix(strings.TrimSpace(text[lineStart:i]), "(") {
 				b.WriteString("\n    bind " + ip)
 			}
 			depth++
-			continue
 		case c == '}':
 			if depth > 0 {
 				depth--
 			}
-			b.WriteByte(c)
 			if depth == 0 {
 				lineStart = i + 1
 			}
-			continue
 		case c == '\n' && depth == 0:
 			lineStart = i + 1
 		}
-		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// verbatimEnd reports whether a token whose braces do not count starts at text[i] (a comment up
+// to the end of its line, a quoted string, a "{$VAR}" placeholder) and where it ends.
+func verbatimEnd(text string, i int) (int, bool) {
+	switch {
+	case text[i] == '#':
+		if end := strings.IndexByte(text[i:], '\n'); end >= 0 {
+			return i + end, true
+		}
+		return len(text), true
+	case text[i] == '"':
+		j := i + 1
+		for j < len(text) && text[j] != '"' {
+			if text[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		return min(j+1, len(text)), true
+	case text[i] == '{' && i+1 < len(text) && text[i+1] == '$':
+		if end := strings.IndexByte(text[i:], '}'); end >= 0 {
+			return i + end + 1, true
+		}
+		return len(text), true
+	}
+	return 0, false
 }
 
 // HasDirective reports whether a Corefile uses a plugin directive (a line starting with it),
 // e.g. "reload": only then does CoreDNS pick up a changed file by itself.
 func HasDirective(text, directive string) bool {
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}

@@ -257,7 +257,7 @@ func (openvpnRunner) plan(pc *podContext) (*plan, error) {
 
 // openvpnPool reads "server NETWORK NETMASK" from an OpenVPN config as a CIDR.
 func openvpnPool(conf string) (string, error) {
-	for _, line := range strings.Split(conf, "\n") {
+	for line := range strings.SplitSeq(conf, "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 3 && f[0] == "server" {
 			addr, err := netip.ParseAddr(f[1])

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -146,7 +147,7 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	metaPath := filepath.Join(dir, "pod.json")
 	if _, err := os.Stat(metaPath); err != nil {
 		b, _ := json.Marshal(podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP})
-		if err := os.WriteFile(metaPath, b, 0o644); err != nil {
+		if err := os.WriteFile(metaPath, b, 0o600); err != nil {
 			return err
 		}
 	}
@@ -185,16 +186,7 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	mgr := procs.Manager{PidDir: dir, LogDir: dir}
 	appliedPath := filepath.Join(dir, c.Name+".applied")
 	matchPath := filepath.Join(dir, c.Name+".match")
-	prevMatch, _ := os.ReadFile(matchPath)
-	alive := false
-	if len(prevMatch) > 0 {
-		_, alive = mgr.Pid(c.Name, string(prevMatch))
-	}
-	applied := ""
-	if alive {
-		b, _ := os.ReadFile(appliedPath)
-		applied = string(b)
-	}
+	prevMatch, alive, applied := previous(mgr, c.Name, matchPath, appliedPath)
 	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
 		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
 		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, node.NS, argv...) }}
@@ -202,35 +194,16 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{}
-	for k, v := range vf.files {
-		files[k] = v
+	digest, err := writeFiles(pl.Argv, vf, pl.Files)
+	if err != nil {
+		return err
 	}
-	for k, v := range pl.Files {
-		files[k] = v
-	}
-	paths := make([]string, 0, len(files))
-	for path := range files {
-		paths = append(paths, path)
-	}
-	sort.Strings(paths)
-	h := sha256.New()
-	// A hash.Hash never returns a write error.
-	_, _ = fmt.Fprintln(h, strings.Join(pl.Argv, "\x00"))
-	for _, path := range paths {
-		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
-			return err
-		}
-		onDisk, _ := os.ReadFile(path)
-		_, _ = fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
-	}
-	digest := hex.EncodeToString(h.Sum(nil))
 	digestPath := filepath.Join(dir, c.Name+".digest")
 	prevDigest, _ := os.ReadFile(digestPath)
 
-	if !alive || string(prevMatch) != pl.Match {
+	if !alive || prevMatch != pl.Match {
 		if alive {
-			_ = mgr.Stop(ctx, c.Name, string(prevMatch))
+			_ = mgr.Stop(ctx, c.Name, prevMatch)
 		}
 		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
 			return err
@@ -268,14 +241,53 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 	case Ignore:
 		// The files changed but the running process does not look: keep what it loaded.
 		r.Log.Printf("pod %s/%s: %s config changed on disk; the running process does not reload it", p.Namespace, p.Name, c.Name)
-		return os.WriteFile(digestPath, []byte(digest), 0o644)
+		return os.WriteFile(digestPath, []byte(digest), 0o600)
 	}
 	return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
 }
 
+// previous reads what the runtime recorded of a container: the string that identifies the
+// process it started, whether that process still runs, and the configuration it applied then.
+func previous(mgr procs.Manager, name, matchPath, appliedPath string) (match string, alive bool, applied string) {
+	b, _ := os.ReadFile(matchPath)
+	if match = string(b); match == "" {
+		return "", false, ""
+	}
+	if _, alive = mgr.Pid(name, match); !alive {
+		return match, false, ""
+	}
+	b, _ = os.ReadFile(appliedPath)
+	return match, true, string(b)
+}
+
+// writeFiles writes a container's files (its volumes' and those its plan generates) and returns
+// a digest of its command line and of the files as they are on disk: when it changes, the
+// container's configuration did.
+func writeFiles(argv []string, vf volumeFiles, generated map[string][]byte) (string, error) {
+	files := map[string][]byte{}
+	maps.Copy(files, vf.files)
+	maps.Copy(files, generated)
+	paths := make([]string, 0, len(files))
+	for path := range files {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	// A hash.Hash never returns a write error.
+	_, _ = fmt.Fprintln(h, strings.Join(argv, "\x00"))
+	for _, path := range paths {
+		if _, err := writeIfChanged(path, files[path], vf.writeOnce[path]); err != nil {
+			return "", err
+		}
+		onDisk, _ := os.ReadFile(path)
+		_, _ = fmt.Fprintf(h, "%s\x00%x\n", path, sha256.Sum256(onDisk))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func saveState(matchPath, match, appliedPath, applied, digestPath, digest string) error {
 	for path, v := range map[string]string{matchPath: match, appliedPath: applied, digestPath: digest} {
-		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
 			return err
 		}
 	}
@@ -293,7 +305,8 @@ func writeIfChanged(path string, b []byte, writeOnce bool) (bool, error) {
 		return false, err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	// gosec G703: path comes from the pod's volumes, kept under the pod's directory by project.
+	if err := os.WriteFile(tmp, b, 0o600); err != nil { //nolint:gosec // see above
 		return false, err
 	}
 	return true, os.Rename(tmp, path)
@@ -311,7 +324,7 @@ func applySysctlsOnce(ctx context.Context, dir string, node layout.Node, p *core
 		}
 		applied = append(applied, kv[0]+"="+kv[1])
 	}
-	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o644)
+	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o600)
 }
 
 // teardown stops a pod's processes, removes the iptables rules its containers added and its
@@ -354,7 +367,7 @@ func DeleteRulesWithComment(ctx context.Context, ns, comment string) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if !strings.HasPrefix(line, "-A ") || !strings.Contains(line, comment) {
 			continue
 		}
@@ -430,7 +443,7 @@ func (r *Runtime) markIfListening(ctx context.Context, p *corev1.Pod, node layou
 // (`ss -Hlntu`) covers on ip or on the wildcard.
 func unbound(ssOut, ip string, want []string) []string {
 	have := map[string]bool{}
-	for _, line := range strings.Split(ssOut, "\n") {
+	for line := range strings.SplitSeq(ssOut, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 {
 			continue

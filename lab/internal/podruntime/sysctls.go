@@ -1,6 +1,7 @@
 package podruntime
 
 import (
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -42,9 +43,7 @@ var NamespaceDefaults = map[string]string{"net.ipv4.ip_forward": "0"}
 // SysctlPlan is the ordered list of key=value writes for a new pod on a dedicated node.
 func SysctlPlan(pod *corev1.Pod) [][2]string {
 	want := map[string]string{}
-	for k, v := range NamespaceDefaults {
-		want[k] = v
-	}
+	maps.Copy(want, NamespaceDefaults)
 	for k, v := range PodSysctls(pod) {
 		if strings.HasPrefix(k, "net.") {
 			want[k] = v

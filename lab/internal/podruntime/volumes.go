@@ -2,6 +2,7 @@ package podruntime
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,9 +43,7 @@ func materialize(src Sources, pod *corev1.Pod, c corev1.Container, dir string) (
 			for k, s := range cm.Data {
 				data[k] = []byte(s)
 			}
-			for k, b := range cm.BinaryData {
-				data[k] = b
-			}
+			maps.Copy(data, cm.BinaryData)
 			project(vf.files, vdir, data, v.ConfigMap.Items)
 		case v.Secret != nil:
 			sec, err := src.Secret(pod.Namespace, v.Secret.SecretName)
@@ -64,6 +63,9 @@ func materialize(src Sources, pod *corev1.Pod, c corev1.Container, dir string) (
 			return vf, nil, fmt.Errorf("container %s mounts unknown volume %s", c.Name, m.Name)
 		}
 		host := vdir
+		if m.SubPath != "" && !filepath.IsLocal(m.SubPath) {
+			return vf, nil, fmt.Errorf("container %s mounts volume %s with subPath %q outside the volume", c.Name, m.Name, m.SubPath)
+		}
 		if m.SubPath != "" {
 			host = filepath.Join(vdir, m.SubPath)
 			vf.writeOnce[host] = true
@@ -73,15 +75,20 @@ func materialize(src Sources, pod *corev1.Pod, c corev1.Container, dir string) (
 	return vf, pm, nil
 }
 
+// project writes a volume's keys (or its items) as files under dir. A name that would leave dir
+// is skipped: the API server refuses such keys and paths (they may not contain ".."), and the
+// lab does not write outside a pod's directory even if one got through.
 func project(files map[string][]byte, dir string, data map[string][]byte, items []corev1.KeyToPath) {
 	if len(items) == 0 {
 		for k, b := range data {
-			files[filepath.Join(dir, k)] = b
+			if filepath.IsLocal(k) {
+				files[filepath.Join(dir, k)] = b
+			}
 		}
 		return
 	}
 	for _, it := range items {
-		if b, ok := data[it.Key]; ok {
+		if b, ok := data[it.Key]; ok && filepath.IsLocal(it.Path) {
 			files[filepath.Join(dir, it.Path)] = b
 		}
 	}

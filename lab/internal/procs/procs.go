@@ -60,7 +60,7 @@ func (m Manager) Start(spec Spec) (int, <-chan struct{}, error) {
 		// ip netns exec execs the program, so the pid we record is the program's own.
 		argv = append([]string{"ip", "netns", "exec", spec.NS}, argv...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // starting the lab's processes from their specs is this package's job; argv is never a shell string
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -71,7 +71,7 @@ func (m Manager) Start(spec Spec) (int, <-chan struct{}, error) {
 		return 0, nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	pid := cmd.Process.Pid
-	if err := os.WriteFile(m.PidFile(spec.Name), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(m.PidFile(spec.Name), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 		_ = cmd.Process.Kill()
 		return 0, nil, fmt.Errorf("pidfile for %s: %w", spec.Name, err)
 	}

@@ -5,6 +5,6 @@
 docker run --detach --name kubectl-lanaccess-monitor --restart unless-stopped \
   --network host --read-only --user 65532:65532 --cap-drop ALL --security-opt no-new-privileges \
   --volume /etc/kubectl-lanaccess:/etc/kubectl-lanaccess:ro \
-  ghcr.io/lanaccess/kubectl-lanaccess:v0.1.0 \
+  {% .Image %} \
   monitor --config /etc/kubectl-lanaccess/monitor.yaml
 # The same with podman: replace docker with podman. Stop it with `docker stop` (SIGTERM, exit 0).
