@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 )
 
 // The monitor runs as on a LAN machine: the real binary in the laptop namespace, scraped from
@@ -33,26 +34,9 @@ const (
 	monitorZone     = "apps.example.com"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type labMonitor struct {
 	cmd  *exec.Cmd
-	logs *lockedBuffer
+	logs *syncbuf.Buffer
 	port string
 	done chan error
 }
@@ -69,7 +53,7 @@ func startLabMonitor(t *testing.T, withCluster bool, args ...string) *labMonitor
 	if withCluster {
 		argv = append(argv, "--kubeconfig", lab.Kubeconfig)
 	}
-	m := &labMonitor{cmd: exec.Command(argv[0], append(argv[1:], args...)...), logs: &lockedBuffer{}, done: make(chan error, 1)}
+	m := &labMonitor{cmd: exec.Command(argv[0], append(argv[1:], args...)...), logs: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	m.cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent/kubeconfig")
 	m.cmd.Stderr = m.logs
 	require.NoError(t, m.cmd.Start())

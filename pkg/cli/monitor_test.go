@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,30 +17,13 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 )
-
-// syncBuffer is the monitor's stderr, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // runningMonitor is a monitor started as RunE starts it, with the probes aimed at the stand-in
 // LAN.
 type runningMonitor struct {
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 	base string
 	stop func() int
 }
@@ -61,7 +42,7 @@ func startMonitor(t *testing.T, lan *probetest.LAN, connect clientFactory, args 
 	o, err := monitorOptionsFor(t, connect, append([]string{"--listen", "127.0.0.1:0", "--timeout", "500ms"}, args...)...)
 	require.NoError(t, err)
 	o.cfg.Probes = lan.ProbeConfig(500 * time.Millisecond)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: logs}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

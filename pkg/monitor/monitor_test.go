@@ -25,6 +25,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks"
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
@@ -45,24 +46,13 @@ func lanSource(t *testing.T, lan *probetest.LAN) pathSource {
 }
 
 // logLines collects the JSON log lines.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logLines struct{ syncbuf.Buffer }
 
 // with returns the decoded lines whose msg is msg and whose fields match want.
 func (l *logLines) with(t *testing.T, msg string, want map[string]string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		if line == "" {
 			continue
 		}
