@@ -158,8 +158,8 @@ func (o *monitorOptions) Run(ctx context.Context, streams genericiooptions.IOStr
 	if err != nil {
 		return usageErr("--listen %s: %v", o.listen, err)
 	}
-	log.LogAttrs(ctx, slog.LevelInfo, "monitor started", slog.String("listen", ln.Addr().String()), slog.Duration("interval", o.cfg.Interval),
-		slog.Duration("timeout", o.doctor.Checks.Timeout), slog.String("setup", describe), slog.Bool("workstation", o.workstation),
+	log.LogAttrs(ctx, slog.LevelInfo, "monitor started", slog.String("listen", ln.Addr().String()), slog.String("interval", o.cfg.Interval.String()),
+		slog.String("timeout", o.doctor.Checks.Timeout.String()), slog.String("setup", describe), slog.Bool("workstation", o.workstation),
 		slog.String("version", o.cfg.Version.Version))
 	err = m.Serve(ctx, ln)
 	log.LogAttrs(context.Background(), slog.LevelInfo, "monitor stopped", slog.Any("error", err))
