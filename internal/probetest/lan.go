@@ -3,6 +3,7 @@ package probetest
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -39,32 +40,30 @@ const (
 )
 
 // NewLAN stands the LAN in for addrs (default the seed's three), on 127.0.0.21 and up.
-func NewLAN(t testing.TB, addrs ...string) *LAN {
-	t.Helper()
+func NewLAN(tb testing.TB, addrs ...string) *LAN {
+	tb.Helper()
 	if len(addrs) == 0 {
 		addrs = []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}
 	}
 	if len(addrs) > 200 {
-		t.Fatalf("NewLAN: %d addresses, at most 200 loopback stand-ins", len(addrs))
+		tb.Fatalf("NewLAN: %d addresses, at most 200 loopback stand-ins", len(addrs))
 	}
-	l := &LAN{t: t, Addrs: addrs,
+	l := &LAN{t: tb, Addrs: addrs,
 		redirect: map[netip.AddrPort]netip.AddrPort{}, live: map[netip.AddrPort]netip.AddrPort{}, holes: map[string]netip.AddrPort{}}
 	for _, a := range l.Addrs {
 		l.answers = append(l.answers, netip.MustParseAddr(a))
 	}
-	ca := NewCA(t)
-	l.CAFile = ca.WritePEM(t)
-	cert := ca.Issue(t, time.Now().Add(90*24*time.Hour), "*."+LANZone, LANZone)
+	ca := NewCA(tb)
+	l.CAFile = ca.WritePEM(tb)
+	cert := ca.Issue(tb, time.Now().Add(90*24*time.Hour), "*."+LANZone, LANZone)
 	for i, a := range l.Addrs {
-		loop := netip.AddrFrom4([4]byte{127, 0, 0, byte(21 + i)}).String() //nolint:gosec // i < 200
+		loop := netip.AddrFrom4([4]byte{127, 0, 0, byte(21 + i)}).String()
 		node := netip.MustParseAddr(a)
-		l.live[netip.AddrPortFrom(node, 53)] = StartDNS(t, loop, dns.HandlerFunc(l.serveDNS))
-		l.live[netip.AddrPortFrom(node, 443)] = StartHTTPS(t, loop, HTTPSServer{Cert: cert, Handler: RedirectTo(http.StatusFound, LANIdP)})
-		l.holes[a] = Blackhole(t, loop)
+		l.live[netip.AddrPortFrom(node, 53)] = StartDNS(tb, loop, dns.HandlerFunc(l.serveDNS))
+		l.live[netip.AddrPortFrom(node, 443)] = StartHTTPS(tb, loop, HTTPSServer{Cert: cert, Handler: RedirectTo(http.StatusFound, LANIdP)})
+		l.holes[a] = Blackhole(tb, loop)
 	}
-	for k, v := range l.live {
-		l.redirect[k] = v
-	}
+	maps.Copy(l.redirect, l.live)
 	return l
 }
 

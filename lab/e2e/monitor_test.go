@@ -98,7 +98,7 @@ func (m *labMonitor) stop(t *testing.T) {
 func (m *labMonitor) lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, line := range strings.Split(m.logs.String(), "\n") {
+	for line := range strings.SplitSeq(m.logs.String(), "\n") {
 		var v map[string]any
 		if json.Unmarshal([]byte(line), &v) == nil && v["msg"] == msg {
 			out = append(out, v)
@@ -288,8 +288,7 @@ func offlineDoctor(t *testing.T) result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	r := result{Stdout: stdout.String(), Stderr: stderr.String(), hasJSON: true}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 		r.Code = exit.ExitCode()
 	} else {
 		require.NoError(t, err)
@@ -307,8 +306,9 @@ func pathVerdicts(r result) map[string]string {
 		if !strings.HasPrefix(c.ID, "LA3") && !strings.HasPrefix(c.ID, "LA4") {
 			continue
 		}
-		var addrs []string
-		for _, o := range c.objects("fail") {
+		fails := c.objects("fail")
+		addrs := make([]string, 0, len(fails))
+		for _, o := range fails {
 			addrs = append(addrs, addrInObject.FindAllString(o, -1)...)
 		}
 		sort.Strings(addrs)
@@ -319,6 +319,7 @@ func pathVerdicts(r result) map[string]string {
 
 func TestDoctorWithoutClusterAccessGivesTheFullDoctorsPathVerdicts(t *testing.T) {
 	compare := func(t *testing.T, state string) {
+		t.Helper()
 		full := doctor(t, "--no-helpers", "--host", probeHost)
 		offline := offlineDoctor(t)
 		require.Len(t, pathVerdicts(full), 7, full.statuses())

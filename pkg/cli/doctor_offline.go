@@ -57,8 +57,9 @@ func withAPISkipped(run []engine.Check) []engine.Check {
 	for _, c := range run {
 		have[c.ID] = c
 	}
-	var out []engine.Check
-	for _, e := range catalogue.ForCommand(catalogue.Doctor) {
+	entries := catalogue.ForCommand(catalogue.Doctor)
+	out := make([]engine.Check, 0, len(entries))
+	for _, e := range entries {
 		c, ok := have[e.ID]
 		if !ok {
 			c = catalogue.Check(e.ID, func(context.Context) engine.Outcome {

@@ -20,6 +20,7 @@ import (
 // noCluster fails the test if anything asks for cluster clients: doctor with --addresses must
 // never read the cluster, nor even a kubeconfig.
 func noCluster(t *testing.T) clientFactory {
+	t.Helper()
 	return func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
 		t.Errorf("doctor --addresses asked for cluster clients")
 		return nil, usageErr("no cluster in this test")

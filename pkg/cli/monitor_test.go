@@ -60,7 +60,7 @@ func startMonitor(t *testing.T, lan *probetest.LAN, connect clientFactory, args 
 	}
 	t.Cleanup(func() { cancel() })
 	require.Eventually(t, func() bool {
-		for _, line := range strings.Split(logs.String(), "\n") {
+		for line := range strings.SplitSeq(logs.String(), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "monitor started" {
 				r.base = "http://" + m["listen"].(string)

@@ -59,7 +59,7 @@ func ParseAddresses(in []string) ([]netip.Addr, error) {
 	var out []netip.Addr
 	seen := map[netip.Addr]bool{}
 	for _, s := range in {
-		for _, part := range strings.Split(s, ",") {
+		for part := range strings.SplitSeq(s, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
 				continue

@@ -236,7 +236,7 @@ func TestTheDashboardHasOneRowPerAddressAndTheCheckTable(t *testing.T) {
 	assert.Equal(t, "address", repeated.Repeat)
 	assert.Contains(t, repeated.Title, "$address")
 	row := d.rows()[repeated.Title]
-	var titles []string
+	titles := make([]string, 0, len(row))
 	for _, p := range row {
 		titles = append(titles, p.Title)
 		for _, tgt := range p.Targets {
@@ -307,7 +307,7 @@ func assertMonitorCommandParses(t *testing.T, args []string) {
 func TestTheSystemdUnitVerifiesAndRunsAMonitorCommand(t *testing.T) {
 	unit := manifest(t, "monitor-systemd")
 	var execStart []string
-	for _, line := range strings.Split(string(unit), "\n") {
+	for line := range strings.SplitSeq(string(unit), "\n") {
 		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
 			execStart = strings.Fields(v)
 		}

@@ -52,7 +52,7 @@ type logLines struct{ syncbuf.Buffer }
 func (l *logLines) with(t *testing.T, msg string, want map[string]string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(l.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -316,11 +316,10 @@ func TestARunThatCannotStartIsCountedAndLogged(t *testing.T) {
 
 // slowSource takes a while to prepare and counts how many runs are in flight at once.
 type slowSource struct {
-	inner            Source
-	delay            time.Duration
-	inFlight, most   atomic.Int32
-	prepared         atomic.Int32
-	inFlightAtCancel atomic.Int32
+	inner          Source
+	delay          time.Duration
+	inFlight, most atomic.Int32
+	prepared       atomic.Int32
 }
 
 func (s *slowSource) Prepare(ctx context.Context, probes netpath.Prober) (Round, error) {

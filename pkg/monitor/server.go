@@ -59,11 +59,7 @@ func (m *Monitor) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(m.cfg.Log.Handler(), slog.LevelWarn),
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.Run(ctx)
-	}()
+	wg.Go(func() { m.Run(ctx) })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var err error

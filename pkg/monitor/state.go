@@ -103,10 +103,9 @@ func (t *tracker) addressSet(ctx context.Context, rd *runData) {
 		now[a] = true
 	}
 	unlabelled := len(rd.all) - len(rd.labelled)
-	switch {
-	case t.known == nil:
+	if t.known == nil {
 		t.log.LogAttrs(ctx, slog.LevelInfo, "addresses", slog.Any("addresses", addrStrings(rd.all)), slog.String("zone", rd.path.Zone), slog.String("probeHost", rd.path.Host.Name))
-	default:
+	} else {
 		var added, removed []netip.Addr
 		for a := range now {
 			if !t.known[a] {

@@ -121,6 +121,37 @@ func (d *demo) mark(format string, a ...any) {
 }
 
 func (d *demo) run(ctx context.Context) error {
+	listen, promListen := d.l.Laptop.LANIP+":9877", d.l.Laptop.LANIP+":9090"
+	if err := d.startMonitor(ctx, listen); err != nil {
+		return err
+	}
+	if err := d.startPrometheus(promListen, "http://"+listen); err != nil {
+		return err
+	}
+	prom := dashrender.Prometheus{URL: "http://" + promListen}
+	keep := func(what string) error {
+		return errors.Join(d.save("metrics-"+what+".txt", "http://"+listen+"/metrics"), d.save("alerts-"+what+".json", prom.URL+"/api/v1/alerts"))
+	}
+	if err := d.wait(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	if err := d.linkDown(ctx, keep); err != nil {
+		return err
+	}
+	if err := d.dropFromZone(ctx, keep); err != nil {
+		return err
+	}
+	end := time.Now()
+	d.mark("drawing the dashboard")
+	if err := d.render(ctx, prom, d.start, end); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.o.out, "timeline.txt"), []byte(strings.Join(d.timeline, "\n")+"\n"), 0o600)
+}
+
+// startMonitor runs the monitor on the laptop as a ServiceAccount bound to the shipped
+// read-only RBAC, its log into out/monitor.log.
+func (d *demo) startMonitor(ctx context.Context, listen string) error {
 	grants, err := faults.ManifestGrants("rbac-doctor")
 	if err != nil {
 		return err
@@ -130,14 +161,12 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	listen := d.l.Laptop.LANIP + ":9877"
-	promListen := d.l.Laptop.LANIP + ":9090"
 	monLog, err := os.Create(filepath.Join(d.o.out, "monitor.log"))
 	if err != nil {
 		return err
 	}
-	defer func() { _ = monLog.Close() }()
-	mon := exec.Command("ip", "netns", "exec", d.l.Laptop.NS, d.o.plugin, "monitor", "--kubeconfig", kubeconfig,
+	d.b.Defer("monitor log", func(context.Context) error { return monLog.Close() })
+	mon := exec.Command("ip", "netns", "exec", d.l.Laptop.NS, d.o.plugin, "monitor", "--kubeconfig", kubeconfig, //nolint:gosec // the plugin under demonstration
 		"--ca-file", d.l.CAFile(), "--interval", d.o.interval.String(), "--timeout", "1s", "--listen", listen)
 	mon.Stderr = monLog
 	if err := startUntilStopped(d.b, "monitor", mon); err != nil {
@@ -145,13 +174,12 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	d.start = time.Now()
 	d.mark("monitor started on the laptop (%s), as the shipped rbac-doctor ServiceAccount", listen)
-	if err := d.startPrometheus(promListen, "http://"+listen); err != nil {
-		return err
-	}
-	prom := dashrender.Prometheus{URL: "http://" + promListen}
-	if err := d.wait(ctx, 2*time.Minute); err != nil {
-		return err
-	}
+	return nil
+}
+
+// linkDown cuts the link of a node that runs none of the Services' pods for one phase, keeps
+// what the monitor and Prometheus say just before it comes back, then waits a minute.
+func (d *demo) linkDown(ctx context.Context, keep func(string) error) error {
 	dead, err := d.b.NodeWithoutServicePods(ctx)
 	if err != nil {
 		return err
@@ -168,10 +196,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.wait(ctx, d.o.phase-15*time.Second); err != nil {
 		return err
 	}
-	if err := d.save("metrics-link-down.txt", "http://"+listen+"/metrics"); err != nil {
-		return err
-	}
-	if err := d.save("alerts-link-down.json", prom.URL+"/api/v1/alerts"); err != nil {
+	if err := keep("link-down"); err != nil {
 		return err
 	}
 	if err := d.wait(ctx, 15*time.Second); err != nil {
@@ -181,9 +206,12 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.b.Faults.SetLink(ctx, dead, true); err != nil {
 		return err
 	}
-	if err := d.wait(ctx, time.Minute); err != nil {
-		return err
-	}
+	return d.wait(ctx, time.Minute)
+}
+
+// dropFromZone removes 10.0.10.13 from the zone's template for one phase, keeps what the
+// monitor and Prometheus say, restores it and waits a minute.
+func (d *demo) dropFromZone(ctx context.Context, keep func(string) error) error {
 	drop := regexp.MustCompile(`\n[^\n]*IN A 10\.0\.10\.13"`)
 	d.mark("10.0.10.13 dropped from the zone's template (ConfigMap traefik/lan-dns)")
 	prev, err := d.b.Faults.EditConfigMap(ctx, "traefik", "lan-dns", "Corefile", func(s string) string { return drop.ReplaceAllString(s, "") })
@@ -197,25 +225,14 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.wait(ctx, d.o.phase); err != nil {
 		return err
 	}
-	if err := d.save("metrics-drift.txt", "http://"+listen+"/metrics"); err != nil {
-		return err
-	}
-	if err := d.save("alerts-drift.json", prom.URL+"/api/v1/alerts"); err != nil {
+	if err := keep("drift"); err != nil {
 		return err
 	}
 	d.mark("the zone's template restored")
 	if err := restore(ctx); err != nil {
 		return err
 	}
-	if err := d.wait(ctx, time.Minute); err != nil {
-		return err
-	}
-	end := time.Now()
-	d.mark("drawing the dashboard")
-	if err := d.render(ctx, prom, d.start, end); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(d.o.out, "timeline.txt"), []byte(strings.Join(d.timeline, "\n")+"\n"), 0o644)
+	return d.wait(ctx, time.Minute)
 }
 
 // startPrometheus runs Prometheus in the laptop namespace, scraping the monitor as the job the
@@ -229,7 +246,7 @@ func (d *demo) startPrometheus(listen, target string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600); err != nil {
 		return err
 	}
 	conf := fmt.Sprintf(`global:
@@ -241,14 +258,14 @@ scrape_configs:
     static_configs:
       - targets: [%q]
 `, d.o.interval, d.o.interval, strings.TrimPrefix(target, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o600); err != nil {
 		return err
 	}
 	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("ip", "netns", "exec", d.l.Laptop.NS, d.o.prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+	cmd := exec.Command("ip", "netns", "exec", d.l.Laptop.NS, d.o.prometheus, "--config.file="+filepath.Join(dir, "prometheus.yml"), //nolint:gosec // -prometheus: the server the demo runs
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+listen)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := startUntilStopped(d.b, "prometheus", cmd); err != nil {
@@ -298,7 +315,7 @@ func (d *demo) save(name, url string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(d.o.out, name), body, 0o644)
+	return os.WriteFile(filepath.Join(d.o.out, name), body, 0o600)
 }
 
 // render draws the shipped dashboard over the scenario, one row per address Prometheus knows.
@@ -313,7 +330,7 @@ func (d *demo) render(ctx context.Context, prom dashrender.Prometheus, start, en
 		values = append(values, s.Labels["address"])
 	}
 	summary, _ := json.Marshal(drawn{Start: start.UTC(), End: end.UTC(), Instance: instance, Addresses: values, Interval: d.o.interval.String()})
-	if err := os.WriteFile(filepath.Join(d.o.out, "dashboard.json"), summary, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d.o.out, "dashboard.json"), summary, 0o600); err != nil {
 		return err
 	}
 	return draw(ctx, d.o.out, prom, start, end, instance, values, d.o.interval)
@@ -347,7 +364,7 @@ func draw(ctx context.Context, out string, prom dashrender.Prometheus, start, en
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "dashboard.svg"), []byte(svg), 0o644)
+	return os.WriteFile(filepath.Join(out, "dashboard.svg"), []byte(svg), 0o600)
 }
 
 // redraw serves the TSDB a previous run kept with Prometheus on loopback (no scraping) and
@@ -367,11 +384,11 @@ func redraw(ctx context.Context, o options) error {
 	}
 	dir := filepath.Join(o.out, "prometheus")
 	conf := filepath.Join(dir, "redraw.yml")
-	if err := os.WriteFile(conf, []byte("global:\n  scrape_interval: 1h\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("global:\n  scrape_interval: 1h\n"), 0o600); err != nil {
 		return err
 	}
 	const listen = "127.0.0.1:19090"
-	cmd := exec.Command(o.prometheus, "--config.file="+conf, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	cmd := exec.Command(o.prometheus, "--config.file="+conf, //nolint:gosec // -prometheus: the server the demo runs "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+listen, "--storage.tsdb.retention.time=10y")
 	b := &bench.Bench{Log: os.Stderr}
 	defer func() { _ = b.UndoAll() }()

@@ -68,7 +68,7 @@ func (b *Bench) startMonitor(ctx context.Context, interval time.Duration, addrs 
 		"--addresses", strings.Join(addrs, ","), "--zone", "apps.example.com", "--host", ZoneHost,
 		"--ca-file", b.Layout.CAFile(), "--timeout", "2s", "--interval", interval.String(),
 		"--listen", b.Layout.Laptop.LANIP + ":0"}
-	p := &monitorProc{cmd: exec.Command(argv[0], argv[1:]...), done: make(chan error, 1), logs: &syncbuf.Buffer{}}
+	p := &monitorProc{cmd: exec.Command(argv[0], argv[1:]...), done: make(chan error, 1), logs: &syncbuf.Buffer{}} //nolint:gosec // the plugin under test, in the laptop namespace
 	p.cmd.Env = cleanEnv()
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
@@ -82,7 +82,7 @@ func (b *Bench) startMonitor(ctx context.Context, interval time.Duration, addrs 
 			return fmt.Errorf("the monitor exited: %v\n%s", err, p.logs.String())
 		default:
 		}
-		for _, line := range strings.Split(p.logs.String(), "\n") {
+		for line := range strings.SplitSeq(p.logs.String(), "\n") {
 			var v struct{ Msg, Listen string }
 			if json.Unmarshal([]byte(line), &v) == nil && v.Msg == "monitor started" {
 				p.url = "http://" + v.Listen + "/metrics"
@@ -92,8 +92,7 @@ func (b *Bench) startMonitor(ctx context.Context, interval time.Duration, addrs 
 		return errors.New("no start line yet")
 	})
 	if err != nil {
-		p.stop()
-		return nil, err
+		return nil, errors.Join(err, p.stop())
 	}
 	return p, nil
 }
@@ -254,7 +253,7 @@ func (b *Bench) MonitorScrape(ctx context.Context, addrs []string, n int) (Monit
 	if _, err := p.waitRuns(ctx, 2, 2*time.Minute); err != nil {
 		return s, errors.Join(err, p.stop())
 	}
-	for i := 0; i < n; i++ {
+	for range n {
 		start := time.Now()
 		fams, body, err := p.scrape(ctx)
 		took := time.Since(start)
@@ -264,7 +263,7 @@ func (b *Bench) MonitorScrape(ctx context.Context, addrs []string, n int) (Monit
 		s.Scrape = append(s.Scrape, took.Seconds())
 		s.Bytes = len(body)
 		s.Series = 0
-		for _, line := range strings.Split(string(body), "\n") {
+		for line := range strings.SplitSeq(string(body), "\n") {
 			if line != "" && !strings.HasPrefix(line, "#") {
 				s.Series++ // one sample line: a histogram is one per bucket, _sum and _count
 			}

@@ -8,6 +8,7 @@ package dashrender
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -111,10 +112,11 @@ func (d Dashboard) Expand(vars map[string]string, repeats map[string][]string) [
 		block := d.Panels[i:j]
 		height := blockHeight(block)
 		for n, value := range repeats[p.Repeat] {
-			v := map[string]string{p.Repeat: value}
-			for k, x := range vars {
-				v[k] = x
+			v := maps.Clone(vars)
+			if v == nil {
+				v = map[string]string{}
 			}
+			v[p.Repeat] = value
 			for _, q := range block {
 				q.GridPos.Y += shift + n*height
 				out = append(out, substitute(q, v))
@@ -142,7 +144,7 @@ func substitute(p Panel, vars map[string]string) Panel {
 		names = append(names, k)
 	}
 	sort.Slice(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
-	var pairs []string
+	pairs := make([]string, 0, 4*len(names))
 	for _, k := range names {
 		pairs = append(pairs, "${"+k+"}", vars[k], "$"+k, vars[k])
 	}

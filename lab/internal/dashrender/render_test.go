@@ -26,8 +26,8 @@ func fakeAPI(t *testing.T, asked *[]string) *httptest.Server {
 		var result []map[string]any
 		switch {
 		case r.URL.Path == "/api/v1/query_range":
-			var values [][]any
-			for i := 0; i < 10; i++ {
+			values := make([][]any, 0, 10)
+			for i := range 10 {
 				v := "1"
 				if i >= 5 {
 					v = "0"
@@ -79,7 +79,7 @@ func TestRepeatedRowsPushThePanelsBelowThemDown(t *testing.T) {
 		{Type: "row", Title: "after", GridPos: GridPos{Y: 5, H: 1, W: 24}},
 	}}
 	out := d.Expand(nil, map[string][]string{"x": {"1", "2", "3"}})
-	var got []string
+	got := make([]string, 0, len(out))
 	for _, p := range out {
 		got = append(got, fmt.Sprintf("%s@%d", p.Title, p.GridPos.Y))
 	}

@@ -120,14 +120,12 @@ func format(p Panel, v float64) string {
 		case math.Abs(v) < 1 && v != 0:
 			return trimNum(v*1000, d.Decimals) + " ms"
 		case math.Abs(v) >= 120:
-			return trimNum(v/60, intPtr(1)) + " min"
+			return trimNum(v/60, new(1)) + " min"
 		}
 		return trimNum(v, d.Decimals) + " s"
 	}
 	return trimNum(v, d.Decimals)
 }
-
-func intPtr(i int) *int { return &i }
 
 func trimNum(v float64, decimals *int) string {
 	if decimals != nil {
@@ -168,6 +166,42 @@ func drawStat(ctx context.Context, b *strings.Builder, p Panel, prom Prometheus,
 	size := min(h/2, 40)
 	fmt.Fprintf(b, `<text x="%d" y="%d" font-size="%d" font-weight="600" text-anchor="middle" fill="#ffffff">%s</text>`+"\n", x+w/2, y+h/2+size/2+6, size, esc(label))
 	return nil
+}
+
+// axisRange is the y axis of series: the panel's min and max where set, else the data's, widened
+// to whole steps (four of them at least). ok is false when there is no data.
+func axisRange(d FieldDefaults, series []Series) (lo, hi, step float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s.Values {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if d.Min != nil {
+		lo = *d.Min
+	}
+	if d.Max != nil {
+		hi = *d.Max
+	}
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return 0, 0, 0, false
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	step = niceStep((hi - lo) / 4)
+	if d.Min == nil {
+		lo = math.Floor(lo/step) * step
+	}
+	if d.Max == nil {
+		hi = math.Ceil(hi/step) * step
+		if hi-lo < 4*step {
+			hi = lo + 4*step
+		}
+	}
+	return lo, hi, step, true
 }
 
 // niceStep rounds a raw axis step to 1, 2, 2.5 or 5 times a power of ten, as Grafana's axes do.
@@ -213,37 +247,14 @@ func drawTimeSeries(ctx context.Context, b *strings.Builder, p Panel, prom Prome
 	frame(b, p.Title, x, y, w, h)
 	left, right, top, bottomPad := x+46, x+w-10, y+28, 40
 	plotH := h - 28 - bottomPad
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var all []Series
 	for _, l := range lines {
-		for _, v := range l.s.Values {
-			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
+		all = append(all, l.s)
 	}
-	d := p.FieldConfig.Defaults
-	if d.Min != nil {
-		lo = *d.Min
-	}
-	if d.Max != nil {
-		hi = *d.Max
-	}
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+	lo, hi, step, ok := axisRange(p.FieldConfig.Defaults, all)
+	if !ok {
 		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="12" text-anchor="middle" fill="%s">No data</text>`+"\n", x+w/2, y+h/2, faint)
 		return nil
-	}
-	if hi <= lo {
-		hi = lo + 1
-	}
-	step := niceStep((hi - lo) / 4)
-	if d.Min == nil {
-		lo = math.Floor(lo/step) * step
-	}
-	if d.Max == nil {
-		hi = math.Ceil(hi/step) * step
-		if hi-lo < 4*step {
-			hi = lo + 4*step
-		}
 	}
 	yOf := func(v float64) float64 { return float64(top) + float64(plotH)*(1-(v-lo)/(hi-lo)) }
 	span := o.End.Sub(o.Start).Seconds()
@@ -253,7 +264,7 @@ func drawTimeSeries(ctx context.Context, b *strings.Builder, p Panel, prom Prome
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="1"/>`+"\n", left, yy, right, yy, border)
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="10" text-anchor="end" fill="%s">%s</text>`+"\n", left-4, yy+3, faint, esc(format(p, v)))
 	}
-	for i := 0; i <= 3; i++ {
+	for i := range 4 {
 		t := o.Start.Add(time.Duration(float64(o.End.Sub(o.Start)) * float64(i) / 3))
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="10" text-anchor="middle" fill="%s">%s</text>`+"\n", xOf(t), top+plotH+13, faint, t.UTC().Format("15:04"))
 	}
@@ -289,36 +300,8 @@ func drawTable(ctx context.Context, b *strings.Builder, p Panel, prom Prometheus
 		return err
 	}
 	frame(b, p.Title, x, y, w, h)
-	cols := map[string]bool{}
-	for _, s := range series {
-		for k := range s.Labels {
-			cols[k] = true
-		}
-	}
-	cols["Value"] = true
-	var org Transformation
-	for _, t := range p.Transformations {
-		if t.ID == "organize" {
-			org = t
-		}
-	}
-	var names []string
-	for c := range cols {
-		if !org.Options.ExcludeByName[c] {
-			names = append(names, c)
-		}
-	}
-	sort.Slice(names, func(i, j int) bool {
-		ii, iok := org.Options.IndexByName[names[i]]
-		jj, jok := org.Options.IndexByName[names[j]]
-		if iok && jok {
-			return ii < jj
-		}
-		if iok != jok {
-			return iok
-		}
-		return names[i] < names[j]
-	})
+	org := organize(p)
+	names := columns(series, org)
 	colors := mappingColors(p)
 	widths := map[string]int{}
 	total := 0
@@ -366,6 +349,45 @@ func drawTable(ctx context.Context, b *strings.Builder, p Panel, prom Prometheus
 		rowY += 20
 	}
 	return nil
+}
+
+// organize is the panel's "organize" transformation (empty: none).
+func organize(p Panel) Transformation {
+	for _, t := range p.Transformations {
+		if t.ID == "organize" {
+			return t
+		}
+	}
+	return Transformation{}
+}
+
+// columns are the table's columns: every label and the value, less the excluded ones, in the
+// transformation's order (the others after, by name).
+func columns(series []Series, org Transformation) []string {
+	cols := map[string]bool{"Value": true}
+	for _, s := range series {
+		for k := range s.Labels {
+			cols[k] = true
+		}
+	}
+	var names []string
+	for c := range cols {
+		if !org.Options.ExcludeByName[c] {
+			names = append(names, c)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ii, iok := org.Options.IndexByName[names[i]]
+		jj, jok := org.Options.IndexByName[names[j]]
+		if iok && jok {
+			return ii < jj
+		}
+		if iok != jok {
+			return iok
+		}
+		return names[i] < names[j]
+	})
+	return names
 }
 
 // mappingColors reads the value mappings of the panel's overrides: value -> colour.
