@@ -52,7 +52,7 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
+	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
 
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...

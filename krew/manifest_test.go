@@ -99,7 +99,7 @@ func TestTheKrewConfigurationMeetsKrewIndexRules(t *testing.T) {
 
 func TestEveryArchiveCarriesTheLicense(t *testing.T) {
 	g := readGoreleaser(t)
-	var srcs []string
+	srcs := make([]string, 0, len(g.Archives[0].Files))
 	for _, f := range g.Archives[0].Files {
 		srcs = append(srcs, f.Src)
 	}

@@ -88,6 +88,8 @@ func neededPermissions(env *Env) []need {
 			namespaces = setupNS
 		case manifests.HelperNamespace:
 			namespaces = []string{helperNS}
+		case manifests.SystemNamespace:
+			namespaces = []string{"kube-system"}
 		default:
 			namespaces = []string{""}
 		}

@@ -42,10 +42,9 @@ func proxyService(s *kube.Setup) engine.Outcome {
 		if !ok {
 			findings = append(findings, engine.Finding{
 				Code: want.code, Severity: want.sev, Object: obj,
-				Message:  fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
-				Evidence: map[string]any{"ports": kube.DescribePorts(svc)},
-				Remediation: remedy.JSONPatch(svc.Namespace, "service", svc.Name, remedy.PatchOp{Op: "add", Path: "/spec/ports/-",
-					Value: map[string]any{"name": fmt.Sprintf("port-%d", want.port), "port": want.port, "protocol": "TCP", "targetPort": proxyTargetFor(want.port, spec)}}),
+				Message:     fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
+				Evidence:    map[string]any{"ports": kube.DescribePorts(svc)},
+				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + addPortPatch(svc, proxyPortName(want.port), want.port, corev1.ProtocolTCP, proxyTargetFor(want.port, spec)),
 			})
 			continue
 		}
@@ -54,7 +53,7 @@ func proxyService(s *kube.Setup) engine.Outcome {
 				Code: "LA102-TARGET-PORT", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("port %d: %s, so kube-proxy has no backend port for it", want.port, t.Problem),
 				Evidence:    map[string]any{"port": want.port, "targetPort": sp.TargetPort.String()},
-				Remediation: targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
+				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + targetPortPatch(svc, sp, proxyTargetFor(want.port, spec)),
 			})
 		}
 	}
@@ -64,6 +63,14 @@ func proxyService(s *kube.Setup) engine.Outcome {
 		findings = append(findings, f)
 	}
 	return engine.Partial("LA102", findings, s.UnreadReason(kube.ReadKeysIn(svc.Namespace, "pods", "deployments.apps", "endpointslices.discovery.k8s.io")...))
+}
+
+// proxyPortName names a port as Traefik's chart does (web, websecure).
+func proxyPortName(port int32) string {
+	if port == 80 {
+		return "web"
+	}
+	return "websecure"
 }
 
 // proxyTargetFor guesses the pod port for a missing Service port: Traefik's entry point
@@ -109,14 +116,16 @@ func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []core
 	var out []engine.Finding
 	if len(svc.Spec.Selector) == 0 {
 		out = append(out, engine.Finding{Code: id + "-NO-SELECTOR", Severity: engine.SeverityWarn, Object: obj,
-			Message:     "the Service has no selector: its endpoints are maintained by hand and do not follow the pods",
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name, "-o", "wide")})
+			Message: "the Service has no selector: its endpoints are maintained by hand and do not follow the pods",
+			Remediation: "# a diagnosis, not a fix doctor can prove: which pods should back the Service is for you to say; its hand-made endpoints:\n" +
+				remedy.Kubectl(svc.Namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name, "-o", "wide")})
 	} else if len(pods) == 0 && s.Unread(kube.ReadKeysIn(svc.Namespace, "pods")[0]) == nil {
 		sel := labels.SelectorFromSet(svc.Spec.Selector).String()
 		out = append(out, engine.Finding{Code: id + "-NO-POD", Severity: engine.SeverityFail, Object: obj,
-			Message:     fmt.Sprintf("the selector %s matches no pod: nothing serves the %s on the LAN addresses", sel, role),
-			Evidence:    map[string]any{"selector": sel},
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "--show-labels") + "   # compare with: " + sel})
+			Message:  fmt.Sprintf("the selector %s matches no pod: nothing serves the %s on the LAN addresses", sel, role),
+			Evidence: map[string]any{"selector": sel},
+			Remediation: "# a diagnosis, not a fix doctor can prove: compare the pods' labels with the selector, then correct one of them\n" +
+				remedy.Kubectl(svc.Namespace, "get", "pods", "--show-labels") + "   # compare with: " + sel})
 		return out
 	}
 	if !sliced {
@@ -130,7 +139,8 @@ func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []core
 		out = append(out, engine.Finding{Code: id + "-NO-READY-ENDPOINT", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("no ready endpoint: the %s answers nothing on the LAN addresses", role),
 			Evidence: map[string]any{"pods": states, "endpointSlices": len(eps)},
-			Remediation: remedy.Kubectl(svc.Namespace, "get", "pods", "-l", labels.SelectorFromSet(svc.Spec.Selector).String(), "-o", "wide") + "\n" +
+			Remediation: "# a diagnosis, not a fix doctor can prove: why the pods are not ready is in their status and events\n" +
+				remedy.Kubectl(svc.Namespace, "get", "pods", "-l", labels.SelectorFromSet(svc.Spec.Selector).String(), "-o", "wide") + "\n" +
 				remedy.Kubectl(svc.Namespace, "describe", "endpointslices", "-l", "kubernetes.io/service-name="+svc.Name)})
 	}
 	return out

@@ -4,17 +4,22 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // Audience is LA107: once the proxy answers on the node addresses, every route it serves in
-// the zone is reachable by the whole LAN, not only by VPN members. A route without an
-// authentication middleware (forwardAuth, basicAuth, digestAuth, or a chain holding one) must
-// be reviewed: an application with its own login may be fine; mark it reviewed with the
-// annotation lanaccess.io/lan-audience=reviewed. The routes are discovery's model
-// (Setup.Routes): the same the probe host is chosen from.
+// the zone through an entry point the LAN reaches is reachable by the whole LAN, not only by
+// VPN members. A route without an authentication middleware (forwardAuth, basicAuth,
+// digestAuth, or a chain holding one) must be reviewed: an application with its own login may
+// be fine; mark it reviewed with the annotation lanaccess.io/lan-audience=reviewed. The routes
+// are discovery's model (Setup.Routes, Traefik's semantics): the same the probe host is chosen
+// from. A route Traefik refuses (a cross-namespace middleware without allowCrossNamespace) is
+// not protected, it is absent: its host answers 404.
 func Audience(env *Env) engine.Check {
 	return check(env, "LA107", audience)
 }
@@ -22,37 +27,64 @@ func Audience(env *Env) engine.Check {
 func audience(s *kube.Setup) engine.Outcome {
 	var findings []engine.Finding
 	for _, r := range s.Routes {
-		if r.Served && r.InZone(s.Zone) {
+		if r.InZone(s.Zone) {
 			findings = append(findings, judgeRoute(s, r)...)
 		}
 	}
 	return engine.Partial("LA107", findings, s.UnreadReason(routeReads()...))
 }
 
-// routeReads are the reads the check relies on: Ingresses, and the Traefik CRDs that exist.
+// routeReads are the reads the check relies on: Ingresses, and the Traefik and Gateway API
+// resources that exist.
 func routeReads() []string {
 	keys := []string{kube.ReadKey("networking.k8s.io", "ingresses", "")}
 	for _, r := range append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...) {
 		keys = append(keys, r.Key())
 	}
+	for _, versions := range kube.GatewayAPIResources() {
+		keys = append(keys, versions[0].Key())
+	}
 	return keys
 }
 
 func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
+	ev := map[string]any{"hosts": r.Hosts, "middlewares": refsRaw(r.Middlewares), "reach": string(r.Reach)}
+	var via []string
+	for _, e := range r.Via {
+		via = append(via, e.Label())
+	}
+	if len(via) > 0 {
+		ev["entryPoints"] = via
+	}
+	switch {
+	case !r.Served && !r.Refused:
+		return []engine.Finding{{Code: "LA107-NOT-SERVED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("not served by the proxy (%s): %s is not reached through the LAN addresses by this route, and its audience is not checked here", r.NotServed, hostsText(r.Hosts))}}
+	case r.Refused:
+		return []engine.Finding{{Code: "LA107-ROUTE-REFUSED", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
+			Message:     fmt.Sprintf("Traefik refuses this route (%s), so %s answers 404: nothing is exposed by it, but it is not the protected route it looks like", r.NotServed, hostsText(r.Hosts)),
+			Remediation: refusedRemedy(s, r)}}
+	case r.ServedUnsure != "":
+		return []engine.Finding{{Code: "LA107-ROUTE-REFUSED", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
+			Message:     fmt.Sprintf("Traefik may refuse this route (%s): whether %s is served cannot be told", r.ServedUnsure, hostsText(r.Hosts)),
+			Remediation: refusedRemedy(s, r)}}
+	case r.Reach == kube.ReachNotLAN:
+		return []engine.Finding{{Code: "LA107-NOT-ON-LAN", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: "not reachable from the LAN: " + r.ReachWhy}}
+	}
 	var missing []string
 	for _, m := range r.Middlewares {
-		if !m.Found && s.MiddlewaresKnown {
+		if !m.Found && s.MiddlewaresKnown && !strings.Contains(m.Name, "@") {
 			missing = append(missing, m.Raw)
 		}
 	}
-	ev := map[string]any{"hosts": r.Hosts, "middlewares": refsRaw(r.Middlewares)}
 	if len(missing) > 0 {
 		// Traefik disables a router whose middleware is missing: the route is not served at
 		// all, so its audience is moot until the reference is fixed.
 		return []engine.Finding{{Code: "LA107-MIDDLEWARE-MISSING", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("references middleware %s, which does not exist: Traefik disables the router, so %s answers 404", strings.Join(missing, ", "), hostsText(r.Hosts)),
-			Remediation: remedy.Command("kubectl", "get", "middlewares.traefik.io", "-A") +
-				"   # create the middleware or fix the reference in " + r.Object}}
+			Remediation: "# a diagnosis, not a fix doctor can prove: which middleware was meant is for you to say\n" +
+				remedy.Command("kubectl", "get", "middlewares.traefik.io", "-A") + "   # create the middleware or fix the reference in " + r.Object}}
 	}
 	if r.Authentication() != "" {
 		return nil
@@ -61,9 +93,12 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), kube.ReviewedAnnotation)}}
 	}
+	msg := fmt.Sprintf("no authentication middleware on %s: it is now reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts))
+	if r.Reach == kube.ReachUnknown {
+		msg = fmt.Sprintf("no authentication middleware on %s, and whether the LAN reaches it cannot be told (%s): if it does, the whole LAN reaches it, not only VPN members", hostsText(r.Hosts), r.ReachWhy)
+	}
 	return []engine.Finding{{Code: "LA107-NO-AUTH", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
-		Message:     fmt.Sprintf("no authentication middleware on %s: it is now reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts)),
-		Remediation: audienceRemedy(s, r)}}
+		Message: msg, Remediation: audienceRemedy(s, r)}}
 }
 
 func refsRaw(refs []kube.MiddlewareRef) []string {
@@ -81,23 +116,140 @@ func hostsText(hosts []string) string {
 	return strings.Join(hosts, ", ")
 }
 
-// audienceRemedy adds the forward-auth middleware the other routes use, or marks the route
-// reviewed when the application has its own login.
-func audienceRemedy(s *kube.Setup, r kube.Route) string {
-	ns, name, found := strings.Cut(s.AuthMiddleware, "/")
-	if !found {
-		ns, name = "NAMESPACE", "AUTH-MIDDLEWARE"
+// authFor is the authenticating middleware a route of namespace ns can name: one of its own
+// namespace, else (when Traefik allows cross-namespace references) any. copyFrom is set when
+// only another namespace has one: it must be copied into ns first.
+func authFor(s *kube.Setup, ns string) (name string, copyFrom *unstructured.Unstructured) {
+	var other *unstructured.Unstructured
+	for i := range s.Middlewares {
+		m := &s.Middlewares[i]
+		if !isAuthMiddleware(s, m) {
+			continue
+		}
+		if m.GetNamespace() == ns {
+			return m.GetName(), nil
+		}
+		if other == nil {
+			other = m
+		}
 	}
+	if other == nil {
+		return "", nil
+	}
+	return other.GetName(), other
+}
+
+// isAuthMiddleware reports whether the route model resolves m as authenticating.
+func isAuthMiddleware(s *kube.Setup, m *unstructured.Unstructured) bool {
+	for _, r := range s.Routes {
+		for _, ref := range r.Middlewares {
+			if ref.Found && ref.Auth != "" && ref.Namespace == m.GetNamespace() && ref.Name == m.GetName() {
+				return true
+			}
+		}
+	}
+	return s.AuthMiddleware == m.GetNamespace()+"/"+m.GetName()
+}
+
+// middlewareCopy is m with its spec, in namespace ns: a Middleware a route of ns may name
+// without a cross-namespace reference.
+func middlewareCopy(m *unstructured.Unstructured, ns string) map[string]any {
+	return map[string]any{
+		"apiVersion": m.GetAPIVersion(), "kind": "Middleware",
+		"metadata": metav1.ObjectMeta{Name: m.GetName(), Namespace: ns},
+		"spec":     m.Object["spec"],
+	}
+}
+
+// audienceRemedy adds an authentication middleware the route may name (its namespace's, else a
+// copy of another namespace's: Traefik refuses cross-namespace references by default), or
+// marks the route reviewed when the application has its own login.
+func audienceRemedy(s *kube.Setup, r kube.Route) string {
 	review := "# or, if the application has its own login and may face the LAN:\n" +
 		remedy.Kubectl(r.Namespace, "annotate", strings.ToLower(r.Kind), r.Name, kube.ReviewedAnnotation+"=reviewed")
-	if r.Kind == "Ingress" {
-		value := strings.Join(append(refsRaw(r.Middlewares), ns+"-"+name+"@kubernetescrd"), ",")
-		return remedy.Kubectl(r.Namespace, "annotate", "ingress", r.Name, kube.TraefikMiddlewaresAnnotation+"="+value, "--overwrite") + "\n" + review
+	name, copyFrom := authFor(s, r.Namespace)
+	var steps []string
+	crossNS := ""
+	switch {
+	case name == "":
+		name = "AUTH-MIDDLEWARE"
+		steps = append(steps, "# no authentication middleware exists yet: create one (forwardAuth to your identity provider) in namespace "+r.Namespace+" and name it below")
+	case copyFrom != nil && r.Kind == "Ingress":
+		name = copyFrom.GetNamespace() + "-" + name // an Ingress names it across providers
+	case copyFrom != nil && r.Kind == "IngressRoute" && s.Traefik.AllowCrossNamespaceKnown && s.Traefik.AllowCrossNamespace:
+		crossNS = copyFrom.GetNamespace()
+	case copyFrom != nil:
+		why := "Traefik refuses a middleware of another namespace unless allowCrossNamespace is on"
+		if r.Kind == "HTTPRoute" {
+			why = "an HTTPRoute's ExtensionRef names a middleware of its own namespace"
+		}
+		steps = append(steps, fmt.Sprintf("# %s: copy %s/%s into %s", why, copyFrom.GetNamespace(), copyFrom.GetName(), r.Namespace),
+			remedy.Apply(remedy.YAML(middlewareCopy(copyFrom, r.Namespace))))
 	}
-	ref := map[string]string{"name": name, "namespace": ns}
-	op := remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/routes/%d/middlewares", r.Index), Value: []map[string]string{ref}}
-	if len(r.Middlewares) > 0 {
-		op = remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/routes/%d/middlewares/-", r.Index), Value: ref}
+	switch r.Kind {
+	case "Ingress":
+		if copyFrom == nil {
+			name = r.Namespace + "-" + name
+		}
+		value := strings.Join(append(refsRaw(r.Middlewares), name+"@kubernetescrd"), ",")
+		steps = append(steps, remedy.Kubectl(r.Namespace, "annotate", "ingress", r.Name, kube.TraefikMiddlewaresAnnotation+"="+value, "--overwrite"))
+	case "HTTPRoute":
+		filter := map[string]any{"type": "ExtensionRef", "extensionRef": map[string]string{"group": "traefik.io", "kind": "Middleware", "name": name}}
+		op := remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/rules/%d/filters", r.Index), Value: []any{filter}}
+		if r.RuleFilters > 0 {
+			op = remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/rules/%d/filters/-", r.Index), Value: filter}
+		}
+		steps = append(steps, remedy.JSONPatch(r.Namespace, "httproute.gateway.networking.k8s.io", r.Name, op))
+	default:
+		ref := map[string]string{"name": name}
+		if crossNS != "" {
+			ref["namespace"] = crossNS
+		}
+		op := remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/routes/%d/middlewares", r.Index), Value: []map[string]string{ref}}
+		if len(r.Middlewares) > 0 {
+			op = remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/routes/%d/middlewares/-", r.Index), Value: ref}
+		}
+		steps = append(steps, remedy.JSONPatch(r.Namespace, "ingressroute", r.Name, op))
 	}
-	return remedy.JSONPatch(r.Namespace, "ingressroute", r.Name, op) + "\n" + review
+	return strings.Join(append(steps, review), "\n")
+}
+
+// refusedRemedy makes Traefik accept a route it refuses for a cross-namespace middleware:
+// copy the middleware into the route's namespace and name it there (what the reference meant),
+// or turn allowCrossNamespace on for the whole proxy.
+func refusedRemedy(s *kube.Setup, r kube.Route) string {
+	var steps []string
+	for i, m := range r.Middlewares {
+		if m.Namespace == r.Namespace && !strings.Contains(m.Name, "@") {
+			continue
+		}
+		name := strings.TrimSuffix(m.Name, "@kubernetescrd")
+		var src *unstructured.Unstructured
+		for j := range s.Middlewares {
+			x := &s.Middlewares[j]
+			if (x.GetNamespace() == m.Namespace && x.GetName() == m.Name) || x.GetNamespace()+"-"+x.GetName() == name {
+				src = x
+			}
+		}
+		if src == nil {
+			steps = append(steps, fmt.Sprintf("# middleware %s was not found: create it in namespace %s", m.Raw, r.Namespace))
+		} else {
+			name = src.GetName()
+			steps = append(steps, fmt.Sprintf("# copy %s/%s into namespace %s, then name it without a namespace:", src.GetNamespace(), src.GetName(), r.Namespace),
+				remedy.Apply(remedy.YAML(middlewareCopy(src, r.Namespace))))
+		}
+		if r.Kind == "IngressRoute" {
+			steps = append(steps, remedy.JSONPatch(r.Namespace, "ingressroute", r.Name,
+				remedy.PatchOp{Op: "replace", Path: fmt.Sprintf("/spec/routes/%d/middlewares/%d", r.Index, i), Value: map[string]string{"name": name}}))
+		}
+	}
+	key := "providers.kubernetesCRD.allowCrossNamespace=true"
+	if s.ProxyWorkload != nil {
+		if o, ok := kube.OwnerOf(s.ProxyWorkload); ok {
+			steps = append(steps, fmt.Sprintf("# or let every route of the cluster name middlewares of other namespaces: set the values key %s in %s", key, o.Describe()))
+			return strings.Join(steps, "\n")
+		}
+	}
+	steps = append(steps, "# or let every route of the cluster name middlewares of other namespaces: run Traefik with --providers.kubernetescrd.allowCrossNamespace=true")
+	return strings.Join(steps, "\n")
 }

@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 func TestAudienceBrokenVariants(t *testing.T) {
@@ -36,12 +38,17 @@ func ingressRouteObject(ns, name, match string, middlewares ...map[string]any) *
 func TestAudienceFollowsMiddlewareChains(t *testing.T) {
 	chainMW := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware",
-		"metadata": map[string]any{"name": "secured", "namespace": "traefik"},
+		"metadata": map[string]any{"name": "secured", "namespace": "monitoring"},
 		"spec":     map[string]any{"chain": map[string]any{"middlewares": []any{map[string]any{"name": "forward-auth"}}}},
 	}}
-	env := configEnv(t, nil, addObjects(chainMW, ingressRouteObject("web", "docs", "Host(`docs.apps.example.com`)", map[string]any{"name": "secured", "namespace": "traefik"})))
+	env := configEnv(t, nil, addObjects(chainMW, ingressRouteObject("monitoring", "docs", "Host(`docs.apps.example.com`)", map[string]any{"name": "secured"})))
 	st, o := runConfigCheck(t, Audience(env))
 	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+	for _, r := range env.Setup.Routes {
+		if r.Name == "docs" {
+			assert.Equal(t, "http://oauth2-proxy.auth.svc.cluster.local/oauth2/auth", r.ForwardAuthAddress(), "the chain's forwardAuth address is the route's")
+		}
+	}
 }
 
 func TestAudienceIgnoresRoutesOutsideTheZoneAndOtherIngressClasses(t *testing.T) {
@@ -53,6 +60,10 @@ func TestAudienceIgnoresRoutesOutsideTheZoneAndOtherIngressClasses(t *testing.T)
 	env := configEnv(t, nil, addObjects(other, ingressRouteObject("web", "public", "Host(`www.example.org`)")))
 	st, o := runConfigCheck(t, Audience(env))
 	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+	f := configFindings(o, engine.SeverityInfo, "Ingress web/shop")
+	require.Len(t, f, 1, "an Ingress of another class in the zone is reported as not checked")
+	assert.Equal(t, "LA107-NOT-SERVED", f[0].Code)
+	assert.Contains(t, f[0].Message, "no IngressClass nginx of Traefik's controller exists")
 }
 
 func TestAudienceRouteWithoutHostAnswersTheZoneToo(t *testing.T) {
@@ -76,4 +87,53 @@ func TestAudienceWithoutTheMiddlewareCRDJudgesByName(t *testing.T) {
 	})
 	st, o := runConfigCheck(t, Audience(env))
 	assert.Equal(t, engine.StatusPass, st, "forward-auth names an authentication middleware: %+v", o.Findings)
+}
+
+func TestAudienceFixesRoundTripOnTheCorpus(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		// The refused cross-namespace reference: the middleware is copied into the route's
+		// namespace and named there.
+		{"traefik-41-cross-namespace-middleware", []string{"namespace: monitoring", `"value":{"name":"forward-auth"}`}},
+		// A route without middleware in a namespace without an authentication middleware: a
+		// copy of the cluster's, not a cross-namespace reference Traefik would refuse.
+		{"traefik-41-route-default-entrypoints", []string{"namespace: demo", `"path":"/spec/routes/0/middlewares"`}},
+		// An HTTPRoute: an ExtensionRef filter naming the copied middleware.
+		{"traefik-41-gateway-httproute", []string{"namespace: wiki", `"type":"ExtensionRef"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := roundTrip(t, corpusObjects(t, tc.name), kube.Selection{AllNamespaces: true}, Audience, engine.StatusWarn)
+			require.Len(t, applied, 1)
+			for _, w := range tc.want {
+				assert.Contains(t, applied[0], w)
+			}
+		})
+	}
+}
+
+func TestAudienceFixesRoundTripOnTheFixtures(t *testing.T) {
+	for _, variant := range []string{"la107-route-without-auth", "la107-ingress-without-auth"} {
+		t.Run(variant, func(t *testing.T) {
+			objs, err := fixture.Load(configHealthy, configBroken+"/"+variant)
+			require.NoError(t, err)
+			roundTrip(t, objs, kube.Selection{}, Audience, engine.StatusWarn)
+		})
+	}
+}
+
+func TestAudienceReviewAlternativeRoundTrips(t *testing.T) {
+	objs, err := fixture.Load(configHealthy, configBroken+"/la107-route-without-auth")
+	require.NoError(t, err)
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{})))
+	f := configFindings(o, engine.SeverityWarn, "IngressRoute monitoring/wiki")
+	require.Len(t, f, 1)
+	alts := alternatives(f[0].Remediation)
+	require.Len(t, alts, 2, "a middleware, or the review annotation")
+	c.apply(t, alts[1])
+	st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{})))
+	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+	assert.Len(t, configFindings(o, engine.SeverityInfo, "IngressRoute monitoring/wiki"), 1, "reviewed: an information")
 }

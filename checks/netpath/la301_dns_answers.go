@@ -62,11 +62,9 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 		ask(0)
 		var wg sync.WaitGroup
 		for i := 1; i < len(queries); i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				ask(i)
-			}()
+			})
 		}
 		wg.Wait()
 		return rs

@@ -112,7 +112,7 @@ func lookupFailure(ctx context.Context, r lookupResult) (msg string, interrupted
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(r.err, &dnsErr) && dnsErr.IsNotFound:
-		return fmt.Sprintf("%s does not exist for this machine's resolver (NXDOMAIN or no address)", r.name), false
+		return r.name + " does not exist for this machine's resolver (NXDOMAIN or no address)", false
 	case errors.As(r.err, &dnsErr) && dnsErr.IsTimeout, errors.Is(r.err, context.DeadlineExceeded):
 		return fmt.Sprintf("this machine's resolver gave no answer for %s within %s", r.name, r.took.Round(time.Millisecond)), false
 	}

@@ -222,6 +222,16 @@ func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {
 		"the profile is the one NetworkManager has on the link")
 }
 
+func TestClientCheckQuotesAHostileProfileName(t *testing.T) {
+	w := healthyWorld()
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("192.168.1.1", zoneServers+" 192.168.1.1", "~apps.example.com")}
+	w.commands["nmcli -g GENERAL.CONNECTION device show enp3s0"] = fakeOutput{out: "it's \"$(touch pwned)\"\n"}
+	f := findingOf(t, run(t, w.env(t))["WS004"], engine.SeverityFail)
+	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up \"it's \\\"\\$(touch pwned)\\\"\"", f.Remediation,
+		"any profile name is one quoted word, never a placeholder or a command substitution")
+}
+
 func TestClientCheckOnAnUnconfiguredWorkstation(t *testing.T) {
 	w := healthyWorld()
 	nx := orgDNS()

@@ -2,6 +2,7 @@ package workstation
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -51,7 +52,7 @@ func resetCommands(env Env, profile string) string {
 	case ws.Windows:
 		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + remedy.PowerShellQuote("."+env.Target.Zone) + "   # the zone's rule must be listed"
 	case ws.MacOS:
-		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\ncat /etc/resolver/" + env.Target.Zone + "   # must list the zone's servers"
+		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\n" + remedy.Command("cat", "/etc/resolver/"+env.Target.Zone) + "   # must list the zone's servers"
 	}
 	return configureCommand(env)
 }
@@ -63,10 +64,8 @@ func withList(ev map[string]any, key string, addrs []netip.Addr) map[string]any 
 
 func containsAny(set []netip.Addr, addrs ...netip.Addr) bool {
 	for _, a := range addrs {
-		for _, s := range set {
-			if s == a {
-				return true
-			}
+		if slices.Contains(set, a) {
+			return true
 		}
 	}
 	return false

@@ -29,11 +29,9 @@ func serversAnswer(s *session) engine.Check {
 		findings := make([]engine.Finding, len(servers))
 		var wg sync.WaitGroup
 		for i, server := range servers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				findings[i] = askServer(ctx, env, server)
-			}()
+			})
 		}
 		wg.Wait()
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -83,7 +83,7 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 		return engine.Finding{Code: "WS004-NO-CURRENT-SERVER",
 			Severity: engine.SeverityWarn, Object: object, Evidence: evidence,
 			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone + "?)",
-			Remediation: "resolvectl query " + env.ProbeName + "\nresolvectl status " + linkArg(l),
+			Remediation: remedy.Command("resolvectl", "query", env.ProbeName) + "\n" + remedy.Command(append([]string{"resolvectl", "status"}, linkArgs(l)...)...),
 		}
 	case !containsAny(env.Target.Servers, l.CurrentServer):
 		return engine.Finding{Code: "WS004-OTHER-SERVER",
@@ -232,11 +232,8 @@ func profileOf(ctx context.Context, env Env, device string) string {
 	if err != nil {
 		return ""
 	}
-	name := strings.TrimSpace(firstLine(out))
-	if strings.ContainsAny(name, "\"'`$\\") {
-		return "" // cannot be pasted safely inside quotes; the placeholder is better
-	}
-	return name
+	// Any name is fine: remedy.Quote makes it one shell word.
+	return strings.TrimSpace(firstLine(out))
 }
 
 func linkObject(l ws.ResolvedLink) string {
@@ -246,11 +243,12 @@ func linkObject(l ws.ResolvedLink) string {
 	return "link " + l.Name
 }
 
-func linkArg(l ws.ResolvedLink) string {
+// linkArgs names the link for resolvectl: none for the global servers.
+func linkArgs(l ws.ResolvedLink) []string {
 	if l.Name == "Global" {
-		return ""
+		return nil
 	}
-	return l.Name
+	return []string{l.Name}
 }
 
 func linkEvidence(l ws.ResolvedLink) map[string]any {

@@ -60,7 +60,7 @@ func (f *FakeExecutor) Calls() []Call {
 }
 
 // Exec implements kube.Executor.
-func (f *FakeExecutor) Exec(ctx context.Context, ref kube.PodRef, container string, cmd []string, stdin io.Reader) ([]byte, []byte, error) {
+func (f *FakeExecutor) Exec(ctx context.Context, ref kube.PodRef, container string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
 	line := strings.Join(cmd, " ")
 	f.mu.Lock()
 	f.calls = append(f.calls, Call{Pod: ref, Container: container, Command: append([]string(nil), cmd...)})

@@ -84,6 +84,7 @@ func TraefikDefault(t testing.TB) tls.Certificate {
 }
 
 func serverTemplate(t testing.TB, cn string, notAfter time.Time, dnsNames []string) *x509.Certificate {
+	t.Helper()
 	return &x509.Certificate{
 		SerialNumber: serial(t),
 		Subject:      pkix.Name{CommonName: cn},

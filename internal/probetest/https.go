@@ -67,7 +67,8 @@ func Slow(d time.Duration, h http.Handler) http.Handler {
 func EchoHost() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Seen-Host", r.Host)
-		w.Header().Set("X-Seen-SNI", r.TLS.ServerName)
+		w.Header().Set("X-Seen-Sni", r.TLS.ServerName)
+		w.Header().Set("X-Seen-User-Agent", r.UserAgent())
 		w.WriteHeader(http.StatusOK)
 	})
 }

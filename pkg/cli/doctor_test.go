@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -229,4 +230,13 @@ func TestVersionPrintsVersionCommitAndDate(t *testing.T) {
 	for _, k := range []string{"version", "commit", "date"} {
 		assert.NotEmpty(t, v[k], k)
 	}
+
+	out, _, code = runCLI(t, nil, "version", "-o", "yaml")
+	require.Equal(t, ExitOK, code)
+	var y map[string]string
+	require.NoError(t, yaml.Unmarshal([]byte(out), &y))
+	assert.Equal(t, v, y, "yaml and json say the same")
+
+	_, _, code = runCLI(t, nil, "version", "-o", "xml")
+	assert.Equal(t, ExitUsage, code)
 }

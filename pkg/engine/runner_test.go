@@ -84,7 +84,7 @@ func TestUnknownSelectionIsAUsageError(t *testing.T) {
 }
 
 func TestCheckThatOverrunsItsDeadlineIsAnError(t *testing.T) {
-	hang := Check{ID: "SLOW", Timeout: 50 * time.Millisecond, Run: func(ctx context.Context) Outcome {
+	hang := Check{ID: "SLOW", Timeout: 50 * time.Millisecond, Run: func(_ context.Context) Outcome {
 		time.Sleep(2 * time.Second) // ignores ctx on purpose
 		return Outcome{}
 	}}
@@ -194,8 +194,8 @@ func TestPartialKeepsProblemsAndSkipsAnEmptyVerdict(t *testing.T) {
 }
 
 func TestFindingsPastTheCapAreCountedNotShownKeepingTheMostSevere(t *testing.T) {
-	var fs []Finding
-	for i := 0; i < 200; i++ {
+	fs := make([]Finding, 0, 201)
+	for range 200 {
 		fs = append(fs, Finding{Code: "LA104-DIRECTIVE", Severity: SeverityInfo, Message: "unknown directive"})
 	}
 	fs = append(fs, Finding{Code: "LA104-SYNTAX", Severity: SeverityFail, Message: "the one that matters"})

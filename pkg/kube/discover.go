@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,6 +34,7 @@ func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 		ctx: ctx, client: client, dyn: dyn, sel: sel,
 		deployments: map[string][]appsv1.Deployment{},
 		configMaps:  map[string][]corev1.ConfigMap{},
+		runsImage:   map[string]bool{},
 		setup: &Setup{
 			Partial:        map[string]error{},
 			Installed:      map[string]bool{},
@@ -54,6 +56,9 @@ type discoverer struct {
 	// Per-namespace lists, read once even when the proxy and the DNS share a namespace.
 	deployments map[string][]appsv1.Deployment
 	configMaps  map[string][]corev1.ConfigMap
+	// runsImage caches, per "namespace/name image", whether a candidate Service selects pods
+	// running that image (read only when candidates must be told apart).
+	runsImage map[string]bool
 }
 
 func (d *discoverer) run() error {
@@ -61,13 +66,10 @@ func (d *discoverer) run() error {
 	if err := d.readServices(); err != nil {
 		return err
 	}
+	if err := d.pickServices(); err != nil {
+		return err
+	}
 	var err error
-	if s.ProxyService, err = d.pickService(d.sel.ProxyService, 443, "proxy", "--proxy-service"); err != nil {
-		return err
-	}
-	if s.DNSService, err = d.pickService(d.sel.DNSService, 53, "DNS", "--dns-service"); err != nil {
-		return err
-	}
 	if s.ProxyWorkload, s.ProxyPods, err = d.readWorkload(s.ProxyService); err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func (d *discoverer) run() error {
 	if err := d.pickZone(); err != nil {
 		return err
 	}
-	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy} {
+	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readAPIServer, d.readNamespaces} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -335,10 +337,28 @@ func (d *discoverer) readKubeProxy() error {
 }
 
 func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+	return slices.Contains(list, s)
+}
+
+// readAPIServer reads the API server's pods in kube-system (kubeadm's static pod), whose flags
+// tell whether the DenyServiceExternalIPs admission plugin is on.
+func (d *discoverer) readAPIServer() error {
+	const ns = "kube-system"
+	pods, err := listPods(d.ctx, d.client, ns, APIServerSelector)
+	if err != nil {
+		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s could not be read: %v", ns, err)}
+		return d.optional(ReadKey("", "pods", ns), err)
 	}
-	return false
+	d.setup.APIServer = readAPIServerFlags(pods)
+	return nil
+}
+
+// readNamespaces reads the namespaces, whose labels admission policies select on.
+func (d *discoverer) readNamespaces() error {
+	nss, err := listNamespaces(d.ctx, d.client)
+	if err != nil {
+		return d.optional(ReadKey("", "namespaces", ""), err)
+	}
+	d.setup.Namespaces = nss
+	return nil
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,6 +34,12 @@ func (d *discoverer) readCustomResources() error {
 			}
 			s.Installed[r.Key()] = true
 			*step.into = append(*step.into, items...)
+		}
+	}
+	for i, versions := range GatewayAPIResources() {
+		into := []*[]unstructured.Unstructured{&s.GatewayClasses, &s.Gateways, &s.HTTPRoutes}[i]
+		if err := d.readFirstServedVersion(versions, into); err != nil {
+			return err
 		}
 	}
 	for _, t := range s.GatekeeperTemplates {
@@ -68,11 +75,29 @@ func MentionsExternalIPs(obj any) bool {
 			}
 		}
 	case []any:
-		for _, x := range v {
-			if MentionsExternalIPs(x) {
-				return true
-			}
+		if slices.ContainsFunc(v, MentionsExternalIPs) {
+			return true
 		}
 	}
 	return false
+}
+
+// readFirstServedVersion reads the first of versions (one kind) that the API server serves.
+func (d *discoverer) readFirstServedVersion(versions []DynamicResource, into *[]unstructured.Unstructured) error {
+	for _, r := range versions {
+		items, err := listDynamic(d.ctx, d.dyn, r)
+		if err == nil {
+			d.setup.Installed[r.Key()] = true
+			delete(d.setup.Partial, r.Key())
+			*into = items
+			return nil
+		}
+		if err := d.optional(r.Key(), err); err != nil {
+			return err
+		}
+		if !IsNotInstalled(err) {
+			return nil // forbidden or failing: recorded, another version would fail the same way
+		}
+	}
+	return nil
 }

@@ -30,7 +30,7 @@ func listAll[T any](ctx context.Context, base metav1.ListOptions, list func(cont
 	var out []T
 	opts := base
 	opts.Limit = pageSize
-	for page := 0; page < maxPages; page++ {
+	for range maxPages {
 		items, next, err := list(ctx, opts)
 		if err != nil {
 			return nil, err
@@ -65,6 +65,16 @@ func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep f
 func listNodes(ctx context.Context, c kubernetes.Interface) ([]corev1.Node, error) {
 	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Node, string, error) {
 		l, err := c.CoreV1().Nodes().List(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return l.Items, l.Continue, nil
+	})
+}
+
+func listNamespaces(ctx context.Context, c kubernetes.Interface) ([]corev1.Namespace, error) {
+	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
+		l, err := c.CoreV1().Namespaces().List(ctx, o)
 		if err != nil {
 			return nil, "", err
 		}

@@ -103,7 +103,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 	assert.Len(t, s.Ingresses, 1)
 	assert.Len(t, s.IngressClasses, 1)
 	assert.Len(t, s.IngressRoutes, 1)
-	assert.Len(t, s.Middlewares, 1)
+	assert.Len(t, s.Middlewares, 2)
 	assert.Len(t, s.AdmissionPolicies, 1)
 	assert.Len(t, s.AdmissionPolicyBindings, 1)
 	assert.Empty(t, s.Partial)
@@ -117,7 +117,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 func TestDiscoverMakesTheSameListCallsWhateverTheClusterSize(t *testing.T) {
 	count := func(extra int) (int, []string) {
 		var objs []runtime.Object
-		for i := 0; i < extra; i++ {
+		for i := range extra {
 			ns := fmt.Sprintf("team-%d", i)
 			objs = append(objs,
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}}},
@@ -205,24 +205,31 @@ func TestDiscoverNamedObjectsThatDoNotExistAreUsageErrorsNamingTheFlag(t *testin
 }
 
 func TestDiscoverSeveralOrNoCandidatesListsThemAndNamesTheFlag(t *testing.T) {
+	// A second Service that is as much the proxy as the first (80 and 443 on the DNS
+	// Service's addresses, Traefik's pods): nothing tells them apart.
 	second := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "haproxy"},
-		Spec:       corev1.ServiceSpec{ExternalIPs: []string{"10.0.10.21"}, Ports: []corev1.ServicePort{{Port: 443, Protocol: corev1.ProtocolTCP}}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "traefik", Name: "traefik-copy"},
+		Spec: corev1.ServiceSpec{
+			ExternalIPs: []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"},
+			Selector:    map[string]string{"app.kubernetes.io/name": "traefik"},
+			Ports:       []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 443, Protocol: corev1.ProtocolTCP}},
+		},
 	}
 	cs, dc := cluster(t, add(second))
 	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
 	u := usageError(t, err)
-	assert.Contains(t, u.Message, "2 Services with externalIPs expose port 443")
+	assert.Contains(t, u.Message, "2 Services with externalIPs expose 443/TCP")
+	assert.Contains(t, u.Message, "none of them is the only one that exposes 80/TCP and 443/TCP on the addresses of Service lan-dns/lan-dns and selects pods running a traefik image")
 	assert.Equal(t, []string{
-		"edge/haproxy (ports 443/TCP; externalIPs 10.0.10.21)",
 		"traefik/traefik (ports 80/TCP,443/TCP; externalIPs 10.0.10.11,10.0.10.12,10.0.10.13)",
+		"traefik/traefik-copy (ports 80/TCP,443/TCP; externalIPs 10.0.10.11,10.0.10.12,10.0.10.13)",
 	}, u.Candidates)
 	assert.Contains(t, u.Fix, "--proxy-service")
 
 	cs, dc = cluster(t, service("lan-dns", "lan-dns", func(s *corev1.Service) { s.Spec.ExternalIPs = nil }))
 	_, err = kube.Discover(context.Background(), cs, dc, kube.Selection{})
 	u = usageError(t, err)
-	assert.Contains(t, u.Message, "no Service with externalIPs exposes port 53")
+	assert.Contains(t, u.Message, "no Service with externalIPs exposes 53/UDP or 53/TCP")
 	assert.Contains(t, u.Fix, "--dns-service")
 
 	cs, dc = cluster(t)

@@ -136,7 +136,7 @@ func (s *execServer) serveSPDY(w http.ResponseWriter, req *http.Request, cmd []s
 	}
 	var stdin io.Reader
 	var stdout, stderr, errStream io.Writer
-	for i := 0; i < want; i++ {
+	for i := range want {
 		select {
 		case st := <-streamCh:
 			<-st.replySent

@@ -57,10 +57,34 @@ func GatekeeperConstraint(kind string) DynamicResource {
 	return dyn("constraints.gatekeeper.sh", "v1beta1", strings.ToLower(kind), kind, false)
 }
 
+// GatewayAPIGroup is the Gateway API's group.
+const GatewayAPIGroup = "gateway.networking.k8s.io"
+
+// GatewayAPIResources are the Gateway API kinds the route model reads, each in the versions
+// discovery tries in order (v1 since Gateway API 1.0; v1beta1 before): the first one the API
+// server serves is read, never both (they are the same objects).
+func GatewayAPIResources() [][]DynamicResource {
+	kinds := []struct {
+		resource, kind string
+		namespaced     bool
+	}{{"gatewayclasses", "GatewayClass", false}, {"gateways", "Gateway", true}, {"httproutes", "HTTPRoute", true}}
+	var out [][]DynamicResource
+	for _, k := range kinds {
+		out = append(out, []DynamicResource{
+			dyn(GatewayAPIGroup, "v1", k.resource, k.kind, k.namespaced),
+			dyn(GatewayAPIGroup, "v1beta1", k.resource, k.kind, k.namespaced),
+		})
+	}
+	return out
+}
+
 // DynamicResources lists the custom resources discovery may read (constraints excepted).
 func DynamicResources() []DynamicResource {
 	out := append(TraefikIngressRoutes(), TraefikMiddlewares()...)
 	out = append(out, KyvernoPolicyResources()...)
+	for _, versions := range GatewayAPIResources() {
+		out = append(out, versions...)
+	}
 	return append(out, GatekeeperTemplates())
 }
 

@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,7 +12,10 @@ import (
 )
 
 // The proxy's routes, read once: LA107 judges their audience, the probe host is chosen among
-// them, and the HTTPS checks name the route they asked.
+// them, and the HTTPS checks name the route they asked. A route is modelled with Traefik's own
+// semantics: whether Traefik serves it at all (an Ingress of another controller's class, a
+// reference Traefik refuses), and through which entry points, which the LAN reaches only when a
+// Service port on the node addresses targets them.
 
 // ReviewedAnnotation on an IngressRoute or Ingress says its audience was reviewed for the LAN
 // (the application has its own login, or is meant to be public).
@@ -24,35 +28,66 @@ const TraefikMiddlewaresAnnotation = "traefik.ingress.kubernetes.io/router.middl
 // TraefikEntryPointsAnnotation lists the entry points of an Ingress's Traefik router.
 const TraefikEntryPointsAnnotation = "traefik.ingress.kubernetes.io/router.entrypoints"
 
-// Route is one route of the proxy (an IngressRoute's spec.routes[i], or an Ingress), with what
-// protects it.
+// Reach says whether the LAN reaches a route.
+type Reach string
+
+// The reaches of a route.
+const (
+	// ReachLAN: one of its entry points is reached on the node addresses.
+	ReachLAN Reach = "lan"
+	// ReachNotLAN: none of its entry points is.
+	ReachNotLAN Reach = "not-lan"
+	// ReachUnknown: the proxy's entry points could not be read.
+	ReachUnknown Reach = "unknown"
+)
+
+// Route is one route of the proxy (an IngressRoute's spec.routes[i], an Ingress, an
+// HTTPRoute's rule), with what protects it and how the LAN reaches it.
 type Route struct {
-	Kind      string // IngressRoute or Ingress
+	Kind      string // IngressRoute, Ingress or HTTPRoute
 	Namespace string
 	Name      string
-	Index     int // route index in an IngressRoute
+	Index     int // route index in an IngressRoute, rule index in an HTTPRoute
 	// Object names the route in findings: "IngressRoute monitoring/grafana route 1".
 	Object string
-	// Hosts are the names of its Host/HostSNI matchers (or Ingress rules), lower case; none
-	// means the route answers any name.
+	// Hosts are the names of its Host/HostSNI matchers (Ingress rules, HTTPRoute hostnames),
+	// lower case; none means the route answers any name.
 	Hosts []string
-	// EntryPoints are the Traefik entry points named by the route (empty: all of them).
+	// EntryPoints are the Traefik entry points named by the route (empty: the defaults).
 	EntryPoints []string
+	// Via are the entry points Traefik serves it on, with how the LAN reaches each.
+	Via []EntryPoint
+	// Reach says whether the LAN reaches it; ReachWhy explains a Reach other than ReachLAN.
+	Reach    Reach
+	ReachWhy string
+	// Middlewares are the middlewares it names, resolved.
 	Middlewares []MiddlewareRef
-	// Served is false for an Ingress of another controller's class.
-	Served   bool
-	Reviewed bool
+	// Served is false when the proxy does not serve it: NotServed says why (another
+	// controller's class, a reference Traefik refuses). Refused: Traefik reads the route but
+	// refuses it (a reference it does not allow), so its host answers 404. ServedUnsure says why
+	// it may be refused when that cannot be told (an option of Traefik that could not be read).
+	Served       bool
+	NotServed    string
+	Refused      bool
+	ServedUnsure string
+	Reviewed     bool
+	// RuleFilters is the number of filters of an HTTPRoute's rule (a fix appends to them).
+	RuleFilters int
 }
 
 // MiddlewareRef is a middleware named by a route, resolved against the cluster's Middlewares.
 type MiddlewareRef struct {
-	Raw       string // as written: "auth/sso" or "auth-sso@kubernetescrd"
+	Raw       string // as written: "auth/sso", "auth-sso@kubernetescrd", "ExtensionRef web/sso"
 	Namespace string
 	Name      string
 	// Found: the Middleware exists. Auth says how it authenticates ("forwardAuth", "chain sso >
 	// basicAuth"), "" when it does not.
 	Found bool
 	Auth  string
+	// ForwardAuth is the address of its forwardAuth (its own, or a chained middleware's): where
+	// Traefik asks whether a request may pass, and whose answer (a 302 to the identity
+	// provider) the client gets. "" when it has none.
+	ForwardAuth string
 }
 
 // Authentication returns how the route authenticates (the first authenticating middleware,
@@ -64,6 +99,29 @@ func (r Route) Authentication() string {
 		}
 	}
 	return ""
+}
+
+// ForwardAuthAddress is the forwardAuth address of the route's first authenticating
+// middleware, "" when it authenticates otherwise or not at all.
+func (r Route) ForwardAuthAddress() string {
+	for _, m := range r.Middlewares {
+		if m.Auth != "" {
+			return m.ForwardAuth
+		}
+	}
+	return ""
+}
+
+// HTTPS reports whether the LAN reaches the route on port 443/TCP of a Service.
+func (r Route) HTTPS() bool {
+	for _, e := range r.Via {
+		for _, l := range e.LAN {
+			if strings.HasPrefix(l, "443/TCP ") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // InZone reports whether some host is in zone (FQDN or not), or the route has no host rule (it
@@ -89,28 +147,34 @@ var (
 
 // readRouteModel builds the proxy's routes from what discovery read.
 func (s *Setup) readRouteModel() {
+	if s.ProxyService != nil {
+		s.Traefik = s.readTraefikConfig()
+	}
 	idx := newMiddlewareIndex(s)
 	s.MiddlewaresKnown = idx.known
 	var routes []Route
 	for _, ir := range s.IngressRoutes {
-		routes = append(routes, ingressRouteRoutes(ir)...)
+		routes = append(routes, s.ingressRouteRoutes(ir)...)
 	}
 	for _, ing := range s.Ingresses {
-		routes = append(routes, ingressRoute(ing, ingressServedByProxy(s.IngressClasses, ing)))
+		routes = append(routes, s.ingressRoute(ing))
 	}
+	routes = append(routes, s.httpRoutes()...)
 	for i := range routes {
 		for j := range routes[i].Middlewares {
 			idx.resolve(&routes[i].Middlewares[j])
 		}
+		idx.entryPointAuth(&routes[i])
 	}
 	s.Routes = routes
 	s.AuthMiddleware = idx.firstAuth()
 }
 
 // ingressRouteRoutes reads the routes of an IngressRoute (traefik.io or traefik.containo.us).
-func ingressRouteRoutes(ir unstructured.Unstructured) []Route {
+func (s *Setup) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 	list, _, _ := unstructured.NestedSlice(ir.Object, "spec", "routes")
 	eps, _, _ := unstructured.NestedStringSlice(ir.Object, "spec", "entryPoints")
+	notServed := s.crdClassRefused(ir)
 	var out []Route
 	for i, raw := range list {
 		m, ok := raw.(map[string]any)
@@ -136,22 +200,150 @@ func ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 			}
 			name, _ := mm["name"].(string)
 			ns, _ := mm["namespace"].(string)
-			if ns == "" {
-				ns = ir.GetNamespace()
+			ref := MiddlewareRef{Namespace: ns, Name: name, Raw: name}
+			if !strings.Contains(name, "@") {
+				if ref.Namespace == "" {
+					ref.Namespace = ir.GetNamespace()
+				}
+				ref.Raw = ref.Namespace + "/" + name
 			}
-			r.Middlewares = append(r.Middlewares, MiddlewareRef{Namespace: ns, Name: name, Raw: ns + "/" + name})
+			r.Middlewares = append(r.Middlewares, ref)
 		}
 		if len(list) > 1 {
 			r.Object += fmt.Sprintf(" route %d", i)
 		}
+		if notServed != "" {
+			r.Served, r.NotServed = false, notServed
+		} else {
+			s.judgeReferences(&r)
+		}
+		via, known := s.entryPointsOf(eps)
+		s.reach(&r, via, known)
 		out = append(out, r)
 	}
 	return out
 }
 
-func ingressRoute(ing networkingv1.Ingress, served bool) Route {
+// crdClassRefused says why Traefik's CRD provider skips an IngressRoute of another class
+// (traefik/traefik pkg/provider/kubernetes/crd/kubernetes.go shouldProcessIngress: the
+// provider's ingressClass, else only routes without a class or of class "traefik").
+func (s *Setup) crdClassRefused(ir unstructured.Unstructured) string {
+	class, _, _ := unstructured.NestedString(ir.Object, "spec", "ingressClassName")
+	if class == "" {
+		class = ir.GetAnnotations()["kubernetes.io/ingress.class"]
+	}
+	want := s.Traefik.CRDIngressClass
+	if !s.Traefik.Found || class == want || (want == "" && class == "traefik") {
+		return ""
+	}
+	return fmt.Sprintf("its class %q is not the one the proxy's CRD provider serves (%q): Traefik skips it", class, want)
+}
+
+// judgeReferences marks a route Traefik refuses because of a middleware reference: with
+// allowCrossNamespace off (Traefik's default), a middleware in another namespace, or an
+// @kubernetescrd name, makes Traefik skip the whole route, which then answers 404
+// (traefik/traefik v3.7.9 pkg/provider/kubernetes/crd/kubernetes_http.go
+// loadIngressRouteConfiguration: makeMiddlewareKeys error -> continue; kubernetes.go
+// resolveReference, "allowCrossNamespace is disabled, cross-namespace are disallowed").
+func (s *Setup) judgeReferences(r *Route) {
+	cfg := s.Traefik
+	if cfg.AllowCrossNamespaceKnown && cfg.AllowCrossNamespace {
+		return
+	}
+	for _, m := range r.Middlewares {
+		var why string
+		switch {
+		case strings.HasSuffix(m.Name, "@kubernetescrd"):
+			why = fmt.Sprintf("middleware %s is an @kubernetescrd reference", m.Raw)
+		case strings.Contains(m.Name, "@"):
+			continue // another provider's middleware: not a namespace question
+		case m.Namespace != r.Namespace:
+			why = fmt.Sprintf("middleware %s is in namespace %s, not the route's", m.Raw, m.Namespace)
+		default:
+			continue
+		}
+		if !cfg.Found || !cfg.AllowCrossNamespaceKnown {
+			r.ServedUnsure = why + ": Traefik refuses it unless providers.kubernetesCRD.allowCrossNamespace is on, and that option could not be read (" + s.traefikUnread() + ")"
+			return
+		}
+		r.Served, r.Refused = false, true
+		r.NotServed = why + ", and providers.kubernetesCRD.allowCrossNamespace is off (" + cfg.Source + ")"
+		return
+	}
+}
+
+// traefikUnread says why the Traefik configuration is not fully known.
+func (s *Setup) traefikUnread() string {
+	if !s.Traefik.Found {
+		return s.Traefik.EntryPointsWhy
+	}
+	return strings.Join(s.Traefik.Unsure, ", ") + " may set it"
+}
+
+// entryPointsOf resolves the entry points a router names (none: Traefik's defaults). known is
+// false when the proxy's entry points are not known.
+func (s *Setup) entryPointsOf(names []string) ([]EntryPoint, bool) {
+	cfg := s.Traefik
+	if !cfg.EntryPointsKnown {
+		return nil, false
+	}
+	if len(names) == 0 {
+		return cfg.DefaultEntryPoints(), len(cfg.Unsure) == 0
+	}
+	var out []EntryPoint
+	all := true
+	for _, n := range names {
+		if e, ok := cfg.EntryPoint(n); ok {
+			out = append(out, e)
+		} else {
+			all = false // not defined by the arguments: Traefik ignores it, unless a file defines it
+		}
+	}
+	return out, all || len(cfg.Unsure) == 0
+}
+
+// reach fills the route's entry points and whether the LAN reaches them.
+func (s *Setup) reach(r *Route, eps []EntryPoint, known bool) {
+	r.Via = eps
+	for _, e := range eps {
+		if e.Exposed() {
+			r.Reach = ReachLAN
+			return
+		}
+	}
+	if !known {
+		r.Reach = ReachUnknown
+		why := "the proxy's entry points are not known: " + s.Traefik.EntryPointsWhy
+		if s.Traefik.EntryPointsKnown {
+			why = "an entry point it names is not among the proxy's arguments, and " + strings.Join(s.Traefik.Unsure, ", ") + " may define it"
+		}
+		r.ReachWhy = why
+		return
+	}
+	r.Reach = ReachNotLAN
+	if len(eps) == 0 {
+		r.ReachWhy = fmt.Sprintf("it names entry points %s, which the proxy does not define", strings.Join(r.EntryPoints, ", "))
+		return
+	}
+	var labels []string
+	for _, e := range eps {
+		labels = append(labels, e.Label())
+	}
+	r.ReachWhy = fmt.Sprintf("it is served on entry point %s, which no port of the proxy's Services on the LAN addresses reaches", strings.Join(labels, ", "))
+}
+
+func (s *Setup) ingressRoute(ing networkingv1.Ingress) Route {
 	r := Route{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Object: Ref("Ingress", ing.Namespace, ing.Name),
-		Served: served, Reviewed: ing.Annotations[ReviewedAnnotation] == "reviewed"}
+		Served: true, Reviewed: ing.Annotations[ReviewedAnnotation] == "reviewed"}
+	if why := ingressNotServed(s.IngressClasses, ing); why != "" {
+		r.Served, r.NotServed = false, why
+	}
+	if cp := s.Traefik.CrossProviderNamespaces; r.Served && cp != nil && ing.Annotations[TraefikMiddlewaresAnnotation] != "" && !slices.Contains(cp, ing.Namespace) {
+		// traefik/traefik v3.7.9 pkg/provider/kubernetes/ingress/kubernetes.go: "Skipping
+		// Ingress: cross-provider middleware reference is not allowed from namespace".
+		r.Served, r.Refused = false, true
+		r.NotServed = fmt.Sprintf("it names middlewares, and namespace %s is not in the ingress provider's crossProviderNamespaces (%s)", ing.Namespace, strings.Join(cp, ","))
+	}
 	for _, rule := range ing.Spec.Rules {
 		r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(rule.Host), "."))
 	}
@@ -159,6 +351,8 @@ func ingressRoute(ing networkingv1.Ingress, served bool) Route {
 	for _, ref := range splitList(ing.Annotations[TraefikMiddlewaresAnnotation]) {
 		r.Middlewares = append(r.Middlewares, MiddlewareRef{Raw: ref})
 	}
+	via, known := s.entryPointsOf(r.EntryPoints)
+	s.reach(&r, via, known)
 	return r
 }
 
@@ -172,9 +366,12 @@ func splitList(s string) []string {
 	return out
 }
 
-// ingressServedByProxy: the Ingress's class is handled by Traefik (or it has no class and
-// Traefik's class is the default). Without IngressClasses, the class name is the hint.
-func ingressServedByProxy(classes []networkingv1.IngressClass, ing networkingv1.Ingress) bool {
+// ingressNotServed says why Traefik does not serve an Ingress ("" when it does): its class is
+// another controller's (traefik/traefik pkg/provider/kubernetes/ingress/kubernetes.go
+// shouldProcessIngress: only IngressClasses of controller traefik.io/ingress-controller), or it
+// has no class and Traefik's class is not the default. Without IngressClasses, the class name
+// is the hint.
+func ingressNotServed(classes []networkingv1.IngressClass, ing networkingv1.Ingress) string {
 	class := ""
 	if ing.Spec.IngressClassName != nil {
 		class = *ing.Spec.IngressClassName
@@ -183,17 +380,26 @@ func ingressServedByProxy(classes []networkingv1.IngressClass, ing networkingv1.
 		class = ing.Annotations["kubernetes.io/ingress.class"]
 	}
 	if len(classes) == 0 {
-		return class == "" || strings.Contains(class, "traefik")
+		if class == "" || strings.Contains(class, "traefik") {
+			return ""
+		}
+		return fmt.Sprintf("its class %q is not Traefik's", class)
 	}
 	for _, c := range classes {
+		if c.Name == class && !strings.HasPrefix(c.Spec.Controller, "traefik.io/") {
+			return fmt.Sprintf("its class %s belongs to controller %s, not to Traefik", class, c.Spec.Controller)
+		}
 		if !strings.HasPrefix(c.Spec.Controller, "traefik.io/") {
 			continue
 		}
 		if c.Name == class || (class == "" && c.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true") {
-			return true
+			return ""
 		}
 	}
-	return false
+	if class == "" {
+		return "it has no class and Traefik's IngressClass is not the default"
+	}
+	return fmt.Sprintf("no IngressClass %s of Traefik's controller exists", class)
 }
 
 // middlewareIndex resolves middleware references and tells which authenticate.
@@ -217,13 +423,14 @@ func newMiddlewareIndex(s *Setup) middlewareIndex {
 	return idx
 }
 
-// resolve fills Found and Auth; the Ingress annotation form is "namespace-name@kubernetescrd".
+// resolve fills Found, Auth and ForwardAuth; the Ingress annotation form is
+// "namespace-name@kubernetescrd".
 func (idx middlewareIndex) resolve(ref *MiddlewareRef) {
 	m, ok := idx.lookup(ref)
 	if ok {
 		ref.Found = true
 		ref.Namespace, ref.Name = m.GetNamespace(), m.GetName()
-		ref.Auth = idx.authKind(m, 3)
+		ref.Auth, ref.ForwardAuth = idx.auth(m, 3)
 		return
 	}
 	if !idx.known && LooksLikeAuth(ref.Raw) {
@@ -232,11 +439,14 @@ func (idx middlewareIndex) resolve(ref *MiddlewareRef) {
 }
 
 func (idx middlewareIndex) lookup(ref *MiddlewareRef) (unstructured.Unstructured, bool) {
-	if ref.Name != "" {
+	if ref.Name != "" && !strings.Contains(ref.Name, "@") {
 		m, ok := idx.byKey[ref.Namespace+"/"+ref.Name]
 		return m, ok
 	}
-	raw := strings.TrimSuffix(ref.Raw, "@kubernetescrd")
+	raw := strings.TrimSuffix(ref.Name, "@kubernetescrd")
+	if ref.Name == "" {
+		raw = strings.TrimSuffix(ref.Raw, "@kubernetescrd")
+	}
 	for key, m := range idx.byKey {
 		if strings.ReplaceAll(key, "/", "-") == raw {
 			return m, true
@@ -245,19 +455,28 @@ func (idx middlewareIndex) lookup(ref *MiddlewareRef) (unstructured.Unstructured
 	return unstructured.Unstructured{}, false
 }
 
-// authKind says how the middleware authenticates ("" when it does not). Chains are followed
-// a few levels deep.
-func (idx middlewareIndex) authKind(m unstructured.Unstructured, depth int) string {
+// auth says how the middleware authenticates ("" when it does not) and its forwardAuth address
+// when it is one. Chains are followed a few levels deep.
+func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string, string) {
 	spec, _ := m.Object["spec"].(map[string]any)
-	for _, k := range []string{"forwardAuth", "basicAuth", "digestAuth"} {
+	if fa, ok := spec["forwardAuth"].(map[string]any); ok {
+		addr, _ := fa["address"].(string)
+		return "forwardAuth", addr
+	}
+	for _, k := range []string{"basicAuth", "digestAuth"} {
 		if _, ok := spec[k]; ok {
-			return k
+			return k, ""
 		}
 	}
 	if plugin, ok := spec["plugin"].(map[string]any); ok {
+		names := make([]string, 0, len(plugin))
 		for name := range plugin {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
 			if LooksLikeAuth(name) {
-				return "plugin " + name
+				return "plugin " + name, ""
 			}
 		}
 	}
@@ -271,13 +490,51 @@ func (idx middlewareIndex) authKind(m unstructured.Unstructured, depth int) stri
 				ns = m.GetNamespace()
 			}
 			if next, ok := idx.byKey[ns+"/"+name]; ok {
-				if k := idx.authKind(next, depth-1); k != "" {
-					return "chain " + m.GetName() + " > " + k
+				if k, addr := idx.auth(next, depth-1); k != "" {
+					return "chain " + m.GetName() + " > " + k, addr
 				}
 			}
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// entryPointAuth credits a route without an authenticating middleware of its own with its entry
+// points' middlewares, when every entry point through which the LAN reaches it has an
+// authenticating one (a Middleware of the cluster named name@kubernetescrd; a middleware of
+// another provider, @file, is not read and earns no credit).
+func (idx middlewareIndex) entryPointAuth(r *Route) {
+	if r.Authentication() != "" || r.Reach != ReachLAN {
+		return
+	}
+	var first *MiddlewareRef
+	for _, e := range r.Via {
+		if !e.Exposed() {
+			continue
+		}
+		var found *MiddlewareRef
+		for _, raw := range e.Middlewares {
+			if !strings.HasSuffix(raw, "@kubernetescrd") {
+				continue
+			}
+			ref := MiddlewareRef{Raw: raw}
+			idx.resolve(&ref)
+			if ref.Found && ref.Auth != "" {
+				ref.Raw = "entry point " + e.Name + ": " + raw
+				found = &ref
+				break
+			}
+		}
+		if found == nil {
+			return
+		}
+		if first == nil {
+			first = found
+		}
+	}
+	if first != nil {
+		r.Middlewares = append(r.Middlewares, *first)
+	}
 }
 
 // LooksLikeAuth is the name-only hint that a middleware authenticates.
@@ -300,7 +557,7 @@ func (idx middlewareIndex) firstAuth() string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if idx.authKind(idx.byKey[k], 3) != "" {
+		if kind, _ := idx.auth(idx.byKey[k], 3); kind != "" {
 			return k
 		}
 	}
@@ -311,26 +568,37 @@ func (idx middlewareIndex) firstAuth() string {
 type ProbeHost struct {
 	Name   string
 	Source string
+	// ForwardAuth is the forwardAuth address of the route it came from ("" when none): the
+	// HTTPS checks expect the redirect that this authentication answers.
+	ForwardAuth string
 }
 
-// chooseProbeHost takes host (--host); else a host of a route the proxy serves inside the zone,
-// preferring a route with an authenticating middleware (the forward-auth that answers 302),
-// then the first name in order; else the zone apex.
+// chooseProbeHost takes host (--host); else a host of a route the proxy serves inside the zone
+// and the LAN reaches, preferring a route surely served, reached on 443, with an
+// authenticating middleware (the forward-auth that answers 302), then the first name in order;
+// else the zone apex. A route Traefik refuses or does not serve is never chosen.
 func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 	if h := strings.TrimSuffix(strings.TrimSpace(host), "."); h != "" {
-		return ProbeHost{Name: strings.ToLower(h), Source: "--host"}
+		ph := ProbeHost{Name: strings.ToLower(h), Source: "--host"}
+		for _, r := range routes {
+			if r.Served && r.NotServed == "" && routeHasHost(r, ph.Name) {
+				ph.ForwardAuth = r.ForwardAuthAddress()
+				break
+			}
+		}
+		return ph
 	}
 	zone = strings.ToLower(strings.TrimSuffix(zone, "."))
 	if zone == "" {
 		return ProbeHost{}
 	}
 	type candidate struct {
-		host, source string
-		auth         bool
+		host, source, forwardAuth string
+		auth, https, sure         bool
 	}
 	var found []candidate
 	for _, r := range routes {
-		if !r.Served {
+		if !r.Served || r.NotServed != "" || r.Reach == ReachNotLAN {
 			continue
 		}
 		auth := r.Authentication() != ""
@@ -338,14 +606,21 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) {
 				continue
 			}
-			found = append(found, candidate{host: h, source: r.Object, auth: auth})
+			found = append(found, candidate{host: h, source: r.Object, forwardAuth: r.ForwardAuthAddress(), auth: auth,
+				https: r.HTTPS() || r.Reach == ReachUnknown, sure: r.ServedUnsure == ""})
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool {
-		if found[i].auth != found[j].auth {
-			return found[i].auth
+		a, b := found[i], found[j]
+		switch {
+		case a.sure != b.sure:
+			return a.sure
+		case a.https != b.https:
+			return a.https
+		case a.auth != b.auth:
+			return a.auth
 		}
-		return found[i].host < found[j].host
+		return a.host < b.host
 	})
 	if len(found) > 0 {
 		c := found[0]
@@ -353,7 +628,16 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		if c.auth {
 			src += " (a route with an authentication middleware)"
 		}
-		return ProbeHost{Name: c.host, Source: src}
+		return ProbeHost{Name: c.host, Source: src, ForwardAuth: c.forwardAuth}
 	}
 	return ProbeHost{Name: zone, Source: "zone apex (no route of the proxy for the zone was found; name one with --host)"}
+}
+
+func routeHasHost(r Route, host string) bool {
+	for _, h := range r.Hosts {
+		if h == host {
+			return true
+		}
+	}
+	return false
 }

@@ -94,6 +94,10 @@ type Setup struct {
 	ProbeHost ProbeHost
 	// ZoneAnswers are the zone template's A answers.
 	ZoneAnswers ZoneAnswers
+
+	// ProxyFacts: the proxy's Traefik configuration, Gateway API objects, namespaces and the
+	// API server's admission flags.
+	ProxyFacts
 }
 
 // ConfigMapMount is one container's mount of the Corefile ConfigMap.

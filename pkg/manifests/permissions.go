@@ -28,6 +28,8 @@ const (
 	HelperNamespace
 	// VPNNamespace: the VPN pods' namespace.
 	VPNNamespace
+	// SystemNamespace: kube-system (kube-proxy's configuration, the API server's static pod).
+	SystemNamespace
 )
 
 // Permission is one kind of API call the plugin makes, in RBAC terms (Resource may carry a
@@ -77,6 +79,9 @@ func Permissions() []Permission {
 	read("", "nodes", Cluster, false, "LA101", "LA201")
 	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
 	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104")
+	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs).
+	read("", "configmaps", SystemNamespace, false, "LA106")
+	read("", "pods", SystemNamespace, false, "LA106")
 	read("discovery.k8s.io", "endpointslices", SetupNamespaces, false, "LA102", "LA103")
 	read("apps", "deployments", SetupNamespaces, false, "LA102", "LA105", "VPN003")
 	read("policy", "poddisruptionbudgets", SetupNamespaces, false, "LA105")
@@ -84,13 +89,16 @@ func Permissions() []Permission {
 		read("apps", r, Cluster, false, "VPN003")
 	}
 	read("", "events", Cluster, false, "VPN003")
-	read("", "namespaces", Cluster, false, "VPN003")
+	read("", "namespaces", Cluster, false, "VPN003", "LA106", "LA107")
 	read("networking.k8s.io", "ingresses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "ingressclasses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "networkpolicies", Cluster, false, "VPN005")
 	for _, g := range []string{"traefik.io", "traefik.containo.us"} {
 		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
 		read(g, "middlewares", Cluster, true, "LA107", "probe host")
+	}
+	for _, r := range []string{"gatewayclasses", "gateways", "httproutes"} {
+		read("gateway.networking.k8s.io", r, Cluster, true, "LA107", "probe host")
 	}
 	read("admissionregistration.k8s.io", "validatingwebhookconfigurations", Cluster, false, "LA106")
 	read("admissionregistration.k8s.io", "validatingadmissionpolicies", Cluster, true, "LA106")

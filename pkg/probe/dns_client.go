@@ -180,6 +180,17 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 		return nil, err
 	}
 	reply := &DNSReply{Server: server, Network: "udp", Attempts: 1}
+	if err := readUDPReply(ctx, co, sock, q, deadline, reply); err != nil {
+		return nil, err
+	}
+	keep = c.ReuseSockets && reply.Attempts == 1 && reply.MismatchedIDs == 0
+	return reply, nil
+}
+
+// readUDPReply reads the answer to q into reply, sending q once more when half the time has
+// passed without one. Replies that do not match q are counted and skipped; when nothing else
+// comes, the last of them is the error.
+func readUDPReply(ctx context.Context, co *dns.Conn, sock *udpSocket, q *dns.Msg, deadline time.Time, reply *DNSReply) error {
 	retryAt := time.Now().Add(time.Until(deadline) / 2)
 	var mismatch *WrongIDError
 	for {
@@ -187,25 +198,19 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 		if reply.Attempts == 1 {
 			readBy = retryAt
 		}
-		if err := conn.SetReadDeadline(readBy); err != nil {
-			return nil, err
+		if err := co.SetReadDeadline(readBy); err != nil {
+			return err
 		}
 		m, err := co.ReadMsg()
 		if err != nil {
 			if isTimeout(err) && reply.Attempts == 1 && ctx.Err() == nil {
 				reply.Attempts++
 				if werr := co.WriteMsg(q); werr != nil {
-					return nil, werr
+					return werr
 				}
 				continue
 			}
-			if isTimeout(err) && mismatch != nil {
-				return nil, mismatch
-			}
-			if m != nil {
-				return nil, fmt.Errorf("malformed reply: %w", err)
-			}
-			return nil, err
+			return udpReadError(err, m, mismatch)
 		}
 		if sock.reused && m.Id == sock.lastID && m.Id != q.Id {
 			continue // a late copy of the previous answer on this socket
@@ -216,9 +221,20 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 			continue
 		}
 		reply.Msg = m
-		keep = c.ReuseSockets && reply.Attempts == 1 && reply.MismatchedIDs == 0
-		return reply, nil
+		return nil
 	}
+}
+
+// udpReadError is what a failed read means: the mismatched reply when only those came, a
+// malformed reply when one arrived but did not parse, else the read's own error.
+func udpReadError(err error, m *dns.Msg, mismatch *WrongIDError) error {
+	if isTimeout(err) && mismatch != nil {
+		return mismatch
+	}
+	if m != nil {
+		return fmt.Errorf("malformed reply: %w", err)
+	}
+	return err
 }
 
 // exchangeTCP asks over TCP, retrying once on a connection that broke before the answer (reset

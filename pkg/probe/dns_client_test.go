@@ -40,6 +40,7 @@ func TestDNSClient(t *testing.T) {
 			name:  "an A question over UDP is answered as a sorted set with its TTL and the AA flag",
 			qname: "grafana.apps.example.com", qtype: dns.TypeA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.Equal(t, sorted, r.Addrs())
 				ttl, ok := r.MinTTL()
 				assert.True(t, ok)
@@ -54,6 +55,7 @@ func TestDNSClient(t *testing.T) {
 			name:  "an A question over TCP gets the same set",
 			qname: "apps.example.com", qtype: dns.TypeA, network: "tcp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.Equal(t, sorted, r.Addrs())
 				assert.Equal(t, "tcp", r.Network)
 			},
@@ -63,6 +65,7 @@ func TestDNSClient(t *testing.T) {
 			zone:  func(z *probetest.Zone) { z.TruncateUDP = true },
 			qname: "grafana.apps.example.com", qtype: dns.TypeA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.True(t, r.Truncated)
 				assert.Equal(t, "tcp", r.Network)
 				assert.Equal(t, sorted, r.Addrs())
@@ -73,6 +76,7 @@ func TestDNSClient(t *testing.T) {
 			zone:  func(z *probetest.Zone) { z.Rcode = dns.RcodeServerFailure },
 			qname: "grafana.apps.example.com", qtype: dns.TypeA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.Equal(t, dns.RcodeServerFailure, r.Rcode())
 				assert.Equal(t, "SERVFAIL", r.RcodeName())
 				assert.Empty(t, r.Addrs())
@@ -82,6 +86,7 @@ func TestDNSClient(t *testing.T) {
 			name:  "AAAA in the zone is NODATA: NOERROR without a record",
 			qname: "grafana.apps.example.com", qtype: dns.TypeAAAA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.True(t, r.NoData(dns.TypeAAAA))
 				assert.False(t, r.NXDomain())
 				_, ok := r.MinTTL()
@@ -93,6 +98,7 @@ func TestDNSClient(t *testing.T) {
 			zone:  func(z *probetest.Zone) { z.OtherTypesRcode = dns.RcodeNameError },
 			qname: "grafana.apps.example.com", qtype: dns.TypeAAAA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.True(t, r.NXDomain())
 				assert.False(t, r.NoData(dns.TypeAAAA))
 				assert.Equal(t, "NXDOMAIN", r.RcodeName())
@@ -102,6 +108,7 @@ func TestDNSClient(t *testing.T) {
 			name:  "a name outside the zone that the forwarder does not know is NXDOMAIN",
 			qname: "kubernetes.default.svc.cluster.local", qtype: dns.TypeA, network: "udp",
 			check: func(t *testing.T, r *probe.DNSReply) {
+				t.Helper()
 				assert.True(t, r.NXDomain())
 				assert.False(t, r.Authoritative())
 				assert.True(t, r.RecursionAvailable())
@@ -160,6 +167,7 @@ func TestDNSClientWrongMessageID(t *testing.T) {
 
 // silentServer reads questions and never answers, counting them.
 func silentServer(t *testing.T, ip string) (netip.AddrPort, *atomic.Int32) {
+	t.Helper()
 	var n atomic.Int32
 	ap := probetest.StartDNS(t, ip, dns.HandlerFunc(func(dns.ResponseWriter, *dns.Msg) { n.Add(1) }))
 	return ap, &n
@@ -247,7 +255,7 @@ func TestDNSClientReusesSocketsAndIgnoresLateDuplicates(t *testing.T) {
 		first = true
 		mu.Unlock()
 		c := &probe.DNSClient{Timeout: 2 * time.Second, ReuseSockets: reuse}
-		for i := 0; i < 5; i++ {
+		for i := range 5 {
 			r, err := c.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, "udp")
 			require.NoError(t, err)
 			assert.Zero(t, r.MismatchedIDs, "reuse=%v question %d", reuse, i)

@@ -7,12 +7,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"time"
+
+	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
 // HTTPS fetches one URL from a pinned address, like `curl --resolve HOST:PORT:ADDR https://HOST/`.
@@ -126,72 +128,97 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 	reply.Timings.Handshake = time.Since(hsStart)
 	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now())
 
-	u := req.URL()
 	// The server's answer is bounded in bytes as well as in time: a response head may not
 	// exceed MaxResponseHead (a hostile server streaming headers would otherwise grow memory
 	// until the deadline), and a body is discarded up to MaxDiscardedBody.
-	budget := &budgetReader{r: tconn}
-	br := bufio.NewReaderSize(budget, 4096)
+	rt := &roundTripper{conn: tconn, budget: &budgetReader{r: tconn}, url: req.URL()}
+	rt.br = bufio.NewReaderSize(rt.budget, 4096)
 	n := max(req.Requests, 1)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		last := i == n-1
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		resp, firstByte, step, err := rt.get(ctx, last)
 		if err != nil {
-			return nil, fmt.Errorf("HTTPS request for %s: %w", req.Host, err)
-		}
-		hreq.Header.Set("User-Agent", "kubectl-lanaccess")
-		hreq.Header.Set("Accept", "*/*")
-		hreq.Close = last
-		// The clock starts before the write: the server may read the request and start
-		// answering before Write returns here, and its time must not fall outside the sample.
-		sent := time.Now()
-		budget.left = MaxResponseHead + int64(br.Buffered())
-		if err := hreq.Write(tconn); err != nil {
 			if i > 0 {
 				break // the server ended the connection early: keep the samples taken
 			}
-			return nil, fail("send request", err)
-		}
-		if _, err := br.Peek(1); err != nil {
-			if i > 0 {
-				break
+			if step == "" {
+				return nil, fmt.Errorf("HTTPS request for %s: %w", req.Host, err)
 			}
-			return nil, fail("read response", err)
-		}
-		firstByte := time.Since(sent)
-		resp, err := http.ReadResponse(br, hreq)
-		if err != nil {
-			if i > 0 {
-				break
-			}
-			return nil, fail("read response", err)
+			return nil, fail(step, err)
 		}
 		reply.FirstBytes = append(reply.FirstBytes, firstByte)
 		if i == 0 {
-			reply.Timings.FirstByte = firstByte
-			reply.Status = resp.StatusCode
-			reply.Header = resp.Header
-			reply.Server = resp.Header.Get("Server")
-			if loc := resp.Header.Get("Location"); loc != "" {
-				reply.Location = loc
-				if lu, err := u.Parse(loc); err == nil {
-					reply.LocationURL = lu
-				}
-			}
+			reply.record(resp, firstByte, rt.url)
 		}
 		if last || resp.Close {
 			_ = resp.Body.Close() // the head is all we need; the connection closes with us
 			break
 		}
-		// The next request needs the body out of the way (a redirect's is a few hundred bytes).
-		budget.left = MaxDiscardedBody + int64(br.Buffered())
-		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxDiscardedBody))
-		_ = resp.Body.Close()
-		if err != nil {
+		if rt.discardBody(resp) != nil {
 			break
 		}
 	}
 	return reply, nil
+}
+
+// roundTripper sends GET requests on one TLS connection and reads their response heads,
+// each within its byte budget.
+type roundTripper struct {
+	conn   io.Writer
+	budget *budgetReader
+	br     *bufio.Reader
+	url    *url.URL
+}
+
+// get sends one request and reads the response head. On error, step names what failed
+// ("" when the request could not even be built).
+func (rt *roundTripper) get(ctx context.Context, last bool) (*http.Response, time.Duration, string, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, rt.url.String(), nil)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	hreq.Header.Set("User-Agent", version.UserAgent())
+	hreq.Header.Set("Accept", "*/*")
+	hreq.Close = last
+	// The clock starts before the write: the server may read the request and start
+	// answering before Write returns here, and its time must not fall outside the sample.
+	sent := time.Now()
+	rt.budget.left = MaxResponseHead + int64(rt.br.Buffered())
+	if err := hreq.Write(rt.conn); err != nil {
+		return nil, 0, "send request", err
+	}
+	if _, err := rt.br.Peek(1); err != nil {
+		return nil, 0, "read response", err
+	}
+	firstByte := time.Since(sent)
+	resp, err := http.ReadResponse(rt.br, hreq)
+	if err != nil {
+		return nil, 0, "read response", err
+	}
+	return resp, firstByte, "", nil
+}
+
+// discardBody reads the body out of the way of the next request (a redirect's is a few
+// hundred bytes), at most MaxDiscardedBody.
+func (rt *roundTripper) discardBody(resp *http.Response) error {
+	rt.budget.left = MaxDiscardedBody + int64(rt.br.Buffered())
+	_, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxDiscardedBody))
+	_ = resp.Body.Close()
+	return err
+}
+
+// record keeps what the first response says: status, headers, server, redirect target.
+func (r *HTTPSReply) record(resp *http.Response, firstByte time.Duration, base *url.URL) {
+	r.Timings.FirstByte = firstByte
+	r.Status = resp.StatusCode
+	r.Header = resp.Header
+	r.Server = resp.Header.Get("Server")
+	if loc := resp.Header.Get("Location"); loc != "" {
+		r.Location = loc
+		if lu, err := base.Parse(loc); err == nil {
+			r.LocationURL = lu
+		}
+	}
 }
 
 func (c *HTTPSClient) now() time.Time {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
 const probeHost = "grafana.apps.example.com"
@@ -43,15 +44,18 @@ func TestHTTPSClient(t *testing.T) {
 			name: "the request carries the probe host as SNI and Host although it dials an address",
 			cert: good, handler: probetest.EchoHost(),
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.Equal(t, http.StatusOK, r.Status)
-				assert.Equal(t, probeHost, r.Header.Get("X-Seen-SNI"))
+				assert.Equal(t, probeHost, r.Header.Get("X-Seen-Sni"))
 				assert.Contains(t, r.Header.Get("X-Seen-Host"), probeHost)
+				assert.Equal(t, version.UserAgent(), r.Header.Get("X-Seen-User-Agent"), "the proxy's access log names the plugin and its version")
 			},
 		},
 		{
 			name: "a 302 is reported with its Location and not followed",
 			cert: good, handler: idp,
 			check: func(t *testing.T, r *probe.HTTPSReply, requests int32) {
+				t.Helper()
 				assert.Equal(t, http.StatusFound, r.Status)
 				assert.Equal(t, "https://idp.example.com/auth?rd=x", r.Location)
 				require.NotNil(t, r.LocationURL)
@@ -63,6 +67,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "a redirect back to the same URL is reported, not followed into a loop",
 			cert: good, handler: probetest.RedirectTo(http.StatusFound, "/"),
 			check: func(t *testing.T, r *probe.HTTPSReply, requests int32) {
+				t.Helper()
 				require.NotNil(t, r.LocationURL)
 				assert.Equal(t, probeHost, r.LocationURL.Hostname())
 				assert.Equal(t, "/", r.LocationURL.Path)
@@ -73,6 +78,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "a certificate from the trusted CA is verified for the host, with days left and fingerprint",
 			cert: good, handler: idp,
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.True(t, r.TLS.Verified, r.TLS.VerifyError)
 				assert.True(t, r.TLS.HostMatches)
 				assert.False(t, r.TLS.TraefikDefault)
@@ -86,6 +92,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "a certificate for another host is described, not refused",
 			cert: ca.Issue(t, inMonth, "other.example.net"), handler: idp,
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.Equal(t, http.StatusFound, r.Status, "the exchange went on")
 				assert.False(t, r.TLS.HostMatches)
 				assert.False(t, r.TLS.Verified)
@@ -97,6 +104,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "Traefik's default certificate is recognised",
 			cert: probetest.TraefikDefault(t), handler: http.NotFoundHandler(),
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.True(t, r.TLS.TraefikDefault)
 				assert.False(t, r.TLS.HostMatches)
 				assert.Equal(t, http.StatusNotFound, r.Status)
@@ -106,6 +114,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "an expired certificate is reported with negative days",
 			cert: ca.Issue(t, time.Now().Add(-time.Minute), probeHost), handler: idp,
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.True(t, r.TLS.Expired)
 				assert.Equal(t, -1, r.TLS.DaysLeft)
 				assert.False(t, r.TLS.Verified)
@@ -115,6 +124,7 @@ func TestHTTPSClient(t *testing.T) {
 			name: "the timings are measured: first byte includes the server's delay",
 			cert: good, handler: probetest.Slow(100*time.Millisecond, idp),
 			check: func(t *testing.T, r *probe.HTTPSReply, _ int32) {
+				t.Helper()
 				assert.GreaterOrEqual(t, r.Timings.FirstByte, 100*time.Millisecond)
 				assert.Positive(t, r.Timings.Connect)
 				assert.Positive(t, r.Timings.Handshake)

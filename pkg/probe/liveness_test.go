@@ -32,12 +32,10 @@ func TestADeadAddressCostsOneTimeoutHoweverManyProbesAsk(t *testing.T) {
 	errs := make([]error, concurrent)
 	var wg sync.WaitGroup
 	for i := range concurrent {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			network := []string{"udp", "tcp"}[i%2]
 			_, errs[i] = set.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, network)
-		}()
+		})
 	}
 	wg.Wait()
 	// Later probes to the same address and port, of any type, are refused at once.

@@ -54,13 +54,11 @@ func TestSetBoundsTheProbesInFlight(t *testing.T) {
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			server := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 10, byte(i)}), 53)
 			_, err := set.Query(context.Background(), server, "a.", dns.TypeA, "udp")
 			assert.NoError(t, err)
-		}()
+		})
 	}
 	wg.Wait()
 	assert.LessOrEqual(t, g.max.Load(), int32(3))
@@ -149,13 +147,11 @@ func TestSetSharesOneHTTPSProbePerRequest(t *testing.T) {
 	req := probe.HTTPSRequest{Addr: netip.MustParseAddrPort("127.0.0.11:443"), Host: "grafana.apps.example.com", Requests: 3}
 	var wg sync.WaitGroup
 	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r, err := set.Get(context.Background(), req)
 			assert.NoError(t, err)
 			assert.Equal(t, 302, r.Status)
-		}()
+		})
 	}
 	wg.Wait()
 	assert.EqualValues(t, 1, fake.calls.Load(), "three askers, one probe")

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
@@ -141,10 +143,10 @@ func DotBlock(port string) string {
 func ZoneBlock(zone, port string, addrs []netip.Addr) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%s {\n    errors\n    reload\n", strings.TrimSuffix(zone, "."), port)
-	for _, line := range strings.Split(ZoneTemplate(addrs), "\n") {
+	for line := range strings.SplitSeq(ZoneTemplate(addrs), "\n") {
 		b.WriteString("    " + line + "\n")
 	}
-	for _, line := range strings.Split(CatchAll, "\n") {
+	for line := range strings.SplitSeq(CatchAll, "\n") {
 		b.WriteString("    " + line + "\n")
 	}
 	b.WriteString("}")
@@ -215,5 +217,22 @@ func PowerShellQuote(s string) string {
 		b.WriteRune(r)
 	}
 	b.WriteByte('\'')
+	return b.String()
+}
+
+// Comment is a one-line shell comment ("# " + text) with every control character of text
+// written as a Go escape: a newline in a value read from a cluster (a quoted Corefile token
+// may hold one) would otherwise end the comment and start a command.
+func Comment(text string) string {
+	var b strings.Builder
+	b.WriteString("# ")
+	for _, r := range text {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
 	return b.String()
 }

@@ -42,9 +42,9 @@ func escape(s string, keepNewlines bool) string {
 }
 
 func isPlain(s string, keepNewlines bool) bool {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		c := s[i]
-		if c >= 0x80 || c == 0x7f || (c < 0x20 && !(c == '\n' && keepNewlines)) {
+		if c >= 0x80 || c == 0x7f || (c < 0x20 && (c != '\n' || !keepNewlines)) {
 			return false
 		}
 	}

@@ -62,7 +62,8 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 func WriteJUnit(w io.Writer, r Report) error {
 	suite := junitSuite{Name: "kubectl-lanaccess " + r.Command}
 	var total time.Duration
-	props := []junitProperty{{Name: "context", Value: r.Cluster.Context}, {Name: "server", Value: r.Cluster.Server}}
+	props := make([]junitProperty, 0, 2+len(r.Subject))
+	props = append(props, junitProperty{Name: "context", Value: r.Cluster.Context}, junitProperty{Name: "server", Value: r.Cluster.Server})
 	for _, kv := range r.Subject {
 		props = append(props, junitProperty{Name: kv.Key, Value: kv.Value})
 	}

@@ -148,7 +148,7 @@ func TestTextWrapsFindingsButNeverRemediations(t *testing.T) {
 	r.Results[1].Findings[0].Remediation = long
 	var buf bytes.Buffer
 	require.NoError(t, WriteText(&buf, r, TextOptions{Width: 80, Verbose: true}))
-	for _, line := range strings.Split(buf.String(), "\n") {
+	for line := range strings.SplitSeq(buf.String(), "\n") {
 		if strings.Contains(line, "kubectl -n lan-dns patch") {
 			assert.Contains(t, line, long, "a command stays on one line, whole")
 			continue

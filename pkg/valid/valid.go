@@ -19,13 +19,13 @@ func Hostname(name string) error {
 	if n == "" || len(n) > 253 {
 		return fmt.Errorf("%q is not a DNS host name (empty or longer than 253)", name)
 	}
-	for _, label := range strings.Split(n, ".") {
+	for label := range strings.SplitSeq(n, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return fmt.Errorf("%q is not a DNS host name (label %q)", name, label)
 		}
-		for i := 0; i < len(label); i++ {
+		for i := range len(label) {
 			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_' {
 				return fmt.Errorf("%q is not a DNS host name (character %q)", name, c)
 			}
 		}

@@ -27,15 +27,16 @@ resolvectl() { show resolvectl "$@"; }
 ` + command
 	out, err := exec.Command("sh", "-c", script).Output()
 	require.NoError(t, err, "sh could not run %q", command)
-	var calls [][]string
-	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	lines := strings.TrimSuffix(string(out), "\n")
+	calls := make([][]string, 0, strings.Count(lines, "\n")+1)
+	for line := range strings.SplitSeq(lines, "\n") {
 		calls = append(calls, strings.Split(strings.TrimSuffix(line, "\x00"), "\x00"))
 	}
 	return calls
 }
 
 func commands(steps []Step) []string {
-	var out []string
+	out := make([]string, 0, len(steps))
 	for _, s := range steps {
 		out = append(out, s.Command)
 	}

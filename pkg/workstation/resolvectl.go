@@ -100,7 +100,7 @@ func applyResolvedField(l *ResolvedLink, key, value string) {
 			l.CurrentServer = a
 		}
 	case "DNS Servers":
-		for _, f := range strings.Fields(value) {
+		for f := range strings.FieldsSeq(value) {
 			if a, ok := parseServer(f); ok {
 				l.Servers = append(l.Servers, a)
 			}
@@ -108,20 +108,20 @@ func applyResolvedField(l *ResolvedLink, key, value string) {
 	case "DNS Domain":
 		l.Domains = append(l.Domains, strings.Fields(value)...)
 	case "Protocols":
-		for _, f := range strings.Fields(value) {
+		for f := range strings.FieldsSeq(value) {
 			switch f {
 			case "+DefaultRoute":
-				l.DefaultRoute = boolPtr(true)
+				l.DefaultRoute = new(true)
 			case "-DefaultRoute":
-				l.DefaultRoute = boolPtr(false)
+				l.DefaultRoute = new(false)
 			}
 		}
 	case "DefaultRoute setting":
 		switch strings.TrimSpace(value) {
 		case "yes":
-			l.DefaultRoute = boolPtr(true)
+			l.DefaultRoute = new(true)
 		case "no":
-			l.DefaultRoute = boolPtr(false)
+			l.DefaultRoute = new(false)
 		}
 	}
 }
@@ -160,5 +160,3 @@ func ParseResolvConf(data []byte) []netip.Addr {
 	}
 	return out
 }
-
-func boolPtr(b bool) *bool { return &b }

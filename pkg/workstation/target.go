@@ -71,7 +71,7 @@ func NormalizeZone(zone string) (string, error) {
 func parseAddrs(in []string, what string) ([]netip.Addr, error) {
 	var out []netip.Addr
 	for _, s := range in {
-		for _, part := range strings.Split(s, ",") {
+		for part := range strings.SplitSeq(s, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
 				continue
