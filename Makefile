@@ -44,9 +44,9 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 	$(LAB) up
 	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
-test-unit: ## unit tests (no root, no lab)
+test-unit: ## unit tests (no root, no lab); the first run builds promtool (the monitor's rules) into ~/.cache
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }

@@ -40,6 +40,8 @@ type DoctorFlags struct {
 	NameOwners     bool
 	Image          string
 	HelperNS       string
+	// Addresses describe the setup without the cluster (doctor_offline.go).
+	Addresses []string
 }
 
 // NewDoctorFlags returns the defaults.
@@ -66,6 +68,7 @@ func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVar(&f.NameOwners, "name-owners", false, "LA201 names the process holding a port: the helper then runs as root with hostPID, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (node root), which the helper namespace must allow")
 	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default busybox pinned by digest; for air-gapped clusters, a mirror that keeps the digest)")
 	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (the rbac-helpers manifest creates the default one)")
+	fs.StringSliceVar(&f.Addresses, "addresses", nil, "without cluster access: the node addresses (the Services' externalIPs) to check the DNS and HTTPS paths on; needs --zone, the cluster is not read")
 }
 
 // DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail
@@ -78,6 +81,8 @@ type DoctorOptions struct {
 	Probes    probe.Config
 	NoHelpers bool
 	Helpers   kube.HelperConfig
+	// Offline is the path given by --addresses (nil: discovered from the cluster).
+	Offline *netpath.Path
 	// warnings receives what the run could not undo (a helper pod left): stderr.
 	warnings io.Writer
 
@@ -120,6 +125,10 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	if err := pcfg.Validate(); err != nil {
 		return nil, usageErr("--ca-file %s: %v (give a PEM file of CA certificates)", f.CAFile, err)
 	}
+	offline, err := f.offlinePath()
+	if err != nil {
+		return nil, err
+	}
 	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, Host: f.Host, AllNamespaces: f.AllNamespaces}
 	if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
 		sel.Namespace, sel.AllNamespaces = "", true
@@ -127,7 +136,7 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners},
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners}, Offline: offline,
 		kubeFlags: kubeFlags, connect: connect,
 	}, nil
 }
@@ -140,6 +149,9 @@ func (o *DoctorOptions) Run(ctx context.Context, streams genericiooptions.IOStre
 
 // Prepare discovers the setup and wires the families' environments for one attempt.
 func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) (attempt, error) {
+	if o.Offline != nil {
+		return o.prepareOffline()
+	}
 	c, err := o.connect(o.kubeFlags, 10*time.Second)
 	if err != nil {
 		return attempt{}, err
@@ -184,7 +196,10 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
   kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com
 
   # accept one known warning, and only that one
-  kubectl lanaccess doctor --skip LA106-ADMISSION`,
+  kubectl lanaccess doctor --skip LA106-ADMISSION
+
+  # without cluster access: the DNS and HTTPS paths on the given node addresses
+  kubectl lanaccess doctor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 --zone apps.example.com --host grafana.apps.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := f.ToOptions(cmd, kubeFlags, connect)

@@ -23,7 +23,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
-//go:embed yaml/*.yaml yaml/*.tmpl
+//go:embed yaml/*.yaml yaml/*.tmpl yaml/monitor
 var files embed.FS
 
 // CAMountPath is where the examples mount the CA ConfigMap; doctor reads CAMountPath/ca.crt.
@@ -88,7 +88,7 @@ func parseTemplates() (*template.Template, error) {
 			return d
 		},
 	})
-	return t.ParseFS(files, "yaml/*.yaml", "yaml/*.tmpl")
+	return t.ParseFS(files, "yaml/*.yaml", "yaml/*.tmpl", "yaml/monitor/*")
 }
 
 // Manifest is one printable document set.
@@ -111,6 +111,12 @@ func All() []Manifest {
 		{Name: "helm-test", Description: "doctor as a Helm test hook (helm test RELEASE)", Files: []string{"helm-test.yaml"}},
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
+		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
+		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor-rules.yaml"}},
+		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor-prometheusrule.yaml"}},
+		{Name: "monitor-dashboard", Description: "a Grafana dashboard for the monitor: one row per address, the checks (JSON)", Files: []string{"monitor-dashboard.json"}},
+		{Name: "monitor-systemd", Description: "a systemd unit running the monitor on a LAN machine", Files: []string{"kubectl-lanaccess-monitor.service"}},
+		{Name: "monitor-container", Description: "the docker/podman command running the monitor on a LAN machine", Files: []string{"monitor-container.sh"}},
 	}
 }
 
