@@ -63,53 +63,79 @@ func (n listenerNode) carries(a netip.Addr) bool {
 // listenerNodes returns the nodes whose InternalIP is an externalIP of one of services, in the
 // order of the Setup's nodes, and the addresses no node carries (LA101 reports those).
 func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
-	byAddr := map[netip.Addr]int{}
-	var out []listenerNode
+	byAddr := map[netip.Addr]*corev1.Node{}
 	for i := range nodes {
-		n := &nodes[i]
-		for _, a := range kube.NodeInternalIPs(n) {
-			byAddr[a] = i
+		for _, a := range kube.NodeInternalIPs(&nodes[i]) {
+			byAddr[a] = &nodes[i]
 		}
 	}
-	index := map[string]int{}
+	var set listenerSet
 	var orphans []netip.Addr
 	for _, svc := range services {
 		if svc == nil {
 			continue
 		}
-		name := svc.Namespace + "/" + svc.Name
+		ports := capturedPorts(svc)
 		for _, a := range kube.ExternalAddrs(svc) {
-			i, ok := byAddr[a]
+			node, ok := byAddr[a]
 			if !ok {
 				if !slices.Contains(orphans, a) {
 					orphans = append(orphans, a)
 				}
 				continue
 			}
-			node := &nodes[i]
-			j, seen := index[node.Name]
-			if !seen {
-				j = len(out)
-				index[node.Name] = j
-				out = append(out, listenerNode{Node: node, Ports: map[servicePortKey][]string{}})
-			}
-			if !slices.Contains(out[j].Addrs, a) {
-				out[j].Addrs = append(out[j].Addrs, a)
-			}
-			for _, p := range svc.Spec.Ports {
-				proto := strings.ToLower(string(kube.Protocol(p.Protocol)))
-				if proto != "tcp" && proto != "udp" {
-					continue // SCTP sockets are not in /proc/net/{tcp,udp}
-				}
-				k := servicePortKey{Protocol: proto, Port: uint16(p.Port)}
-				if !slices.Contains(out[j].Ports[k], name) {
-					out[j].Ports[k] = append(out[j].Ports[k], name)
-				}
-			}
+			set.node(node).carry(a, ports, svc.Namespace+"/"+svc.Name)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Node.Name < out[j].Node.Name })
-	return out, orphans
+	sort.SliceStable(set.nodes, func(i, j int) bool { return set.nodes[i].Node.Name < set.nodes[j].Node.Name })
+	return set.nodes, orphans
+}
+
+// listenerSet gathers the listener nodes, each once, in the order they are first met.
+type listenerSet struct {
+	nodes []listenerNode
+	index map[string]int
+}
+
+// node is the listener node of n, added when it is new.
+func (s *listenerSet) node(n *corev1.Node) *listenerNode {
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	i, seen := s.index[n.Name]
+	if !seen {
+		i = len(s.nodes)
+		s.index[n.Name] = i
+		s.nodes = append(s.nodes, listenerNode{Node: n, Ports: map[servicePortKey][]string{}})
+	}
+	return &s.nodes[i]
+}
+
+// carry records that the node carries address a of service, which captures ports on it.
+func (n *listenerNode) carry(a netip.Addr, ports []servicePortKey, service string) {
+	if !slices.Contains(n.Addrs, a) {
+		n.Addrs = append(n.Addrs, a)
+	}
+	for _, k := range ports {
+		if !slices.Contains(n.Ports[k], service) {
+			n.Ports[k] = append(n.Ports[k], service)
+		}
+	}
+}
+
+// capturedPorts are the ports kube-proxy captures for svc on its externalIPs that LA201 can
+// see taken: TCP and UDP (SCTP sockets are not in /proc/net/{tcp,udp}).
+func capturedPorts(svc *corev1.Service) []servicePortKey {
+	out := make([]servicePortKey, 0, len(svc.Spec.Ports))
+	for _, p := range svc.Spec.Ports {
+		proto := strings.ToLower(string(kube.Protocol(p.Protocol)))
+		port, ok := kube.PortNumber(p.Port)
+		if !ok || (proto != "tcp" && proto != "udp") {
+			continue
+		}
+		out = append(out, servicePortKey{Protocol: proto, Port: port})
+	}
+	return out
 }
 
 // portClaim is a pod that, by its spec alone, takes one of our ports on the node: a
@@ -143,22 +169,9 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 		for _, c := range p.Spec.Containers {
 			for _, cp := range c.Ports {
-				proto := strings.ToLower(string(kube.Protocol(cp.Protocol)))
-				port := cp.HostPort
-				if p.Spec.HostNetwork && port == 0 {
-					port = cp.ContainerPort
-				}
-				if port == 0 {
+				k, ok := nodePortOf(p.Spec.HostNetwork, cp)
+				if _, ours := n.Ports[k]; !ok || !ours || !n.bindsOurAddress(p.Spec.HostNetwork, cp) {
 					continue
-				}
-				k := servicePortKey{Protocol: proto, Port: uint16(port)}
-				if _, ours := n.Ports[k]; !ours {
-					continue
-				}
-				if cp.HostIP != "" && !p.Spec.HostNetwork {
-					if a, err := netip.ParseAddr(cp.HostIP); err == nil && !a.IsUnspecified() && !n.carries(a) {
-						continue // bound to another address of the node
-					}
 				}
 				out = append(out, portClaim{Pod: p, Container: c.Name, Key: k, HostIP: cp.HostIP, HostNet: p.Spec.HostNetwork,
 					Backend: backends[p.Namespace+"/"+p.Name]})
@@ -166,4 +179,26 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 	}
 	return out
+}
+
+// nodePortOf is the port of the node a container port takes: its hostPort, else with
+// hostNetwork its containerPort; ok is false when it takes none.
+func nodePortOf(hostNetwork bool, cp corev1.ContainerPort) (servicePortKey, bool) {
+	port := cp.HostPort
+	if hostNetwork && port == 0 {
+		port = cp.ContainerPort
+	}
+	n, ok := kube.PortNumber(port)
+	return servicePortKey{Protocol: strings.ToLower(string(kube.Protocol(cp.Protocol))), Port: n}, ok
+}
+
+// bindsOurAddress says whether a container port takes its port on the node's addresses: a
+// hostPort bound to another address of the node (hostIP) does not. With hostNetwork the process
+// binds where it likes: hostIP then does not tell, and the claim stands.
+func (n listenerNode) bindsOurAddress(hostNetwork bool, cp corev1.ContainerPort) bool {
+	if cp.HostIP == "" || hostNetwork {
+		return true
+	}
+	a, err := netip.ParseAddr(cp.HostIP)
+	return err != nil || a.IsUnspecified() || n.carries(a)
 }
