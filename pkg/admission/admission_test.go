@@ -260,3 +260,39 @@ func TestDenyServiceExternalIPsRefusesNewAddressesOnly(t *testing.T) {
 	adding := Request{Operation: Update, Object: svc("traefik", "traefik", append(nodeAddrs, "10.0.10.14")...), OldObject: svc("traefik", "traefik", nodeAddrs...)}
 	assert.Equal(t, Denied, c.Admit(adding).Decision)
 }
+
+func TestValidatingAdmissionPolicyMatchConditionsThatFailTakeTheFailurePolicy(t *testing.T) {
+	const denyAll = "!has(object.spec.externalIPs)"
+	foreign := create(svc("team-b", "x", "10.0.10.12"))
+	withCondition := func(expression string, failurePolicy admissionregistrationv1.FailurePolicyType) Control {
+		p := vap(denyAll, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			p.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: expression}}
+			p.Spec.FailurePolicy = &failurePolicy
+		})
+		return one(t, ValidatingAdmissionPolicies([]admissionregistrationv1.ValidatingAdmissionPolicy{p}, []admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding(admissionregistrationv1.Deny)}))
+	}
+	for _, tc := range []struct {
+		name, expression string
+		fail, ignore     Decision
+		why              string
+	}{
+		{"a condition that does not compile", "object.spec.nope(", Denied, Allowed, "a matchCondition fails"},
+		{"a condition that fails to evaluate", "object.metadata.labels['team'] == 'b'", Denied, Allowed, "a matchCondition fails"},
+		{"a condition that asks who sends the request", "authorizer.group('').resource('services').check('create').allowed()", Unknown, Unknown, "depends on who sends the request"},
+		{"a condition that holds", "true", Denied, Denied, `validation "!has(object.spec.externalIPs)" is false`},
+	} {
+		v := withCondition(tc.expression, admissionregistrationv1.Fail).Admit(foreign)
+		assert.Equal(t, tc.fail, v.Decision, "%s, failurePolicy Fail: %s", tc.name, v.Why)
+		assert.Contains(t, v.Why, tc.why, tc.name)
+		v = withCondition(tc.expression, admissionregistrationv1.Ignore).Admit(foreign)
+		assert.Equal(t, tc.ignore, v.Decision, "%s, failurePolicy Ignore: %s", tc.name, v.Why)
+	}
+
+	// The binding's matchResources narrow the policy's.
+	b := binding(admissionregistrationv1.Deny)
+	b.Spec.MatchResources = &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"restricted": "true"}}}
+	c := one(t, ValidatingAdmissionPolicies([]admissionregistrationv1.ValidatingAdmissionPolicy{vap(denyAll)}, []admissionregistrationv1.ValidatingAdmissionPolicyBinding{b}))
+	v := c.Admit(foreign)
+	assert.Equal(t, Allowed, v.Decision)
+	assert.Contains(t, v.Why, "binding b's matchResources do not select it (namespaceSelector)")
+}
