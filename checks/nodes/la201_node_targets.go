@@ -65,8 +65,9 @@ func (n listenerNode) carries(a netip.Addr) bool {
 func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
 	byAddr := map[netip.Addr]*corev1.Node{}
 	for i := range nodes {
-		for _, a := range kube.NodeInternalIPs(&nodes[i]) {
-			byAddr[a] = &nodes[i]
+		n := &nodes[i]
+		for _, a := range kube.NodeInternalIPs(n) {
+			byAddr[a] = n
 		}
 	}
 	var set listenerSet

@@ -53,8 +53,9 @@ func TestPodClaimsFollowHostIPExceptWithHostNetwork(t *testing.T) {
 		pod("wrapping-host-port", false, corev1.ContainerPort{ContainerPort: 8443, HostPort: 65536 + 443}),
 		pod("udp", false, corev1.ContainerPort{ContainerPort: 443, HostPort: 443, Protocol: corev1.ProtocolUDP}),
 	}
-	var names []string
-	for _, c := range podClaims(ln[0], pods, nil) {
+	claims := podClaims(ln[0], pods, nil)
+	names := make([]string, 0, len(claims))
+	for _, c := range claims {
 		names = append(names, c.Pod.Name)
 	}
 	assert.Equal(t, []string{"wildcard", "our-address", "unreadable-hostip", "host-network"}, names,
