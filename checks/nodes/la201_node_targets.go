@@ -63,80 +63,71 @@ func (n listenerNode) carries(a netip.Addr) bool {
 // listenerNodes returns the nodes whose InternalIP is an externalIP of one of services, in the
 // order of the Setup's nodes, and the addresses no node carries (LA101 reports those).
 func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
-	byAddr := map[netip.Addr]*corev1.Node{}
+	byAddr := map[netip.Addr]int{}
 	for i := range nodes {
-		n := &nodes[i]
-		for _, a := range kube.NodeInternalIPs(n) {
-			byAddr[a] = n
+		for _, a := range kube.NodeInternalIPs(&nodes[i]) {
+			byAddr[a] = i
 		}
 	}
-	var set listenerSet
-	var orphans []netip.Addr
+	b := listenerNodeSet{index: map[string]int{}}
 	for _, svc := range services {
 		if svc == nil {
 			continue
 		}
-		ports := capturedPorts(svc)
 		for _, a := range kube.ExternalAddrs(svc) {
-			node, ok := byAddr[a]
+			i, ok := byAddr[a]
 			if !ok {
-				if !slices.Contains(orphans, a) {
-					orphans = append(orphans, a)
+				if !slices.Contains(b.orphans, a) {
+					b.orphans = append(b.orphans, a)
 				}
 				continue
 			}
-			set.node(node).carry(a, ports, svc.Namespace+"/"+svc.Name)
+			b.add(&nodes[i], a, svc)
 		}
 	}
-	sort.SliceStable(set.nodes, func(i, j int) bool { return set.nodes[i].Node.Name < set.nodes[j].Node.Name })
-	return set.nodes, orphans
+	sort.SliceStable(b.out, func(i, j int) bool { return b.out[i].Node.Name < b.out[j].Node.Name })
+	return b.out, b.orphans
 }
 
-// listenerSet gathers the listener nodes, each once, in the order they are first met.
-type listenerSet struct {
-	nodes []listenerNode
-	index map[string]int
+// listenerNodeSet gathers listenerNodes, one per node.
+type listenerNodeSet struct {
+	out     []listenerNode
+	index   map[string]int
+	orphans []netip.Addr
 }
 
-// node is the listener node of n, added when it is new.
-func (s *listenerSet) node(n *corev1.Node) *listenerNode {
-	if s.index == nil {
-		s.index = map[string]int{}
-	}
-	i, seen := s.index[n.Name]
+// add records that node carries a, an externalIP of svc, and captures svc's ports there.
+func (b *listenerNodeSet) add(node *corev1.Node, a netip.Addr, svc *corev1.Service) {
+	j, seen := b.index[node.Name]
 	if !seen {
-		i = len(s.nodes)
-		s.index[n.Name] = i
-		s.nodes = append(s.nodes, listenerNode{Node: n, Ports: map[servicePortKey][]string{}})
+		j = len(b.out)
+		b.index[node.Name] = j
+		b.out = append(b.out, listenerNode{Node: node, Ports: map[servicePortKey][]string{}})
 	}
-	return &s.nodes[i]
-}
-
-// carry records that the node carries address a of service, which captures ports on it.
-func (n *listenerNode) carry(a netip.Addr, ports []servicePortKey, service string) {
+	n := &b.out[j]
 	if !slices.Contains(n.Addrs, a) {
 		n.Addrs = append(n.Addrs, a)
 	}
-	for _, k := range ports {
-		if !slices.Contains(n.Ports[k], service) {
-			n.Ports[k] = append(n.Ports[k], service)
+	name := svc.Namespace + "/" + svc.Name
+	for _, p := range svc.Spec.Ports {
+		k, ok := portKey(p.Protocol, p.Port)
+		if !ok {
+			continue // SCTP sockets are not in /proc/net/{tcp,udp}
+		}
+		if !slices.Contains(n.Ports[k], name) {
+			n.Ports[k] = append(n.Ports[k], name)
 		}
 	}
 }
 
-// capturedPorts are the ports kube-proxy captures for svc on its externalIPs that LA201 can
-// see taken: TCP and UDP (SCTP sockets are not in /proc/net/{tcp,udp}).
-func capturedPorts(svc *corev1.Service) []servicePortKey {
-	out := make([]servicePortKey, 0, len(svc.Spec.Ports))
-	for _, p := range svc.Spec.Ports {
-		proto := strings.ToLower(string(kube.Protocol(p.Protocol)))
-		port, ok := kube.PortNumber(p.Port)
-		if !ok || (proto != "tcp" && proto != "udp") {
-			continue
-		}
-		out = append(out, servicePortKey{Protocol: proto, Port: port})
+// portKey is the key of a TCP or UDP port as the API gives it; ok is false for another
+// protocol or a number no socket can have.
+func portKey(protocol corev1.Protocol, port int32) (servicePortKey, bool) {
+	proto := strings.ToLower(string(kube.Protocol(protocol)))
+	if (proto != "tcp" && proto != "udp") || port < 1 || port > 65535 {
+		return servicePortKey{}, false
 	}
-	return out
+	return servicePortKey{Protocol: proto, Port: uint16(port)}, true
 }
 
 // portClaim is a pod that, by its spec alone, takes one of our ports on the node: a
@@ -170,8 +161,8 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 		for _, c := range p.Spec.Containers {
 			for _, cp := range c.Ports {
-				k, ok := nodePortOf(p.Spec.HostNetwork, cp)
-				if _, ours := n.Ports[k]; !ok || !ours || !n.bindsOurAddress(p.Spec.HostNetwork, cp) {
+				k, ok := claimedPort(n, p, cp)
+				if !ok {
 					continue
 				}
 				out = append(out, portClaim{Pod: p, Container: c.Name, Key: k, HostIP: cp.HostIP, HostNet: p.Spec.HostNetwork,
@@ -182,24 +173,24 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 	return out
 }
 
-// nodePortOf is the port of the node a container port takes: its hostPort, else with
-// hostNetwork its containerPort; ok is false when it takes none.
-func nodePortOf(hostNetwork bool, cp corev1.ContainerPort) (servicePortKey, bool) {
+// claimedPort is the port of n that container port cp of pod p takes, if it takes one: its
+// hostPort, or with hostNetwork its containerPort, on the wildcard or one of n's addresses.
+func claimedPort(n listenerNode, p *corev1.Pod, cp corev1.ContainerPort) (servicePortKey, bool) {
 	port := cp.HostPort
-	if hostNetwork && port == 0 {
+	if p.Spec.HostNetwork && port == 0 {
 		port = cp.ContainerPort
 	}
-	n, ok := kube.PortNumber(port)
-	return servicePortKey{Protocol: strings.ToLower(string(kube.Protocol(cp.Protocol))), Port: n}, ok
-}
-
-// bindsOurAddress says whether a container port takes its port on the node's addresses: a
-// hostPort bound to another address of the node (hostIP) does not. With hostNetwork the process
-// binds where it likes: hostIP then does not tell, and the claim stands.
-func (n listenerNode) bindsOurAddress(hostNetwork bool, cp corev1.ContainerPort) bool {
-	if cp.HostIP == "" || hostNetwork {
-		return true
+	k, ok := portKey(cp.Protocol, port)
+	if !ok {
+		return k, false
 	}
-	a, err := netip.ParseAddr(cp.HostIP)
-	return err != nil || a.IsUnspecified() || n.carries(a)
+	if _, ours := n.Ports[k]; !ours {
+		return k, false
+	}
+	if cp.HostIP != "" && !p.Spec.HostNetwork {
+		if a, err := netip.ParseAddr(cp.HostIP); err == nil && !a.IsUnspecified() && !n.carries(a) {
+			return k, false // bound to another address of the node
+		}
+	}
+	return k, true
 }
