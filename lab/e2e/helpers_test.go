@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -106,4 +108,18 @@ func httpFrom(namespace, url string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	return lab.Exec(ctx, namespace, "curl", "-s", "-m", fmt.Sprintf("%.1f", timeout.Seconds()), url)
+}
+
+// pasteFix runs a printed fix as a user pastes it: bash, kubectl from the lab's build on PATH,
+// the lab's kubeconfig, bounded by a minute. It returns the combined output.
+func pasteFix(t *testing.T, fix string) (string, error) {
+	t.Helper()
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", fix)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
