@@ -3,6 +3,8 @@ package labkit
 import (
 	"context"
 	"testing"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/faults"
 )
 
 // LanDNSVariant puts the zone DNS (traefik/lan-dns) in one of its real-world shapes until
@@ -26,3 +28,21 @@ func (l *Lab) ContainerLog(namespace, pod, container string) (string, error) {
 	defer cancel()
 	return l.faults.ContainerLog(ctx, namespace, pod, container)
 }
+
+// DualStack puts the lab in a dual-stack mode until cleanup: "on" (IPv6 on the LAN, the seed
+// nodes' IPv6 InternalIPs, both Services' externalIPs carrying them, the zone answering AAAA
+// with them) or "no-aaaa" (the same, the zone answering AAAA with NODATA). The cluster stays
+// single-stack IPv4 (see faults.SetDualStack).
+func (l *Lab) DualStack(tb testing.TB, mode string) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	cleanup(tb, "DualStack", func(ctx context.Context) error { return l.faults.SetDualStack(ctx, "off") })
+	must(tb, "dual stack "+mode, l.faults.SetDualStack(ctx, mode))
+}
+
+// LANIPv6 is a lab host's IPv6 LAN address in the dual-stack modes, given its IPv4 one.
+func LANIPv6(ipv4 string) string { return faults.LANIPv6(ipv4) }
+
+// WithoutAAAATemplate removes the zone's `template IN AAAA` blocks from a Corefile.
+func WithoutAAAATemplate(corefile string) string { return faults.WithoutAAAATemplate(corefile) }

@@ -52,6 +52,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 			})},
 		&cobra.Command{Use: "lan-dns " + strings.Join(faults.LanDNSVariants(), "|"), Short: "Put traefik/lan-dns in a real-world shape (seed restores)", Args: cobra.ExactArgs(1),
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error { return f.ApplyLanDNSVariant(ctx, a[0]) })},
+		&cobra.Command{Use: "dual-stack " + strings.Join(faults.DualStackModes(), "|"), Short: "IPv6 on the LAN, the nodes and the Services' externalIPs (no-aaaa: the zone keeps NODATA)", Args: cobra.ExactArgs(1),
+			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error { return f.SetDualStack(ctx, a[0]) })},
 		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
