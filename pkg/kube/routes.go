@@ -687,8 +687,15 @@ type ProbeHost struct {
 	Name   string
 	Source string
 	// ForwardAuth is the forwardAuth address of the route it came from ("" when none): the
-	// HTTPS checks expect the redirect that this authentication answers.
+	// HTTPS checks expect the redirect that this authentication answers. Forward is that
+	// forwardAuth (nil when none).
 	ForwardAuth string
+	Forward     *ForwardAuth
+	// Route names the served route it is a host of ("" when none: the zone apex, or a --host
+	// that no served route names).
+	Route string
+	// Redirect is where its anonymous redirect may legitimately point (see Setup.redirectTargets).
+	Redirect RedirectTargets
 }
 
 // chooseProbeHost takes host (--host); else a host of a route the proxy serves inside the zone
@@ -700,7 +707,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		ph := ProbeHost{Name: strings.ToLower(h), Source: "--host"}
 		for _, r := range routes {
 			if r.Served && r.NotServed == "" && routeHasHost(r, ph.Name) {
-				ph.ForwardAuth = r.ForwardAuthAddress()
+				ph.fromRoute(r)
 				break
 			}
 		}
@@ -711,11 +718,12 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		return ProbeHost{}
 	}
 	type candidate struct {
-		host, source, forwardAuth string
-		auth, https, sure         bool
+		host              string
+		route             int
+		auth, https, sure bool
 	}
 	var found []candidate
-	for _, r := range routes {
+	for i, r := range routes {
 		if !r.Served || r.NotServed != "" || r.Reach == ReachNotLAN {
 			continue
 		}
@@ -724,7 +732,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) {
 				continue
 			}
-			found = append(found, candidate{host: h, source: r.Object, forwardAuth: r.ForwardAuthAddress(), auth: auth,
+			found = append(found, candidate{host: h, route: i, auth: auth,
 				https: r.HTTPS() || r.Reach == ReachUnknown, sure: r.ServedUnsure == ""})
 		}
 	}
@@ -742,20 +750,27 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 	})
 	if len(found) > 0 {
 		c := found[0]
-		src := c.source
+		ph := ProbeHost{Name: c.host}
+		ph.fromRoute(routes[c.route])
+		ph.Source = ph.Route
 		if c.auth {
-			src += " (a route with an authentication middleware)"
+			ph.Source += " (a route with an authentication middleware)"
 		}
-		return ProbeHost{Name: c.host, Source: src, ForwardAuth: c.forwardAuth}
+		return ph
 	}
 	return ProbeHost{Name: zone, Source: "zone apex (no route of the proxy for the zone was found; name one with --host)"}
 }
 
-func routeHasHost(r Route, host string) bool {
-	for _, h := range r.Hosts {
-		if h == host {
-			return true
-		}
+// fromRoute records the route the probe host came from and its forwardAuth.
+func (ph *ProbeHost) fromRoute(r Route) {
+	ph.Route = r.Object
+	ph.ForwardAuth = r.ForwardAuthAddress()
+	if fa := r.ForwardAuth(); fa != nil {
+		c := *fa
+		ph.Forward = &c
 	}
-	return false
+}
+
+func routeHasHost(r Route, host string) bool {
+	return slices.Contains(r.Hosts, host)
 }

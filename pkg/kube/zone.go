@@ -41,6 +41,7 @@ func (s *Setup) DeriveModels(host string) {
 	s.readZoneAnswers()
 	s.readRouteModel()
 	s.ProbeHost = chooseProbeHost(host, s.Zone, s.Routes)
+	s.ProbeHost.Redirect = s.redirectTargets(s.ProbeHost)
 }
 
 // readZoneAnswers fills Setup.ZoneAnswers from the parsed Corefile.
