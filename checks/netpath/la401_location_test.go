@@ -21,8 +21,9 @@ import (
 
 const (
 	autheliaAddress = "http://authelia.auth.svc.cluster.local:9091/api/authz/forward-auth"
-	// rewrittenLogin is what Traefik gives the browser when Authelia, not knowing its public
-	// URL, answers "/login?rd=...": the path resolved against the forwardAuth address.
+	// rewrittenLogin is an absolute URL on the forwardAuth address's origin, as an auth server
+	// may name itself (Traefik passes an absolute Location unchanged: oracle case
+	// authelia-absolute; a path becomes such a URL: authelia-path).
 	rewrittenLogin = "http://authelia.auth.svc.cluster.local:9091/login?rd=https%3A%2F%2Fgrafana.apps.example.com%2F"
 )
 
@@ -61,22 +62,26 @@ func withForwardAuth(f *netFixture, fa map[string]any, routes ...unstructured.Un
 		corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "auth", Name: "oauth2-proxy"}})
 }
 
+// locationCase is one answer of the proxies and LA401's verdict on it.
+type locationCase struct {
+	name     string
+	fa       map[string]any // nil: the fixture's Middleware is not in the cluster
+	routes   []unstructured.Unstructured
+	location string
+	traefik  string // the oracle case whose browser answer the proxies give (location unset)
+	expect   string // --expect-location
+	want     engine.Status
+	code     string   // the code of the finding that sets the status
+	message  []string // parts of its message (of the summary's, for a pass)
+	fix      []string // parts of its remediation
+	noFix    []string // what its remediation must not print
+}
+
 func TestHTTPSAnswerJudgesTheLocationByTheRoutesForwardAuth(t *testing.T) {
 	ca := probetest.NewCA(t)
 	autheliaPortal := portalRoute("auth", "authelia", "auth.example.com", "", "authelia")
 	oauth2OnGrafana := portalRoute("auth", "oauth2", "grafana.apps.example.com", "/oauth2/", "oauth2-proxy")
-	tests := []struct {
-		name     string
-		fa       map[string]any // nil: the fixture's Middleware is not in the cluster
-		routes   []unstructured.Unstructured
-		location string
-		expect   string // --expect-location
-		want     engine.Status
-		code     string   // the code of the finding that sets the status
-		message  []string // parts of its message (of the summary's, for a pass)
-		fix      []string // parts of its remediation
-		noFix    []string // what its remediation must not print
-	}{
+	tests := []locationCase{
 		{
 			name: "a redirect to the portal the routes to the forwardAuth's Service serve passes",
 			fa:   map[string]any{"address": autheliaAddress}, routes: []unstructured.Unstructured{autheliaPortal},
@@ -87,8 +92,8 @@ func TestHTTPSAnswerJudgesTheLocationByTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "a path of the auth server resolved against an internal forwardAuth address fails, and names Traefik's rewrite",
 			fa:   map[string]any{"address": autheliaAddress}, routes: []unstructured.Unstructured{autheliaPortal},
-			location: rewrittenLogin,
-			want:     engine.StatusFail, code: "LA401-LOCATION-INTERNAL",
+			traefik: "authelia-path",
+			want:    engine.StatusFail, code: "LA401-LOCATION-INTERNAL",
 			message: []string{"authelia.auth.svc.cluster.local", "Service auth/authelia", "no browser on the LAN can follow it",
 				"Traefik resolves a Location that the auth server writes as a path against that address"},
 			fix:   []string{"authelia_url", "--redirect-url", "cannot prove this fix", "right only once a route of grafana.apps.example.com sends that path to the auth server, and none does"},
@@ -97,16 +102,16 @@ func TestHTTPSAnswerJudgesTheLocationByTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "with a route of the probe host to the auth server, the fix is preserveLocationHeader, a Middleware patch",
 			fa:   map[string]any{"address": "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth"}, routes: []unstructured.Unstructured{oauth2OnGrafana},
-			location: "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/start?rd=%2F",
-			want:     engine.StatusFail, code: "LA401-LOCATION-INTERNAL",
+			traefik: "oauth2-proxy-path",
+			want:    engine.StatusFail, code: "LA401-LOCATION-INTERNAL",
 			message: []string{"Service auth/oauth2-proxy"},
 			fix:     []string{`kubectl -n monitoring patch middleware forward-auth --type=merge -p '{"spec":{"forwardAuth":{"preserveLocationHeader":true}}}'`, "Traefik v3.3 or later", "--redirect-url"},
 		},
 		{
 			name: "the kept path then lands on the probe host's route to the auth server and passes",
 			fa:   map[string]any{"address": "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth", "preserveLocationHeader": true}, routes: []unstructured.Unstructured{oauth2OnGrafana},
-			location: "/oauth2/start?rd=%2F",
-			want:     engine.StatusPass, code: "LA401-SUMMARY",
+			traefik: "oauth2-proxy-path-patched",
+			want:    engine.StatusPass, code: "LA401-SUMMARY",
 			message: []string{"Location on grafana.apps.example.com (IngressRoute auth/oauth2"},
 		},
 		{
@@ -161,45 +166,56 @@ func TestHTTPSAnswerJudgesTheLocationByTheRoutesForwardAuth(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := httpsFixture(t, ca, func(_ int, s *probetest.HTTPSServer) bool {
-				s.Handler = probetest.RedirectTo(http.StatusFound, tc.location)
-				return true
-			})
-			if tc.fa != nil {
-				withForwardAuth(f, tc.fa, tc.routes...)
-			}
-			if tc.expect != "" {
-				f.opts.ExpectLocation = mustRule(t, tc.expect)
-			}
-			st, o := runNetCheck(t, HTTPSAnswer(f.env()))
-			require.Equal(t, tc.want, st, "findings: %+v", o.Findings)
-			var found []engine.Finding
-			for _, fd := range o.Findings {
-				if fd.Code == tc.code {
-					found = append(found, fd)
-				}
-			}
-			if tc.code != "LA401-SUMMARY" {
-				require.Len(t, found, 3, "one finding per address")
-			}
-			require.NotEmpty(t, found)
-			for _, part := range tc.message {
-				assert.Contains(t, found[0].Message, part)
-			}
-			for _, part := range tc.fix {
-				assert.Contains(t, found[0].Remediation, part)
-			}
-			for _, part := range tc.noFix {
-				assert.NotContains(t, found[0].Remediation, part)
-			}
-			redirect, ok := found[0].Evidence["redirect"].(map[string]any)
-			require.True(t, ok, "the evidence carries the derivation: %+v", found[0].Evidence)
-			if tc.fa != nil {
-				assert.Equal(t, tc.fa["address"], redirect["forwardAuthAddress"])
-				assert.Equal(t, "monitoring/forward-auth", redirect["middleware"])
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { runLocationCase(t, ca, tc) })
+	}
+}
+
+// runLocationCase serves the case's answer on every address and checks LA401's verdict.
+func runLocationCase(t *testing.T, ca *probetest.CA, tc locationCase) {
+	t.Helper()
+	status, location := http.StatusFound, tc.location
+	if tc.traefik != "" {
+		c := traefikCaseNamed(t, tc.traefik)
+		require.Equal(t, c.ForwardAuth["address"], tc.fa["address"], "the oracle case is of this forwardAuth")
+		require.Equal(t, c.ForwardAuth["preserveLocationHeader"], tc.fa["preserveLocationHeader"])
+		status, location = c.Browser.Status, c.Browser.Location
+	}
+	f := httpsFixture(t, ca, func(_ int, s *probetest.HTTPSServer) bool {
+		s.Handler = probetest.RedirectTo(status, location)
+		return true
+	})
+	if tc.fa != nil {
+		withForwardAuth(f, tc.fa, tc.routes...)
+	}
+	if tc.expect != "" {
+		f.opts.ExpectLocation = mustRule(t, tc.expect)
+	}
+	st, o := runNetCheck(t, HTTPSAnswer(f.env()))
+	require.Equal(t, tc.want, st, "findings: %+v", o.Findings)
+	var found []engine.Finding
+	for _, fd := range o.Findings {
+		if fd.Code == tc.code {
+			found = append(found, fd)
+		}
+	}
+	if tc.code != "LA401-SUMMARY" {
+		require.Len(t, found, 3, "one finding per address")
+	}
+	require.NotEmpty(t, found)
+	for _, part := range tc.message {
+		assert.Contains(t, found[0].Message, part)
+	}
+	for _, part := range tc.fix {
+		assert.Contains(t, found[0].Remediation, part)
+	}
+	for _, part := range tc.noFix {
+		assert.NotContains(t, found[0].Remediation, part)
+	}
+	redirect, ok := found[0].Evidence["redirect"].(map[string]any)
+	require.True(t, ok, "the evidence carries the derivation: %+v", found[0].Evidence)
+	if tc.fa != nil {
+		assert.Equal(t, tc.fa["address"], redirect["forwardAuthAddress"])
+		assert.Equal(t, "monitoring/forward-auth", redirect["middleware"])
 	}
 }
 
