@@ -2,6 +2,7 @@ package podruntime
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -17,6 +18,14 @@ const (
 	annEntrypoints = "traefik.ingress.kubernetes.io/router.entrypoints"
 )
 
+// ForwardAuthLocationAnnotation on an Ingress is the lab's own: the Location its forward-auth
+// answer gives the browser instead of the identity provider's, as Traefik would give it for
+// another auth server answer (a path resolved against the forwardAuth address, proven in
+// testdata/oracle/traefik). Only plain URL characters are taken: nginx reads the value.
+const ForwardAuthLocationAnnotation = "lab.lanaccess.io/forward-auth-location"
+
+var plainLocation = regexp.MustCompile(`^(https?://[A-Za-z0-9.-]+(:[0-9]+)?)?/[A-Za-z0-9/?&=%._~+-]*$`)
+
 // Route is one Traefik router as the lab's nginx serves it.
 type Route struct {
 	Host        string
@@ -25,6 +34,9 @@ type Route struct {
 	Web         bool   // served on the web entrypoint (plain HTTP)
 	WebSecure   bool   // served on the websecure entrypoint (TLS)
 	ForwardAuth bool   // an authentication middleware is attached
+	// AuthLocation replaces the identity provider's URL in the forward-auth answer
+	// (ForwardAuthLocationAnnotation), "" for the identity provider.
+	AuthLocation string
 	// TLSSecret is "namespace/name" of the certificate Secret, empty = Traefik's default one.
 	TLSSecret string
 }
@@ -50,6 +62,9 @@ func RoutesFromIngresses(ings []*networkingv1.Ingress, class string) []Route {
 			}
 			r := Route{Host: rule.Host, Source: "Ingress " + ing.Namespace + "/" + ing.Name,
 				Web: web, WebSecure: secure, ForwardAuth: auth}
+			if loc := ing.Annotations[ForwardAuthLocationAnnotation]; plainLocation.MatchString(loc) {
+				r.AuthLocation = loc
+			}
 			if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 && rule.HTTP.Paths[0].Backend.Service != nil {
 				r.Backend = ing.Namespace + "/" + rule.HTTP.Paths[0].Backend.Service.Name
 			}
@@ -141,6 +156,10 @@ http {
 }
 
 func writeRouteBody(b *strings.Builder, r Route) {
+	if r.ForwardAuth && r.AuthLocation != "" {
+		fmt.Fprintf(b, "        location / { return 302 %s; }\n", r.AuthLocation)
+		return
+	}
 	if r.ForwardAuth {
 		fmt.Fprintf(b, "        location / { return 302 %s?rd=$scheme://$host$request_uri; }\n", IdentityProviderStart)
 		return
