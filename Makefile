@@ -44,9 +44,9 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 	$(LAB) up
 	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
-test-unit: ## unit tests (no root, no lab)
+test-unit: ## unit tests (no root, no lab); the first run builds promtool (the monitor's rules) into ~/.cache
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 # The Traefik oracle is its own module (testdata/oracle/traefik), so that the plugin's go.mod does
 # not grow by Traefik's ~2,500 packages: it runs Traefik's forwardAuth middleware on the cases
@@ -63,7 +63,7 @@ test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
+	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
 
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...

@@ -3,11 +3,12 @@
 #   iproute2 (ip, ss), iptables, procps (sysctl), iputils-ping: the namespace network
 #   conntrack: the kube-proxy stand-in flushes UDP flows whose endpoint changed
 #   openvpn, nginx-light: the VPN pod and the Traefik stand-in
+#   nftables: masquerade written with nft directly (vpn-trace reads nft -j list ruleset)
 #   dnsutils, curl: the checks a person runs by hand (dig, curl --resolve)
 #   time: GNU time, the peak memory of each run in `make bench`
 # The Go-built binaries (kube-apiserver, etcd, kwok, CoreDNS) come from lab/build.sh.
 set -euo pipefail
-pkgs=(iproute2 iptables procps iputils-ping conntrack openvpn nginx-light dnsutils curl ca-certificates time)
+pkgs=(iproute2 iptables nftables procps iputils-ping conntrack openvpn nginx-light dnsutils curl ca-certificates time)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

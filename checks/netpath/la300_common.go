@@ -50,11 +50,9 @@ func netEachTarget[T any](ctx context.Context, targets []Target, fn func(context
 	out := make([]T, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			out[i] = fn(ctx, t)
-		}()
+		})
 	}
 	wg.Wait()
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,12 +46,7 @@ func networkFixture(t *testing.T, timeout time.Duration, dead ...int) (*netFixtu
 }
 
 func containsIndex(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, v)
 }
 
 func TestADeadNodeCostsOneTimeoutAcrossTheWholeNetworkCatalogue(t *testing.T) {

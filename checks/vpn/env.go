@@ -2,47 +2,55 @@
 package vpn
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
-// Env is what vpn-trace's checks read.
+// Env is what vpn-trace's checks read: the API, exec into the VPN pods, the options. Configz
+// and Prober replace the node-proxy reader and this machine's prober (nil: the real ones).
 type Env struct {
-	Client  kubernetes.Interface
+	Client kubernetes.Interface
+	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
+	Dynamic dynamic.Interface
 	Exec    kube.Executor
 	Options Options
+	Configz func(ctx context.Context, node string) ([]byte, error)
+	Prober  facts.ClientProber
 
-	traceOnce sync.Once
-	trace     *vpnTrace
+	once     sync.Once
+	gatherer *facts.Gatherer
 }
 
 // Options are vpn-trace's settings, parsed and validated before any check runs (ParseOptions).
-type Options struct {
-	// Selector picks the VPN pods (nil: pods running an OpenVPN image or container).
-	Selector labels.Selector
-	// Namespace limits the search ("" = all namespaces).
-	Namespace string
-	// Public is the last hop of the ladders, host:port ("" = not asked).
-	Public string
-	// FromClient also walks the ladder from this machine through the tunnel.
-	FromClient bool
-	// HopTimeout bounds each hop (default 2 s).
-	HopTimeout time.Duration
-	// ClusterDNS and PodTarget name the ladder's VIP and pod hops when discovery cannot
-	// (zero values: discovered). PodTarget's port 0 means "ping it".
-	ClusterDNS netip.Addr
-	PodTarget  netip.AddrPort
+type Options = facts.Options
+
+// gather returns the run's facts that needs names, read once for all checks.
+//
+// The checks share what they learn through one gatherer: every fact (the pods, a pod's tools,
+// its ip_forward, its tunnel...) is read once, by whichever check needs it first, and reused
+// by the others. The checks therefore depend on VPN001 only: the runner skips a check whose
+// dependency FAILED, and VPN003 (durability) and VPN008 (verdict) must still run when VPN002
+// finds forwarding off, which is precisely the interesting case.
+func (env *Env) gather(ctx context.Context, needs facts.Need) (*facts.Run, error) {
+	env.once.Do(func() {
+		env.gatherer = facts.New(facts.Seams{Client: env.Client, Dynamic: env.Dynamic, Exec: env.Exec, Configz: env.Configz, Prober: env.Prober}, env.Options)
+	})
+	return env.gatherer.Gather(ctx, needs)
 }
 
 // Flags are vpn-trace's raw flag values.
@@ -117,12 +125,12 @@ func validHostname(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+	for label := range strings.SplitSeq(strings.TrimSuffix(h, "."), ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
 		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' {
 				return false
 			}
 		}
@@ -142,4 +150,34 @@ func Checks(env *Env) []engine.Check {
 		VPNClientLadder(env),
 		VPNVerdict(env),
 	}
+}
+
+// judged builds check id: gather needs, then judge the facts. A run whose pods cannot be
+// listed is an ERROR before any judgement.
+func judged(env *Env, id string, needs facts.Need, judge func(*facts.Run) engine.Outcome) engine.Check {
+	return catalogue.Check(id, func(ctx context.Context) engine.Outcome {
+		run, err := env.gather(ctx, needs)
+		if err != nil {
+			return engine.Outcome{Err: err}
+		}
+		return judge(run)
+	})
+}
+
+// perPod judges each pod. The errors of pods that could not be judged make the check an
+// ERROR unless another pod already FAILs it (a failure found is worth more than an unknown).
+func perPod(run *facts.Run, judge func(*facts.Pod) ([]engine.Finding, error)) engine.Outcome {
+	var fs []engine.Finding
+	var errs []error
+	for _, p := range run.Pods {
+		f, err := judge(p)
+		fs = append(fs, f...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
+		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
+	}
+	return engine.Outcome{Findings: fs}
 }

@@ -53,7 +53,7 @@ func TestNoVPNPodIsAUsageErrorNamingTheSelectorFlag(t *testing.T) {
 	assert.Equal(t, engine.StatusError, st)
 	assert.Contains(t, reason, "no OpenVPN pod found")
 	assert.Contains(t, reason, "--selector")
-	_, err := f.trace.vpnPods(t.Context())
+	_, err := f.env.gather(t.Context(), 0)
 	assert.True(t, kube.IsUsage(err))
 }
 

@@ -2,17 +2,12 @@ package vpn
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -21,7 +16,7 @@ func enableForwardInit(privileged bool) func(*corev1.Pod, *Options) {
 	return func(p *corev1.Pod, _ *Options) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "sysctl", Image: "busybox:1.36",
 			Command:         []string{"sysctl", "-w", "net.ipv4.ip_forward=1"},
-			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(privileged)}}}
+			SecurityContext: &corev1.SecurityContext{Privileged: new(privileged)}}}
 	}
 }
 
@@ -30,9 +25,11 @@ func TestAOneTheManifestDoesNotExplainIsAHandFixWarning(t *testing.T) {
 	st, _, fs := f.run(t, VPNDurability(f.env))
 	require.Equal(t, engine.StatusWarn, st, messages(fs))
 	require.Len(t, fs, 1)
-	assert.Contains(t, fs[0].Message, "nothing in Deployment vpn/openvpn's manifest sets it: a hand fix")
+	assert.Equal(t, "VPN003-HAND-FIX", fs[0].Code)
+	assert.Contains(t, fs[0].Message, "nothing in Deployment vpn/openvpn's manifest sets it and a new pod starts with 0 (Calico's CNI plugin writes 0")
+	assert.Contains(t, fs[0].Message, "a hand fix (kubectl exec ... sysctl -w); it lasts as long as this pod's sandbox (its network namespace): a container restart keeps it, a new pod")
 	assert.Contains(t, fs[0].Remediation, "kubectl -n vpn patch deployment openvpn --patch-file enable-ip-forward.yaml")
-	assert.Contains(t, fs[0].Remediation, `command: ["sysctl", "-w", "net.ipv4.ip_forward=1"]`)
+	assert.Contains(t, fs[0].Remediation, "- net.ipv4.ip_forward=1")
 	assert.Contains(t, fs[0].Evidence["why"], "kubelet allowlist is unknown")
 }
 
@@ -73,7 +70,7 @@ func TestAScriptFromAConfigMapRunByAPrivilegedContainerCounts(t *testing.T) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scripts", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "openvpn-scripts"}}}}}
 		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scripts", MountPath: "/scripts"}}
-		p.Spec.Containers[0].SecurityContext.Privileged = ptr.To(true)
+		p.Spec.Containers[0].SecurityContext.Privileged = new(true)
 	}, cm)
 	st, _, fs := f.run(t, VPNDurability(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))
@@ -82,7 +79,7 @@ func TestAScriptFromAConfigMapRunByAPrivilegedContainerCounts(t *testing.T) {
 
 func TestAnAllowlistingKubeletChoosesTheSysctlsFix(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
-	f.trace.configz = func(_ context.Context, node string) ([]byte, error) {
+	f.env.Configz = func(_ context.Context, node string) ([]byte, error) {
 		require.Equal(t, "node-1", node)
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.*"],"maxPods":110}}`), nil
 	}
@@ -95,7 +92,7 @@ func TestAnAllowlistingKubeletChoosesTheSysctlsFix(t *testing.T) {
 
 func TestAKubeletWithoutTheSysctlInItsAllowlistChoosesTheInitContainer(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	f.env.Configz = func(context.Context, string) ([]byte, error) {
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["kernel.msg*"]}}`), nil
 	}
 	_, _, fs := f.run(t, VPNDurability(f.env))
@@ -113,14 +110,14 @@ func TestSysctlForbiddenEventsAndARestrictedNamespaceAreSaid(t *testing.T) {
 	ns.Labels["pod-security.kubernetes.io/enforce"] = "baseline"
 	_, err = f.client.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	f.env.Configz = func(context.Context, string) ([]byte, error) {
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`), nil
 	}
 	st, _, fs := f.run(t, VPNDurability(f.env))
 	require.Equal(t, engine.StatusFail, st)
 	all := messages(fs)
 	assert.Contains(t, all, "the kubelet refused a sysctl in this namespace: Pod openvpn-7d9f8-old")
-	last := fs[len(fs)-1]
+	last := byCode(t, fs, "VPN003-OFF-NOT-IN-MANIFEST")
 	assert.Equal(t, variantInitContainer, last.Evidence["fixVariant"], "the events overrule the allowlist")
 	assert.Contains(t, last.Evidence["why"], `enforces Pod Security "baseline"`)
 	assert.Contains(t, last.Evidence["why"], "pod-security.kubernetes.io/enforce=privileged")
@@ -144,34 +141,24 @@ func TestTheChartSwitchInAnnotationsExplainsTheOne(t *testing.T) {
 	assert.Contains(t, fs[0].Message, "the chart switch openvpn.chart/ipForwardInitContainer=true")
 }
 
-func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/v1/nodes/node-1/proxy/configz":
-		case "/api/v1/nodes/node-3/proxy/configz":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes \"node-3\" is forbidden: User \"viewer\" cannot get resource \"nodes/proxy\""}`))
-			return
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`))
-	}))
-	defer srv.Close()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
-	require.NoError(t, err)
-	tr := &vpnTrace{env: &Env{Client: cs}, configz: restConfigz(cs)}
-	list, err := tr.kubeletAllowlist(t.Context(), "node-1")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"net.ipv4.ip_forward"}, list)
-	_, err = tr.kubeletAllowlist(t.Context(), "node-2")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the kubelet of node node-2 does not serve /configz")
-	_, err = tr.kubeletAllowlist(t.Context(), "node-3")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "needs get on nodes/proxy")
+// The fix round-trips: the patch VPN003 prints, applied to the Deployment (by the API
+// machinery's own strategic merge), gives a pod template whose next replica the check passes.
+func TestTheForwardingFixAppliedToTheDeploymentMakesTheNextReplicaDurable(t *testing.T) {
+	for name, configz := range map[string]string{
+		"initContainer": `{"kubeletconfig":{}}`,
+		"sysctls":       `{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
+			f.env.Configz = func(context.Context, string) ([]byte, error) { return []byte(configz), nil }
+			st, _, fs := f.run(t, VPNDurability(f.env))
+			require.Equal(t, engine.StatusFail, st, messages(fs))
+			applyFix(t, f, byCode(t, fs, "VPN003-OFF-NOT-IN-MANIFEST").Remediation)
+
+			next := newVPNFixture(t, vpnScenario{forwarding: "1"}, podFromTemplate(t, f.client))
+			st, _, fs = next.run(t, VPNDurability(next.env))
+			require.Equal(t, engine.StatusPass, st, messages(fs))
+			assert.Equal(t, "VPN003-SET-BY-MANIFEST", fs[0].Code, messages(fs))
+		})
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -17,8 +19,9 @@ func TestAPointToPointTunnelGivesServerAddressPeerAndPool(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{}, nil)
 	st, _, fs := f.run(t, VPNTunnel(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))
-	tun, err := f.trace.podTunnel(t.Context(), f.trace.mustPod(t))
-	require.NoError(t, err)
+	p := f.facts(t, facts.NeedTunnel)
+	require.NoError(t, p.TunnelErr)
+	tun := p.Tunnel
 	assert.Equal(t, netip.MustParseAddr("10.8.0.1"), tun.ServerAddr)
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.2")}, tun.Peers)
 	assert.Equal(t, netip.MustParsePrefix("10.8.0.2/32"), tun.Pool)
@@ -42,8 +45,9 @@ func TestAServerConfigurationGivesThePoolAndWhatIsPushed(t *testing.T) {
 		On(vpnPodRef, "cat /tmp/openvpn-status.log", kubetest.Reply{Stdout: "TITLE,OpenVPN 2.6.14\nROUTING_TABLE,10.8.0.6,laptop,192.168.1.20:51515,2026-11-30 03:00:00,1796007600\n"})
 	st, _, fs := f.run(t, VPNTunnel(f.env))
 	require.Equal(t, engine.StatusPass, st, messages(fs))
-	tun, err := f.trace.podTunnel(t.Context(), f.trace.mustPod(t))
-	require.NoError(t, err)
+	p := f.facts(t, facts.NeedTunnel)
+	require.NoError(t, p.TunnelErr)
+	tun := p.Tunnel
 	assert.Equal(t, netip.MustParsePrefix("10.8.0.0/24"), tun.Pool)
 	assert.Contains(t, tun.PoolSource, "/etc/openvpn/openvpn.conf")
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.8.0.6")}, tun.Peers)
@@ -73,23 +77,20 @@ func TestACutOutputIsAnErrorNotANoTunnel(t *testing.T) {
 	assert.Contains(t, reason, "cut")
 }
 
-// withoutSection empties one "@@name" section of a recorded output.
+// withoutSection empties one "@@name" section of a recorded output: its lines up to the next
+// marker are dropped.
 func withoutSection(out, name string) string {
-	sec := sections(out)
-	var b []byte
-	for _, n := range []string{"ip-addr", "route", "tun", "resolv", "openvpn"} {
-		b = append(b, "@@"+n+"\n"...)
-		if n != name {
-			b = append(b, sec[n]...)
+	var b strings.Builder
+	skipping := false
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, "@@") && !strings.Contains(line, " ") {
+			skipping = line == "@@"+name
+			b.WriteString(line + "\n")
+			continue
+		}
+		if !skipping {
+			b.WriteString(line + "\n")
 		}
 	}
-	return string(append(b, "@@end\n"...))
-}
-
-func (tr *vpnTrace) mustPod(t *testing.T) *vpnPod {
-	t.Helper()
-	pods, err := tr.vpnPods(t.Context())
-	require.NoError(t, err)
-	require.NotEmpty(t, pods.Running)
-	return pods.Running[0]
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,8 +1,6 @@
 package vpn
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -12,106 +10,67 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // VPNReturnPath is VPN005: replies to clients find their way back. The cluster network has no
 // route to the client pool, so the pod must masquerade the pool's packets; and NetworkPolicies
 // match the source a packet carries after that translation.
 func VPNReturnPath(env *Env) engine.Check {
-	t := vpnTraceFor(env)
-	return catalogue.Check("VPN005", func(ctx context.Context) engine.Outcome { return t.returnPathOutcome(ctx) })
+	return judged(env, "VPN005", facts.NeedNAT|facts.NeedClientLadder, judgeReturnPathRun)
 }
 
-// natFact is what the pod's nat table does to the pool.
-type natFact struct {
-	Pool netip.Prefix
-	// Read lists the iptables-save variants that answered.
-	Read []string
-	// Rules rewrite the pool's source (MASQUERADE, SNAT).
-	Rules []linuxnet.NATRule
-	// Unknown says why the nat table could not be read ("" when it was).
-	Unknown string
-	// Policies are NetworkPolicies that stop matching because of (or for lack of) masquerade.
-	Policies  []policyMismatch
-	PolicyErr error
-}
-
-func (n natFact) Masqueraded() bool { return n.Unknown == "" && len(n.Rules) > 0 }
-
-const natScript = `for t in iptables-save iptables-legacy-save iptables-nft-save; do command -v "$t" >/dev/null 2>&1 || continue; echo "@@tool $t"; "$t" -t nat 2>&1; echo "@@rc $?"; done; echo "@@end"`
-
-func (t *vpnTrace) podNAT(ctx context.Context, p *vpnPod) (natFact, error) {
-	return p.nat.get(ctx, func(ctx context.Context) (natFact, error) {
-		tun, err := t.podTunnel(ctx, p)
-		if err != nil {
-			return natFact{}, err
+func judgeReturnPathRun(run *facts.Run) engine.Outcome {
+	return perPod(run, func(p *facts.Pod) ([]engine.Finding, error) {
+		if p.NATErr != nil {
+			return nil, p.NATErr
 		}
-		if !tun.Pool.IsValid() {
-			return natFact{}, fmt.Errorf("%s: the client pool is unknown (see VPN004), so its masquerade cannot be looked for", p.object())
-		}
-		n := natFact{Pool: tun.Pool}
-		out, _, err := t.exec(ctx, p, []string{"sh", "-c", natScript}, execTimeout)
-		if err != nil {
-			return natFact{}, fmt.Errorf("reading the nat table of %s: %w", p.object(), err)
-		}
-		n.Read, n.Rules, n.Unknown = readNATOutputs(out, tun.Pool)
-		n.Policies, n.PolicyErr = t.policyMismatches(ctx, p, tun.Pool, n.Masqueraded())
-		return n, nil
+		return returnPathFindings(run, p)
 	})
 }
 
-// readNATOutputs reads each iptables-save variant's output (legacy and nft keep separate
-// tables, so a rule may be in either) and returns the rules rewriting pool, deduplicated.
-func readNATOutputs(out string, pool netip.Prefix) (read []string, rules []linuxnet.NATRule, unknown string) {
-	if !strings.Contains(out, "@@end") {
-		return nil, nil, "the nat table read was cut short"
+func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) {
+	obj, n := p.Object(), p.NAT
+	ev := map[string]any{"pool": n.Pool.String(), "readWith": n.Read}
+	rb := routedBack(run, p)
+	if len(rb.How) > 0 {
+		ev["routeBack"] = rb.How
 	}
-	var failures []string
-	tool, body := "", strings.Builder{}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "@@tool "):
-			tool = strings.TrimPrefix(line, "@@tool ")
-			body.Reset()
-		case strings.HasPrefix(line, "@@rc "):
-			text := body.String()
-			if strings.TrimPrefix(line, "@@rc ") != "0" || !strings.Contains(text, "*nat") {
-				failures = append(failures, tool+": "+firstLine(text))
-				continue
-			}
-			read = append(read, tool)
-			for _, r := range linuxnet.ParseIPTablesSave(text).SourceNATFor(pool) {
-				if !seen[r.Raw] {
-					seen[r.Raw] = true
-					rules = append(rules, r)
-				}
-			}
-		default:
-			body.WriteString(line + "\n")
-		}
-	}
+	var fs []engine.Finding
+	var err error
 	switch {
-	case len(read) > 0:
-		return read, rules, ""
-	case len(failures) > 0:
-		return nil, nil, "iptables-save could not read the nat table (" + strings.Join(failures, "; ") + ")"
+	case len(n.Rules) > 0:
+		raw := make([]string, 0, len(n.Rules))
+		for _, rule := range n.Rules {
+			raw = append(raw, rule.Raw)
+		}
+		ev["rules"] = raw
+		fs = append(fs, engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, strings.Join(raw, "; "))})
+	case rb.Back:
+		fs = append(fs, engine.Finding{Code: "VPN005-ROUTED-BACK", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: fmt.Sprintf("the pool %s is not masqueraded, but the cluster routes the pool back: %s", n.Pool, strings.Join(rb.How, "; "))})
+	case n.Unknown != "":
+		err = fmt.Errorf("%s: %s", obj, n.Unknown)
+		fs = append(fs, engine.Finding{Code: "VPN005-NAT-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
+	default:
+		msg := fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool)
+		if rb.Known {
+			msg += " (" + strings.Join(rb.How, "; ") + ")"
+		} else {
+			msg += " (whether the cluster routes the pool back, as a BGP-advertised pool is, could not be read: " + strings.Join(rb.Unknown, "; ") + ")"
+		}
+		fs = append(fs, engine.Finding{Code: "VPN005-NO-MASQUERADE", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Message: msg, Remediation: masqueradeFix(p)})
 	}
-	return nil, nil, "the image has no iptables-save, so the masquerade cannot be seen"
+	fs = append(fs, policyFindings(run, p)...)
+	return fs, err
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		return "no output"
-	}
-	return s
+// masqueradeFix masquerades the pool in the pod's uplink.
+func masqueradeFix(p *facts.Pod) string {
+	return masqueradeFixYAML(p.Owner, p.Image(), p.NAT.Pool, p.Tunnel.Uplink)
 }
 
 // policyMismatch is a NetworkPolicy whose ingress rule is written for the wrong source: the
@@ -122,52 +81,40 @@ type policyMismatch struct {
 	Fix     string
 }
 
-func (t *vpnTrace) policyMismatches(ctx context.Context, p *vpnPod, pool netip.Prefix, masqueraded bool) ([]policyMismatch, error) {
-	nps, err := t.env.Client.NetworkingV1().NetworkPolicies("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing NetworkPolicies: %w", err)
+func policyMismatches(nps []networkingv1.NetworkPolicy, p *facts.Pod) []policyMismatch {
+	if p.NAT.Unknown != "" {
+		return nil
 	}
-	nsLabels := map[string]map[string]string{}
-	nsOf := func(name string) map[string]string {
-		if l, ok := nsLabels[name]; ok {
-			return l
-		}
-		l := map[string]string{corev1.LabelMetadataName: name}
-		if ns, err := t.env.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err == nil {
-			for k, v := range ns.Labels {
-				l[k] = v
-			}
-		}
-		nsLabels[name] = l
-		return l
-	}
-	podIP := p.Pod.Status.PodIP
+	pool, masqueraded, podIP := p.NAT.Pool, p.NAT.Masqueraded(), p.Pod.Status.PodIP
 	var out []policyMismatch
-	for _, np := range nps.Items {
+	for _, np := range nps {
+		name := "NetworkPolicy " + np.Namespace + "/" + np.Name
 		for i, rule := range np.Spec.Ingress {
 			admitsPool, admitsPod := false, false
 			for _, peer := range rule.From {
-				if peer.IPBlock != nil && ipBlockAdmits(peer.IPBlock, pool) {
-					admitsPool = true
-				}
-				if peerSelects(peer, np.Namespace, p.Pod, nsOf) {
-					admitsPod = true
-				}
+				admitsPool = admitsPool || (peer.IPBlock != nil && ipBlockAdmits(peer.IPBlock, pool))
+				admitsPod = admitsPod || peerSelects(peer, np.Namespace, p.Pod, p.NamespaceLabels)
 			}
-			name := "NetworkPolicy " + np.Namespace + "/" + np.Name
 			switch {
 			case masqueraded && admitsPool && !admitsPod:
 				out = append(out, policyMismatch{Policy: name,
 					Message: fmt.Sprintf("%s ingress rule %d admits the client pool %s, but the pod masquerades it: packets arrive from the VPN pod's address %s, which this rule does not match", name, i, pool, podIP),
-					Fix:     fmt.Sprintf("# add this peer to spec.ingress[%d].from of %s\n%s", i, name, selectorPeerYAML(p.Pod))})
+					Fix:     addPeerFix(np, i, selectorPeer(p.Pod))})
 			case !masqueraded && admitsPod && !admitsPool:
 				out = append(out, policyMismatch{Policy: name,
 					Message: fmt.Sprintf("%s ingress rule %d admits the VPN pod, but without masquerade client packets keep their %s source, which this rule does not match", name, i, pool),
-					Fix:     fmt.Sprintf("# add this peer to spec.ingress[%d].from of %s (or masquerade the pool)\n- ipBlock:\n    cidr: %s", i, name, pool)})
+					Fix:     "# or masquerade the pool\n" + addPeerFix(np, i, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: pool.String()}})})
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// addPeerFix appends peer to the sources of the policy's ingress rule i (a JSON patch: the
+// rule's list has no merge key, so a strategic merge would replace it).
+func addPeerFix(np networkingv1.NetworkPolicy, i int, peer networkingv1.NetworkPolicyPeer) string {
+	return remedy.JSONPatch(np.Namespace, "networkpolicy", np.Name,
+		remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/ingress/%d/from/-", i), Value: peer})
 }
 
 func ipBlockAdmits(b *networkingv1.IPBlock, pool netip.Prefix) bool {
@@ -184,7 +131,7 @@ func ipBlockAdmits(b *networkingv1.IPBlock, pool netip.Prefix) bool {
 }
 
 // peerSelects reports whether a policy peer selects pod (selectors, not ipBlock).
-func peerSelects(peer networkingv1.NetworkPolicyPeer, policyNS string, pod *corev1.Pod, nsLabels func(string) map[string]string) bool {
+func peerSelects(peer networkingv1.NetworkPolicyPeer, policyNS string, pod *corev1.Pod, nsLabels map[string]string) bool {
 	if peer.IPBlock != nil || (peer.PodSelector == nil && peer.NamespaceSelector == nil) {
 		return false
 	}
@@ -194,7 +141,7 @@ func peerSelects(peer networkingv1.NetworkPolicyPeer, policyNS string, pod *core
 		}
 	} else {
 		sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
-		if err != nil || !sel.Matches(labels.Set(nsLabels(pod.Namespace))) {
+		if err != nil || !sel.Matches(labels.Set(nsLabels)) {
 			return false
 		}
 	}
@@ -205,77 +152,18 @@ func peerSelects(peer networkingv1.NetworkPolicyPeer, policyNS string, pod *core
 	return err == nil && sel.Matches(labels.Set(pod.Labels))
 }
 
-func selectorPeerYAML(pod *corev1.Pod) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "- namespaceSelector:\n    matchLabels:\n      %s: %s\n  podSelector:\n    matchLabels:\n", corev1.LabelMetadataName, pod.Namespace)
-	for _, k := range sortedMapKeys(pod.Labels) {
+// selectorPeer selects the VPN pod by its namespace and its stable labels: per-revision
+// labels would stop matching at the next rollout.
+func selectorPeer(pod *corev1.Pod) networkingv1.NetworkPolicyPeer {
+	match := map[string]string{}
+	for k, v := range pod.Labels {
 		if k == "pod-template-hash" || k == "controller-revision-hash" || k == "statefulset.kubernetes.io/pod-name" {
-			continue // per-revision labels would stop matching at the next rollout
-		}
-		fmt.Fprintf(&b, "      %s: %q\n", k, pod.Labels[k])
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func (t *vpnTrace) returnPathOutcome(ctx context.Context) engine.Outcome {
-	pods, err := t.vpnPods(ctx)
-	if err != nil {
-		return engine.Outcome{Err: err}
-	}
-	type res struct {
-		n   natFact
-		tun tunnelFact
-		err error
-	}
-	rs := forEachPod(ctx, pods.Running, func(ctx context.Context, p *vpnPod) res {
-		n, err := t.podNAT(ctx, p)
-		tun, _ := t.podTunnel(ctx, p)
-		return res{n, tun, err}
-	})
-	var routedBack *hopResult
-	if cl, err := t.clientLadderFact(ctx); err == nil {
-		routedBack = cl.hop(hopPodIP)
-	}
-	var fs []engine.Finding
-	var errs []error
-	for i, r := range rs {
-		p := pods.Running[i]
-		obj := p.object()
-		if r.err != nil {
-			errs = append(errs, r.err)
 			continue
 		}
-		n := r.n
-		ev := map[string]any{"pool": n.Pool.String(), "readWith": n.Read}
-		switch {
-		case n.Unknown != "":
-			errs = append(errs, fmt.Errorf("%s: %s", obj, n.Unknown))
-			fs = append(fs, engine.Finding{Code: "VPN005-NAT-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: n.Unknown + "; whether the pool is masqueraded is unknown"})
-		case len(n.Rules) > 0:
-			var raw []string
-			for _, rule := range n.Rules {
-				raw = append(raw, rule.Raw)
-			}
-			ev["rules"] = raw
-			fs = append(fs, engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-				Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, strings.Join(raw, "; "))})
-		case routedBack != nil && routedBack.State == hopAnswered:
-			fs = append(fs, engine.Finding{Code: "VPN005-ROUTED-BACK", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-				Message: fmt.Sprintf("the pool %s is not masqueraded, but from this machine a pod answered through the tunnel: the cluster routes the pool back", n.Pool)})
-		default:
-			fs = append(fs, engine.Finding{Code: "VPN005-NO-MASQUERADE", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
-				Message:     fmt.Sprintf("no masquerade for the client pool %s: forwarded packets reach pods with a %s source, and their replies go to the cluster network, which has no route back to the pool", n.Pool, n.Pool),
-				Remediation: masqueradeFixYAML(t.podOwner(ctx, p), containerImage(p.Pod, p.Container), n.Pool, r.tun.Uplink)})
-		}
-		for _, m := range n.Policies {
-			fs = append(fs, engine.Finding{Code: "VPN005-POLICY-MISMATCH", Severity: engine.SeverityWarn, Object: m.Policy, Message: m.Message, Remediation: m.Fix})
-		}
-		if n.PolicyErr != nil {
-			fs = append(fs, engine.Finding{Code: "VPN005-POLICIES-UNREAD", Severity: engine.SeverityInfo, Object: obj, Message: "NetworkPolicies not checked: " + n.PolicyErr.Error()})
-		}
+		match[k] = v
 	}
-	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
-		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
+	return networkingv1.NetworkPolicyPeer{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: pod.Namespace}},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: match},
 	}
-	return engine.Outcome{Findings: fs}
 }

@@ -19,8 +19,8 @@ func TestNoMasqueradeForThePoolIsTheReturnPathFailure(t *testing.T) {
 	st, _, fs := f.run(t, VPNReturnPath(f.env))
 	require.Equal(t, engine.StatusFail, st, messages(fs))
 	assert.Contains(t, fs[0].Message, "no masquerade for the client pool 10.8.0.2/32")
-	assert.Equal(t, []string{"iptables-save", "iptables-legacy-save", "iptables-nft-save"}, fs[0].Evidence["readWith"])
-	assert.Contains(t, fs[0].Remediation, `command: ["iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "10.8.0.2/32", "-o", "eth0", "-j", "MASQUERADE"]`)
+	assert.Equal(t, []string{"iptables-save", "iptables-legacy-save", "iptables-nft-save", "nft -j"}, fs[0].Evidence["readWith"])
+	assert.Contains(t, fs[0].Remediation, "- iptables\n        - -t\n        - nat\n        - -A\n        - POSTROUTING\n        - -s\n        - 10.8.0.2/32\n        - -o\n        - eth0\n        - -j\n        - MASQUERADE")
 	assert.Contains(t, fs[0].Remediation, "image: kylemanna/openvpn:2.4")
 }
 
@@ -49,9 +49,26 @@ func TestAPolicyWrittenForThePoolStopsMatchingOnceMasqueraded(t *testing.T) {
 	require.Len(t, w, 1)
 	assert.Equal(t, "NetworkPolicy web/allow-vpn-clients", w[0].Object)
 	assert.Contains(t, w[0].Message, "packets arrive from the VPN pod's address 10.244.1.5")
-	assert.Contains(t, w[0].Remediation, "kubernetes.io/metadata.name: vpn")
-	assert.Contains(t, w[0].Remediation, `app: "openvpn"`)
+	assert.Contains(t, w[0].Remediation, `"kubernetes.io/metadata.name":"vpn"`)
+	assert.Contains(t, w[0].Remediation, `"app":"openvpn"`)
 	assert.NotContains(t, w[0].Remediation, "pod-template-hash")
+
+	// The JSON patch, applied to the policy, makes it admit the masqueraded packets.
+	applyFix(t, f, w[0].Remediation)
+	again := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, policyFrom(t, f))
+	st, _, fs = again.run(t, VPNReturnPath(again.env))
+	assert.Equal(t, engine.StatusPass, st, messages(fs))
+}
+
+// policyFrom reads back the fixture's (patched) policy web/allow-vpn-clients or vpn/from-vpn.
+func policyFrom(t *testing.T, f *vpnFixture) *networkingv1.NetworkPolicy {
+	t.Helper()
+	l, err := f.client.NetworkingV1().NetworkPolicies("").List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, l.Items, 1)
+	np := l.Items[0]
+	np.ResourceVersion = ""
+	return &np
 }
 
 func TestAPolicyThatAlsoAdmitsTheVPNPodIsFine(t *testing.T) {
@@ -75,14 +92,19 @@ func TestWithoutMasqueradeAPolicyAdmittingOnlyTheVPNPodIsSaid(t *testing.T) {
 	w := engine.WithSeverity(fs, engine.SeverityWarn)
 	require.Len(t, w, 1)
 	assert.Contains(t, w[0].Message, "without masquerade client packets keep their 10.8.0.2/32 source")
-	assert.Contains(t, w[0].Remediation, "cidr: 10.8.0.2/32")
+	assert.Contains(t, w[0].Remediation, `"ipBlock":{"cidr":"10.8.0.2/32"}`)
+
+	applyFix(t, f, w[0].Remediation)
+	again := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, nil, policyFrom(t, f))
+	_, _, fs = again.run(t, VPNReturnPath(again.env))
+	assert.Empty(t, engine.WithSeverity(fs, engine.SeverityWarn), messages(fs))
 }
 
 func TestAPoolTheClusterRoutesBackIsNotAFailure(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, func(_ *corev1.Pod, o *Options) {
 		o.FromClient, o.HopTimeout = true, 300*time.Millisecond
 	})
-	f.trace.prober = &fakeProber{
+	f.env.Prober = &fakeProber{
 		local:   []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): nil},
 		query:   map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR"},

@@ -1,16 +1,10 @@
 package vpn
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/netip"
-	"slices"
-	"strconv"
-	"time"
+	"strings"
 
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -18,160 +12,52 @@ import (
 // the pod itself, so they need no forwarding: the ladder tests what lies beyond the pod (the
 // CNI, policies, the Service VIP, DNS) and tells those layers apart from forwarding.
 func VPNPodLadder(env *Env) engine.Check {
-	t := vpnTraceFor(env)
-	return catalogue.Check("VPN006", func(ctx context.Context) engine.Outcome { return t.podLadderOutcome(ctx) })
-}
-
-func (t *vpnTrace) podLadder(ctx context.Context, p *vpnPod) (hopLadder, error) {
-	l, err := p.ladder.get(ctx, func(ctx context.Context) ([]hopResult, error) {
-		tb, err := t.podTools(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		lt, err := t.ladderTargets(ctx)
-		if err != nil {
-			return nil, err
-		}
-		tun, _ := t.podTunnel(ctx, p)
-		limit := t.hopTimeout()
-		var ladder hopLadder
-		stopped := false
-		step := func(hop, target string, run func() hopResult) {
-			switch {
-			case stopped:
-				ladder = append(ladder, hopResult{Hop: hop, Target: target, State: hopNotTried, Detail: "after the first failed hop"})
-			default:
-				r := run()
-				ladder = append(ladder, r)
-				// From inside the pod the later hops do not cross the tunnel: a silent peer
-				// (no client connected, say) or the pod's own resolver does not make them
-				// meaningless.
-				stopped = r.failed() && !slices.Contains(podSideHops, hop)
+	return judged(env, "VPN006", facts.NeedPodLadder, func(run *facts.Run) engine.Outcome {
+		return perPod(run, func(p *facts.Pod) ([]engine.Finding, error) {
+			if p.LadderErr != nil {
+				return nil, p.LadderErr
 			}
-		}
-		if len(tun.Peers) > 0 {
-			peer := tun.Peers[0]
-			step(hopPeer, peer.String(), func() hopResult {
-				return t.runPodProbes(ctx, p, tb, hopPeer, peer.String(), limit, append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...))
-			})
-		} else {
-			ladder = append(ladder, hopResult{Hop: hopPeer, State: hopSkipped, Detail: "no client address known (no point-to-point peer, no status file listing clients)"})
-		}
-		if lt.PodIP.IsValid() {
-			target := lt.PodIP.String() + " (" + lt.PodDesc + ")"
-			step(hopPodIP, target, func() hopResult {
-				var probes []podProbe
-				switch {
-				case lt.PodIsDNS:
-					probes = dnsProbes(tb, lt.PodIP, lt.Name, limit)
-				case lt.PodPort != 0:
-					probes = tcpProbes(tb, lt.PodIP, lt.PodPort, limit)
-				}
-				probes = append(probes, pingProbe(lt.PodIP, limit))
-				return t.runPodProbes(ctx, p, tb, hopPodIP, target, limit, probes)
-			})
-		} else {
-			ladder = append(ladder, hopResult{Hop: hopPodIP, State: hopSkipped, Detail: "no pod to aim at (--pod-target)"})
-		}
-		if lt.VIP.IsValid() {
-			target := lt.VIP.String() + " (" + lt.VIPDesc + ")"
-			step(hopVIP, target, func() hopResult {
-				return t.runPodProbes(ctx, p, tb, hopVIP, target, limit, dnsProbes(tb, lt.VIP, lt.Name, limit))
-			})
-		} else {
-			ladder = append(ladder, hopResult{Hop: hopVIP, State: hopSkipped, Detail: "no cluster DNS Service found (--cluster-dns)"})
-		}
-		step(hopNames, lt.Name, func() hopResult {
-			return t.runPodProbes(ctx, p, tb, hopNames, lt.Name, limit, resolveProbes(tb, lt.Name+".", limit))
+			return ladderFindings("VPN006", p.Object(), p.Ladder, nil), nil
 		})
-		if lt.Public != "" {
-			step(hopPublic, lt.Public, func() hopResult {
-				return t.runPodProbes(ctx, p, tb, hopPublic, lt.Public, limit, publicProbes(tb, lt.Public, limit))
-			})
-		} else {
-			ladder = append(ladder, hopResult{Hop: hopPublic, State: hopSkipped, Detail: "not asked (--public ADDRESS[:PORT])"})
-		}
-		return ladder, nil
 	})
-	return hopLadder(l), err
-}
-
-// publicProbes: a TCP connect to host:port (a name is resolved by the tool itself).
-func publicProbes(tb toolbox, hostPort string, limit time.Duration) []podProbe {
-	host, port, _ := net.SplitHostPort(hostPort)
-	n, _ := strconv.Atoi(port)
-	if a, err := netip.ParseAddr(host); err == nil {
-		return append(tcpProbes(tb, a, uint16(n), limit), pingProbe(a, limit))
-	}
-	read := tcpProbes(tb, netip.IPv4Unspecified(), uint16(n), limit)[0].read
-	return []podProbe{
-		{tool: "nc", cmd: []string{"nc", "-z", "-w", secs(limit), host, port}, read: read},
-		{tool: "bash", cmd: bounded(tb, limit, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", host, port)), read: read},
-	}
 }
 
 // layerOf names what a failed hop points at.
 func layerOf(hop string, fromClient bool) string {
 	switch hop {
-	case hopPeer:
+	case facts.HopPeer:
 		if fromClient {
 			return "the tunnel itself (the client does not reach the server's tunnel address)"
 		}
 		return "the tunnel (no client answers through it)"
-	case hopPodIP:
+	case facts.HopPodIP:
 		if fromClient {
 			return "forwarding or the return path (the peer answers, a pod does not)"
 		}
 		return "policy or CNI (the VPN pod itself cannot reach another pod)"
-	case hopVIP:
+	case facts.HopVIP:
 		return "the Service layer or policy (a pod answers, the DNS Service VIP does not)"
-	case hopNames:
+	case facts.HopNames:
 		if fromClient {
 			return "DNS plumbing, not forwarding (the DNS VIP answers by address, names do not resolve through the resolver)"
 		}
 		return "the VPN pod's own resolver, which matters only if the server resolves names itself (clients use the DNS the server pushes)"
-	case hopPublic:
+	case facts.HopPublic:
 		return "egress to the internet (the cluster reaches inside but not outside)"
 	}
 	return hop
 }
 
-func (t *vpnTrace) podLadderOutcome(ctx context.Context) engine.Outcome {
-	pods, err := t.vpnPods(ctx)
-	if err != nil {
-		return engine.Outcome{Err: err}
-	}
-	type res struct {
-		l   hopLadder
-		err error
-	}
-	rs := forEachPod(ctx, pods.Running, func(ctx context.Context, p *vpnPod) res {
-		l, err := t.podLadder(ctx, p)
-		return res{l, err}
-	})
-	var fs []engine.Finding
-	var errs []error
-	for i, r := range rs {
-		p := pods.Running[i]
-		if r.err != nil {
-			errs = append(errs, r.err)
-			continue
-		}
-		fs = append(fs, ladderFindings("VPN006", p.object(), r.l, false)...)
-	}
-	if len(errs) > 0 && !engine.HasSeverity(fs, engine.SeverityFail) {
-		return engine.Outcome{Findings: fs, Err: errors.Join(errs...)}
-	}
-	return engine.Outcome{Findings: fs}
-}
-
 // ladderFindings: one finding per hop; the first failed hop is the FAIL naming the layer.
 // From inside the pod, a silent client or the pod's own resolver is only a warning (see
-// podSideHops).
-func ladderFindings(id, obj string, l hopLadder, fromClient bool) []engine.Finding {
-	first := l.firstFailed()
+// facts.PodSideHops). routes is this machine's routing of the hops (nil: the pod's ladder): a
+// hop this machine does not send into the tunnel does not test the VPN, and when it is the
+// first silent one the layer is the client's routes.
+func ladderFindings(id, obj string, l facts.Ladder, routes *facts.ClientRoutes) []engine.Finding {
+	fromClient := routes != nil
+	first := l.FirstFailed()
 	if !fromClient {
-		first = l.firstFailedExcept(podSideHops...)
+		first = l.FirstFailedExcept(facts.PodSideHops...)
 	}
 	var fs []engine.Finding
 	for i, h := range l {
@@ -182,21 +68,92 @@ func ladderFindings(id, obj string, l hopLadder, fromClient bool) []engine.Findi
 		if h.Detail != "" {
 			ev["detail"] = h.Detail
 		}
+		layer, outside := layerOf(h.Hop, fromClient), ""
+		if r := hopRoute(routes, h, ev); r != nil && !r.ThroughTunnel {
+			outside = "this machine " + routeWords(*r)
+			layer = "the client's routes, not forwarding: " + outside
+		}
 		f := engine.Finding{Code: id + "-HOP", Severity: engine.SeverityInfo, Object: obj, Evidence: ev, Message: fmt.Sprintf("hop %d, %s", i+1, h)}
 		switch {
 		case first != nil && h.Hop == first.Hop:
 			f.Code, f.Severity = id+"-FIRST-SILENT-HOP", engine.SeverityFail
-			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layerOf(h.Hop, fromClient))
-		case h.failed():
+			f.Message = fmt.Sprintf("hop %d, %s: the first silent hop points at %s", i+1, h, layer)
+		case h.Failed():
 			f.Code, f.Severity = id+"-SILENT-HOP", engine.SeverityWarn
-			if !fromClient && h.Hop == hopNames {
-				f.Message += ": " + layerOf(h.Hop, false)
+			if !fromClient && h.Hop == facts.HopNames {
+				f.Message += ": " + layer
 			}
-		case h.State == hopUnmeasured:
+		case h.State == facts.HopUnmeasured:
 			f.Code, f.Severity = id+"-UNMEASURED", engine.SeverityWarn
 			f.Message += ": not measured, nothing concluded"
+		case outside != "" && h.State == facts.HopAnswered:
+			f.Code, f.Severity = id+"-NOT-THROUGH-TUNNEL", engine.SeverityWarn
+			f.Message += ": " + outside + ", so this answer does not test the VPN"
 		}
 		fs = append(fs, f)
+		if bh, ok := mtuFinding(id, obj, i, h, ev); ok {
+			fs = append(fs, bh)
+		} else if h.MTU != nil && h.MTU.Unmeasured == "" && h.MTU.Largest() > 0 {
+			f := &fs[len(fs)-1]
+			f.Message += "; " + ev["mtu"].(string)
+		}
 	}
 	return fs
+}
+
+// mtuFinding judges a hop's Don't-Fragment sweep (see facts/mtu.go), noting it in ev: a black
+// hole is its own finding.
+func mtuFinding(id, obj string, i int, h facts.HopResult, ev map[string]any) (engine.Finding, bool) {
+	m := h.MTU
+	switch {
+	case m == nil:
+		return engine.Finding{}, false
+	case m.Unmeasured != "":
+		ev["mtu"] = "not measured: " + m.Unmeasured
+		return engine.Finding{}, false
+	case m.Largest() == 0:
+		ev["mtu"] = "not measured: the small Don't-Fragment probe got no answer"
+		return engine.Finding{}, false
+	case !m.BlackHole():
+		ev["mtu"] = fmt.Sprintf("Don't-Fragment packets up to %d bytes pass", m.Largest())
+		for _, s := range m.Sizes {
+			if s.State == facts.SizeTooBig {
+				ev["mtu"] = fmt.Sprintf("%s, larger ones are refused with path MTU %d (path MTU discovery works)", ev["mtu"], s.MTU)
+				break
+			}
+		}
+		return engine.Finding{}, false
+	}
+	ev["mtu"] = mtuSizes(*m)
+	msg := fmt.Sprintf("hop %d, %s %s: small packets pass but Don't-Fragment packets of %d bytes vanish without an ICMP error: a tunnel MTU black hole, the largest size that passes is %d bytes", i+1, h.Hop, h.Target, m.FirstSilent(), m.Largest())
+	if again := m.PassedAbove(); len(again) > 0 {
+		msg += fmt.Sprintf(" (%v pass again: the sender fragments an encapsulated packet that outgrows its own link, and fragments carry no Don't Fragment)", again)
+	}
+	return engine.Finding{Code: id + "-MTU-BLACK-HOLE", Severity: engine.SeverityWarn, Object: obj, Evidence: map[string]any{"hop": h.Hop, "target": h.Target, "mtu": ev["mtu"]}, Message: msg}, true
+}
+
+// mtuSizes lists a sweep's sizes and outcomes.
+func mtuSizes(m facts.MTUProbe) string {
+	out := make([]string, 0, len(m.Sizes))
+	for _, s := range m.Sizes {
+		out = append(out, fmt.Sprintf("%d %s", s.Size, s.State))
+	}
+	return strings.Join(out, ", ")
+}
+
+// hopRoute is how this machine routes the hop's address (nil: not known), noted in ev.
+func hopRoute(routes *facts.ClientRoutes, h facts.HopResult, ev map[string]any) *facts.RouteTo {
+	if routes == nil {
+		return nil
+	}
+	r := routes.For(h.Addr)
+	switch {
+	case r == nil:
+		return nil
+	case r.SourceErr != nil:
+		ev["route"] = "unknown: " + r.SourceErr.Error()
+		return nil
+	}
+	ev["route"] = routeWords(*r)
+	return r
 }

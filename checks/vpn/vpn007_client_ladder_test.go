@@ -1,14 +1,11 @@
 package vpn
 
 import (
-	"context"
-	"net"
 	"net/netip"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +25,7 @@ func TestTheClientLadderIsOnlyWalkedWhenAsked(t *testing.T) {
 func TestAMachineWithoutAnAddressInThePoolIsNotConnected(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{tunnel: "tunnel-server"}, func(_ *corev1.Pod, o *Options) { fromClient(o) })
 	f.exec.On(vpnPodRef, "cat /etc/openvpn/openvpn.conf", vpnConfigReply(t))
-	f.trace.prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("192.168.1.20")}}
+	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("192.168.1.20")}}
 	st, reason, _ := f.run(t, VPNClientLadder(f.env))
 	assert.Equal(t, engine.StatusSkip, st)
 	assert.Contains(t, reason, "no address in the client pool 10.8.0.0/24: connect the VPN")
@@ -38,7 +35,7 @@ func TestAMachineWithoutAnAddressInThePoolIsNotConnected(t *testing.T) {
 // beyond it does.
 func TestThePeerAnsweringAndThePodSilentNamesForwardingOrTheReturnPath(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{}, func(_ *corev1.Pod, o *Options) { fromClient(o) })
-	f.trace.prober = &fakeProber{
+	f.env.Prober = &fakeProber{
 		local:   []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
 	}
@@ -54,7 +51,7 @@ func TestThePeerAnsweringAndThePodSilentNamesForwardingOrTheReturnPath(t *testin
 
 func TestNamesFailingThroughTheTunnelWhileTheVIPAnswersIsDNSPlumbing(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{}, func(_ *corev1.Pod, o *Options) { fromClient(o) })
-	f.trace.prober = &fakeProber{
+	f.env.Prober = &fakeProber{
 		local:   []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
 		query: map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR",
@@ -66,49 +63,4 @@ func TestNamesFailingThroughTheTunnelWhileTheVIPAnswersIsDNSPlumbing(t *testing.
 	require.Len(t, fails, 1)
 	assert.Contains(t, fails[0].Message, "names kubernetes.default.svc.cluster.local: silent")
 	assert.Contains(t, fails[0].Message, "DNS plumbing, not forwarding")
-}
-
-// The real prober, against servers on loopback.
-func TestTheNetworkProberTellsAcceptedRefusedAndDNSAnswers(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer func() { _ = ln.Close() }()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closedAddr := netip.MustParseAddrPort(closed.Addr().String())
-	require.NoError(t, closed.Close())
-
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetRcode(r, dns.RcodeNameError)
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	defer func() { _ = srv.Shutdown() }()
-
-	var p netClientProber
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	ok := connectResult(ctx, p.Connect(ctx, netip.MustParseAddrPort(ln.Addr().String())), time.Second)
-	assert.Equal(t, hopAnswered, ok.State)
-	refused := connectResult(ctx, p.Connect(ctx, closedAddr), time.Second)
-	assert.Equal(t, hopAnswered, refused.State)
-	assert.Contains(t, refused.Detail, "refused")
-	rcode, err := p.QueryA(ctx, netip.MustParseAddrPort(pc.LocalAddr().String()), "kubernetes.default.svc.cluster.local")
-	require.NoError(t, err)
-	assert.Equal(t, "NXDOMAIN", rcode)
-	locals, err := p.LocalAddrs()
-	require.NoError(t, err)
-	assert.Contains(t, locals, netip.MustParseAddr("127.0.0.1"))
 }

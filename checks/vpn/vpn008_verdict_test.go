@@ -34,7 +34,7 @@ func TestForwardingOffIsTheVerdictWithTheManifestChange(t *testing.T) {
 
 func TestForwardingOffSeenFromTheClientSaysThePeerAnsweredAndThePodDidNot(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0", nat: "nat-masq"}, func(_ *corev1.Pod, o *Options) { fromClient(o) })
-	f.trace.prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
+	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED}}
 	_, v := verdictOf(t, f)
 	assert.Contains(t, v.Message, "from this machine: the server answered, 10.244.1.7 (cluster DNS pod kube-system/coredns-5d78c-q8lzt) was silent")
@@ -71,7 +71,7 @@ func TestTheReturnPathSeenFromTheClient(t *testing.T) {
 		enableForwardInit(true)(p, o)
 		fromClient(o)
 	})
-	f.trace.prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
+	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED}}
 	_, v := verdictOf(t, f)
 	assert.Equal(t, "return path", v.Evidence["layer"])
@@ -94,7 +94,7 @@ func TestNamesFailingThroughTheTunnelIsTheDNSVerdictWithThePushToAdd(t *testing.
 		enableForwardInit(true)(p, o)
 		fromClient(o)
 	})
-	f.trace.prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
+	f.env.Prober = &fakeProber{local: []netip.Addr{netip.MustParseAddr("10.8.0.2")},
 		connect: map[netip.AddrPort]error{netip.MustParseAddrPort("10.8.0.1:1194"): syscall.ECONNREFUSED},
 		query: map[netip.AddrPort]string{netip.MustParseAddrPort("10.244.1.7:53"): "NOERROR",
 			netip.MustParseAddrPort("10.96.0.10:53"): "NOERROR"}}
@@ -106,7 +106,7 @@ func TestNamesFailingThroughTheTunnelIsTheDNSVerdictWithThePushToAdd(t *testing.
 
 func TestTheSysctlsVariantIsChosenWhenTheKubeletAllowsIt(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0", nat: "nat-masq"}, nil)
-	f.trace.configz = func(context.Context, string) ([]byte, error) {
+	f.env.Configz = func(context.Context, string) ([]byte, error) {
 		return []byte(`{"kubeletconfig":{"allowedUnsafeSysctls":["net.ipv4.ip_forward"]}}`), nil
 	}
 	_, v := verdictOf(t, f)

@@ -1,54 +1,15 @@
 package vpn
 
 import (
-	"context"
-	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
-
-// workloadRef is what owns a VPN pod: the object whose pod template the fix goes into.
-type workloadRef struct {
-	Kind      string // Deployment, StatefulSet, DaemonSet, ReplicaSet; "" for a bare pod
-	Name      string
-	Namespace string
-}
-
-func (w workloadRef) String() string {
-	if w.Kind == "" {
-		return "Pod " + w.Namespace + "/" + w.Name
-	}
-	return w.Kind + " " + w.Namespace + "/" + w.Name
-}
-
-// podOwner follows pod -> ReplicaSet -> Deployment, once per pod. Without permission to
-// read the ReplicaSet it stops there: a patch to the ReplicaSet is still better than nothing.
-func (t *vpnTrace) podOwner(ctx context.Context, p *vpnPod) workloadRef {
-	w, _ := p.owner.get(ctx, func(ctx context.Context) (workloadRef, error) { return t.findOwner(ctx, p), nil })
-	return w
-}
-
-func (t *vpnTrace) findOwner(ctx context.Context, p *vpnPod) workloadRef {
-	w := workloadRef{Name: p.Ref.Name, Namespace: p.Ref.Namespace}
-	ref := metav1.GetControllerOf(p.Pod)
-	if ref == nil {
-		return w
-	}
-	w.Kind, w.Name = ref.Kind, ref.Name
-	if ref.Kind != "ReplicaSet" {
-		return w
-	}
-	rs, err := t.env.Client.AppsV1().ReplicaSets(p.Ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return w
-	}
-	if d := metav1.GetControllerOf(rs); d != nil && d.Kind == "Deployment" {
-		w.Kind, w.Name = d.Kind, d.Name
-	}
-	return w
-}
 
 // Fix variants for a durable ip_forward=1.
 const (
@@ -56,57 +17,81 @@ const (
 	variantSysctls       = "securityContext.sysctls"
 )
 
+// forwardingFix is the manifest change for the owner, with the chart's switch named when a
+// chart installed it.
+func forwardingFix(d durability) string {
+	fix := forwardingFixYAML(d.Owner, d.Variant)
+	if d.Chart != "" && d.ChartSwitch == "" {
+		fix = "# installed by the chart " + d.Chart + ": if it has a forwarding switch (stable/openvpn: ipForwardInitContainer: true), set it in your values instead of patching\n" + fix
+	}
+	return fix
+}
+
 // forwardingFixYAML is the change that makes ip_forward=1 part of the manifest, as a patch of
 // the owner's pod template (or, for a bare pod, the pod spec to recreate it with).
-func forwardingFixYAML(w workloadRef, variant string) string {
-	var body string
+func forwardingFixYAML(w facts.Workload, variant string) string {
+	spec := map[string]any{}
 	if variant == variantSysctls {
-		body = `securityContext:
-  sysctls:
-  - name: net.ipv4.ip_forward
-    value: "1"`
+		spec["securityContext"] = corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_forward", Value: "1"}}}
 	} else {
-		body = `initContainers:
-- name: enable-ip-forward
-  image: busybox:1.36.1
-  command: ["sysctl", "-w", "net.ipv4.ip_forward=1"]
-  securityContext:
-    privileged: true`
+		spec["initContainers"] = []corev1.Container{{
+			Name:            "enable-ip-forward",
+			Image:           "busybox:1.36.1",
+			Command:         []string{"sysctl", "-w", "net.ipv4.ip_forward=1"},
+			SecurityContext: &corev1.SecurityContext{Privileged: new(true)},
+		}}
 	}
-	return templatePatch(w, "enable-ip-forward.yaml", body)
+	return templatePatch(w, "enable-ip-forward.yaml", spec)
 }
 
 // masqueradeFixYAML adds the pool's masquerade at pod start: nat rules belong to the pod's
 // network namespace, so an init container with NET_ADMIN can write them for the VPN
 // container. It reuses the VPN image, which carries iptables.
-func masqueradeFixYAML(w workloadRef, image string, pool netip.Prefix, outIface string) string {
+func masqueradeFixYAML(w facts.Workload, image string, pool netip.Prefix, outIface string) string {
 	if outIface == "" {
 		outIface = "eth0"
 	}
-	body := fmt.Sprintf(`initContainers:
-- name: masquerade-vpn-clients
-  image: %s
-  command: ["iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "%s", "-o", "%s", "-j", "MASQUERADE"]
-  securityContext:
-    capabilities:
-      add: ["NET_ADMIN"]`, image, pool, outIface)
-	return templatePatch(w, "masquerade-vpn-clients.yaml", body)
+	spec := map[string]any{"initContainers": []corev1.Container{{
+		Name:    "masquerade-vpn-clients",
+		Image:   image,
+		Command: []string{"iptables", "-t", "nat", "-A", "POSTROUTING", "-s", pool.String(), "-o", outIface, "-j", "MASQUERADE"},
+		SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{
+			Add: []corev1.Capability{"NET_ADMIN"},
+		}},
+	}}}
+	return templatePatch(w, "masquerade-vpn-clients.yaml", spec)
 }
 
-// templatePatch wraps a pod-spec fragment into a strategic-merge patch for the owner and the
-// command that applies it.
-func templatePatch(w workloadRef, file, podSpec string) string {
+// templatePatch wraps a pod-spec fragment into a strategic-merge patch of the owner's pod
+// template, headed by the command that applies it (for a bare pod: the spec to recreate it
+// with).
+func templatePatch(w facts.Workload, file string, podSpec map[string]any) string {
 	if w.Kind == "" {
-		return fmt.Sprintf("# %s has no controller: recreate it with these fields in its spec\nspec:\n%s", w, indent(podSpec, "  "))
+		return "# " + w.String() + " has no controller: recreate it with these fields in its spec\n" +
+			remedy.YAML(map[string]any{"spec": podSpec})
 	}
-	return fmt.Sprintf("# %s: kubectl -n %s patch %s %s --patch-file %s\nspec:\n  template:\n    spec:\n%s",
-		file, w.Namespace, strings.ToLower(w.Kind), w.Name, file, indent(podSpec, "      "))
+	apply := remedy.Kubectl(w.Namespace, "patch", strings.ToLower(w.Kind), w.Name, "--patch-file", file)
+	return "# " + file + ": " + apply + "\n" +
+		remedy.YAML(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": podSpec}}})
 }
 
-func indent(s, prefix string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = prefix + l
+// openVPNToken is a word OpenVPN's configuration parser reads literally inside a quoted push
+// argument: no quote, backslash, whitespace, comment or control character.
+var openVPNToken = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
+
+// openVPNPush is a server configuration line `push "WORDS"`.
+func openVPNPush(words ...string) string { return `push "` + openVPNDirective(words...) + `"` }
+
+// openVPNDirective is a configuration line of words. The words come from the cluster
+// (addresses, the search domain): one that is not a plain token is replaced by a placeholder
+// instead of being escaped into a line OpenVPN would read differently.
+func openVPNDirective(words ...string) string {
+	safe := make([]string, len(words))
+	for i, w := range words {
+		if !openVPNToken.MatchString(w) {
+			w = "<VALUE>"
+		}
+		safe[i] = w
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(safe, " ")
 }

@@ -244,3 +244,27 @@ func (l *Lab) WaitProxySynced(tb testing.TB) {
 	defer cancel()
 	must(tb, "wait for kube-proxy", l.faults.WaitProxySynced(ctx))
 }
+
+// LowerLinkMTU sets the MTU of a node's LAN link (its bridge-side veth) until cleanup: frames
+// over it are dropped silently, a link MTU black hole for Don't-Fragment packets.
+func (l *Lab) LowerLinkMTU(tb testing.TB, node string, mtu int) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	prev, err := l.faults.SetLinkMTU(ctx, node, mtu)
+	must(tb, "set the MTU of "+node+"'s link", err)
+	cleanup(tb, "LowerLinkMTU", func(ctx context.Context) error {
+		_, err := l.faults.SetLinkMTU(ctx, node, prev)
+		return err
+	})
+}
+
+// MasqueradeWithNft masquerades the VPN pool with nft directly (no iptables trace) until
+// cleanup.
+func (l *Lab) MasqueradeWithNft(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	must(tb, "masquerade with nft", l.faults.MasqueradeWithNft(ctx))
+	cleanup(tb, "MasqueradeWithNft", l.faults.DropNftMasquerade)
+}

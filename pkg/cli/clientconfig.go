@@ -155,7 +155,7 @@ func comment(text string) string {
 	const width = 100
 	var lines []string
 	line := "#"
-	for _, word := range strings.Fields(text) {
+	for word := range strings.FieldsSeq(text) {
 		if len(line)+1+len(word) > width && line != "#" {
 			lines = append(lines, line)
 			line = "#  "

@@ -15,7 +15,7 @@ func complete(t *testing.T, args ...string) []string {
 	t.Helper()
 	out, _, _ := runCLI(t, fixtureClients(t, fixtures+"/healthy"), append([]string{"__complete"}, args...)...)
 	var got []string
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if line == "" || strings.HasPrefix(line, ":") {
 			continue
 		}

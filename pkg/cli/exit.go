@@ -34,8 +34,7 @@ func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var e *ExitError
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*ExitError](err); ok {
 		return e.Code
 	}
 	return ExitUsage
@@ -43,8 +42,7 @@ func ExitCode(err error) int {
 
 // Printable reports whether main should print err (a failing check already printed its report).
 func Printable(err error) bool {
-	var e *ExitError
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*ExitError](err); ok {
 		return e.Err != nil
 	}
 	return err != nil

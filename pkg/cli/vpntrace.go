@@ -100,7 +100,7 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 	if o.VPN.Selector != nil {
 		a.Header.Subject = append(a.Header.Subject, report.KV{Key: "selector", Value: o.VPN.Selector.String()})
 	}
-	a.Checks = checks.VPNTrace(&vpn.Env{Client: c.typed, Exec: exec, Options: o.VPN})
+	a.Checks = checks.VPNTrace(&vpn.Env{Client: c.typed, Dynamic: c.dynamic, Exec: exec, Options: o.VPN})
 	return a, nil
 }
 

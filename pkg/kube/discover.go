@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -336,12 +337,7 @@ func (d *discoverer) readKubeProxy() error {
 }
 
 func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // readAPIServer reads the API server's pods in kube-system (kubeadm's static pod), whose flags

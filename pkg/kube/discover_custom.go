@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,10 +75,8 @@ func MentionsExternalIPs(obj any) bool {
 			}
 		}
 	case []any:
-		for _, x := range v {
-			if MentionsExternalIPs(x) {
-				return true
-			}
+		if slices.ContainsFunc(v, MentionsExternalIPs) {
+			return true
 		}
 	}
 	return false

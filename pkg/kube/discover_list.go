@@ -30,7 +30,7 @@ func listAll[T any](ctx context.Context, base metav1.ListOptions, list func(cont
 	var out []T
 	opts := base
 	opts.Limit = pageSize
-	for page := 0; page < maxPages; page++ {
+	for range maxPages {
 		items, next, err := list(ctx, opts)
 		if err != nil {
 			return nil, err

@@ -74,8 +74,7 @@ func (e *ToolMissingError) Error() string {
 
 // ExitCode returns the remote exit code carried by err, if any.
 func ExitCode(err error) (int, bool) {
-	var ee *ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*ExitError](err); ok {
 		return ee.Code, true
 	}
 	return 0, false
@@ -96,10 +95,7 @@ const guardScript = `if timeout -s KILL 1 true >/dev/null 2>&1; then exec timeou
 
 // GuardCommand wraps cmd so that it is killed after limit on the remote side.
 func GuardCommand(cmd []string, limit time.Duration) []string {
-	secs := int(math.Ceil(limit.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
+	secs := max(int(math.Ceil(limit.Seconds())), 1)
 	return append([]string{"sh", "-c", guardScript, strconv.Itoa(secs)}, cmd...)
 }
 
@@ -213,8 +209,7 @@ var exitStatusText = regexp.MustCompile(`(?:exit status|exit code) (\d+)\s*$`)
 
 // remoteExitCode reads the command's exit code from the stream's error, in either form.
 func remoteExitCode(err error) (int, bool) {
-	var code utilexec.ExitError
-	if errors.As(err, &code) {
+	if code, ok := errors.AsType[utilexec.ExitError](err); ok {
 		return code.ExitStatus(), true
 	}
 	if m := exitStatusText.FindStringSubmatch(err.Error()); m != nil {
@@ -233,7 +228,7 @@ var failedToRun = regexp.MustCompile("failed to run command ['\u2018\"]([^'\u201
 // (busybox), "sh: 1: ip: not found" (dash), "sh: line 1: ip: command not found" (bash),
 // "exec: ip: not found", "timeout: failed to run command 'ip': No such file or directory".
 func missingTool(stderr string) (string, bool) {
-	for _, line := range strings.Split(stderr, "\n") {
+	for line := range strings.SplitSeq(stderr, "\n") {
 		l := strings.TrimSpace(line)
 		if m := failedToRun.FindStringSubmatch(l); m != nil {
 			return m[1], true

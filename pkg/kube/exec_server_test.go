@@ -46,6 +46,7 @@ type execServer struct {
 }
 
 func newExecServer(t *testing.T, websocket bool) (*execServer, *rest.Config) {
+	t.Helper()
 	s := &execServer{t: t, websocket: websocket, exited: make(chan *os.ProcessState, 8)}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
@@ -136,7 +137,7 @@ func (s *execServer) serveSPDY(w http.ResponseWriter, req *http.Request, cmd []s
 	}
 	var stdin io.Reader
 	var stdout, stderr, errStream io.Writer
-	for i := 0; i < want; i++ {
+	for i := range want {
 		select {
 		case st := <-streamCh:
 			<-st.replySent

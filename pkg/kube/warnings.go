@@ -1,5 +1,7 @@
 package kube
 
+import "slices"
+
 import "sync"
 
 // WarningCollector keeps the distinct warnings the API server sends (the Warning header).
@@ -17,10 +19,8 @@ func (w *WarningCollector) HandleWarningHeader(code int, _ string, text string) 
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, x := range w.list {
-		if x == text {
-			return
-		}
+	if slices.Contains(w.list, text) {
+		return
 	}
 	w.list = append(w.list, text)
 }

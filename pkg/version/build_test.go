@@ -42,7 +42,7 @@ func checkout(t *testing.T) (string, string) {
 	files, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
 	require.NoError(t, err)
 	dir := t.TempDir()
-	for _, name := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
+	for name := range strings.SplitSeq(strings.TrimRight(string(files), "\x00"), "\x00") {
 		src := filepath.Join(root, name)
 		info, err := os.Lstat(src)
 		if os.IsNotExist(err) {

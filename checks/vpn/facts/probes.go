@@ -1,9 +1,12 @@
-package vpn
+package facts
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -15,97 +18,24 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
-// A hop ladder walks outwards from the tunnel: the peer, a pod IP, the cluster DNS VIP asked a
-// DNS question (ICMP to a VIP proves nothing: kube-proxy does not answer it), names through
-// the resolver, a public address. The first hop that fails names the broken layer.
-
-type hopState string
-
-const (
-	hopAnswered   hopState = "answered"
-	hopRefused    hopState = "refused" // a DNS server that refuses, or a VIP with no endpoints
-	hopSilent     hopState = "silent"
-	hopUnmeasured hopState = "unmeasured" // no tool, no permission: nothing is concluded
-	hopSkipped    hopState = "skipped"    // not applicable or not asked
-	hopNotTried   hopState = "not tried"  // after the first failed hop
-)
-
-const (
-	hopPeer   = "tunnel peer"
-	hopPodIP  = "pod IP"
-	hopVIP    = "cluster DNS VIP"
-	hopNames  = "names"
-	hopPublic = "public address"
-)
-
-type hopResult struct {
-	Hop    string
-	Target string
-	Method string
-	State  hopState
-	Detail string
-}
-
-func (h hopResult) failed() bool { return h.State == hopSilent || h.State == hopRefused }
-
-func (h hopResult) String() string {
-	s := fmt.Sprintf("%s %s: %s", h.Hop, h.Target, h.State)
-	if h.Detail != "" {
-		s += " (" + h.Detail + ")"
-	}
-	return s
-}
-
-type hopLadder []hopResult
-
-func (l hopLadder) hop(name string) *hopResult {
-	for i := range l {
-		if l[i].Hop == name {
-			return &l[i]
-		}
-	}
-	return nil
-}
-
-func (l hopLadder) firstFailed() *hopResult { return l.firstFailedExcept() }
-
-// firstFailedExcept is the first failed hop that is not one of hops.
-func (l hopLadder) firstFailedExcept(hops ...string) *hopResult {
-	for i := range l {
-		if l[i].failed() && !slices.Contains(hops, l[i].Hop) {
-			return &l[i]
-		}
-	}
-	return nil
-}
-
-// podSideHops are the in-pod hops whose failure does not break the clients' path: a client
-// that does not answer the pod's ping (many drop it), and the pod's own resolver (clients use
-// the DNS the server pushes, not the pod's resolv.conf).
-var podSideHops = []string{hopPeer, hopNames}
-
 // podProbe is one way to test a hop from inside a pod with the tools its image has.
 type podProbe struct {
 	tool string
 	cmd  []string
-	read func(out string, code int, err error) (hopState, string)
+	read func(out string, code int, err error) (HopState, string)
 }
 
 // probeOutput is what a probe printed, lower-cased, stdout and stderr together.
 func probeOutput(out string, err error) string {
 	s := out
-	var ee *kube.ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*kube.ExitError](err); ok {
 		s += "\n" + ee.Stderr
 	}
 	return strings.ToLower(s)
 }
 
 func secs(d time.Duration) string {
-	s := int(d.Seconds())
-	if s < 1 {
-		s = 1
-	}
+	s := max(int(d.Seconds()), 1)
 	return strconv.Itoa(s)
 }
 
@@ -123,15 +53,15 @@ func timedOut(code int, err error) bool {
 
 func pingProbe(addr netip.Addr, limit time.Duration) podProbe {
 	return podProbe{tool: "ping", cmd: []string{"ping", "-c", "1", "-W", secs(limit), addr.String()},
-		read: func(out string, code int, err error) (hopState, string) {
+		read: func(out string, _ int, err error) (HopState, string) {
 			o := probeOutput(out, err)
 			switch {
 			case err == nil:
-				return hopAnswered, "echo reply"
+				return HopAnswered, "echo reply"
 			case strings.Contains(o, "permission denied") || strings.Contains(o, "not permitted"):
-				return hopUnmeasured, "ping needs CAP_NET_RAW in this container"
+				return HopUnmeasured, "ping needs CAP_NET_RAW in this container"
 			}
-			return hopSilent, "no echo reply within " + secs(limit) + " s"
+			return HopSilent, "no echo reply within " + secs(limit) + " s"
 		}}
 }
 
@@ -139,19 +69,19 @@ func pingProbe(addr netip.Addr, limit time.Duration) podProbe {
 // got there and back; only a timeout is silence.
 func tcpProbes(tb toolbox, addr netip.Addr, port uint16, limit time.Duration) []podProbe {
 	target := netip.AddrPortFrom(addr, port)
-	read := func(out string, code int, err error) (hopState, string) {
+	read := func(out string, _ int, err error) (HopState, string) {
 		o := probeOutput(out, err)
 		switch {
 		case err == nil:
-			return hopAnswered, "connected to " + target.String()
+			return HopAnswered, "connected to " + target.String()
 		case strings.Contains(o, "refused"):
-			return hopAnswered, "connection refused: the host answered"
+			return HopAnswered, "connection refused: the host answered"
 		case strings.Contains(o, "invalid option") || strings.Contains(o, "unrecognized option") || strings.Contains(o, "usage:"):
-			return hopUnmeasured, "this nc cannot do a connect-only test"
+			return HopUnmeasured, "this nc cannot do a connect-only test"
 		case strings.Contains(o, "unreachable") || strings.Contains(o, "no route"):
-			return hopSilent, "unreachable: " + firstLine(o)
+			return HopSilent, "unreachable: " + firstLine(o)
 		}
-		return hopSilent, "no answer within " + secs(limit) + " s"
+		return HopSilent, "no answer within " + secs(limit) + " s"
 	}
 	return []podProbe{
 		{tool: "nc", cmd: []string{"nc", "-z", "-w", secs(limit), addr.String(), strconv.Itoa(int(port))}, read: read},
@@ -161,28 +91,28 @@ func tcpProbes(tb toolbox, addr netip.Addr, port uint16, limit time.Duration) []
 
 // dnsReply reads the answer of dig, nslookup or host; any DNS answer (even NXDOMAIN) means the
 // server answered.
-func dnsReply(limit time.Duration) func(out string, code int, err error) (hopState, string) {
-	return func(out string, code int, err error) (hopState, string) {
+func dnsReply(limit time.Duration) func(out string, code int, err error) (HopState, string) {
+	return func(out string, code int, err error) (HopState, string) {
 		o := probeOutput(out, err)
 		switch {
 		case strings.Contains(o, "status: "):
 			st := o[strings.Index(o, "status: ")+8:]
 			st, _, _ = strings.Cut(st, ",")
-			return hopAnswered, strings.ToUpper(strings.TrimSpace(st))
+			return HopAnswered, strings.ToUpper(strings.TrimSpace(st))
 		case strings.Contains(o, "nxdomain") || strings.Contains(o, "can't find") || strings.Contains(o, "not found: 3"):
-			return hopAnswered, "NXDOMAIN"
+			return HopAnswered, "NXDOMAIN"
 		case strings.Contains(o, "servfail") || strings.Contains(o, "not found: 2"):
-			return hopAnswered, "SERVFAIL"
+			return HopAnswered, "SERVFAIL"
 		case strings.Contains(o, "refused"):
-			return hopRefused, "refused (ICMP port unreachable or REFUSED): nothing serves DNS there, e.g. a Service without ready endpoints"
+			return HopRefused, "refused (ICMP port unreachable or REFUSED): nothing serves DNS there, e.g. a Service without ready endpoints"
 		case strings.Contains(o, "unreachable"):
-			return hopSilent, "unreachable: the pod has no route to it (" + firstLine(o) + ")"
+			return HopSilent, "unreachable: the pod has no route to it (" + firstLine(o) + ")"
 		case strings.Contains(o, "timed out") || strings.Contains(o, "no servers could be reached") || timedOut(code, err):
-			return hopSilent, "no DNS answer within " + secs(limit) + " s"
+			return HopSilent, "no DNS answer within " + secs(limit) + " s"
 		case err == nil && (strings.Contains(o, "has address") || strings.Contains(o, "address")):
-			return hopAnswered, "NOERROR"
+			return HopAnswered, "NOERROR"
 		}
-		return hopSilent, "no DNS answer: " + firstLine(o)
+		return HopSilent, "no DNS answer: " + firstLine(o)
 	}
 }
 
@@ -194,7 +124,10 @@ func tcpQueryScript(server netip.Addr, name string) string {
 	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	m.Id = 0x4c41
 	wire, _ := m.Pack()
-	wire = append([]byte{byte(len(wire) >> 8), byte(len(wire))}, wire...)
+	if len(wire) > math.MaxUint16 {
+		return "" // one question cannot be this long
+	}
+	wire = append(binary.BigEndian.AppendUint16(nil, uint16(len(wire))), wire...) //nolint:gosec // bounded just above
 	var esc strings.Builder
 	for _, b := range wire {
 		fmt.Fprintf(&esc, `\%03o`, b)
@@ -211,16 +144,16 @@ func dnsProbes(tb toolbox, server netip.Addr, name string, limit time.Duration) 
 	}
 	if tb["timeout"] && tb["dd"] && tb["wc"] {
 		probes = append(probes, podProbe{tool: "bash", cmd: []string{"timeout", secs(limit), "bash", "-c", tcpQueryScript(server, name)},
-			read: func(out string, code int, err error) (hopState, string) {
+			read: func(out string, _ int, err error) (HopState, string) {
 				o := probeOutput(out, err)
 				n, perr := strconv.Atoi(strings.TrimSpace(out))
 				switch {
 				case perr == nil && n >= 14: // length prefix and a DNS header
-					return hopAnswered, fmt.Sprintf("a %d-byte DNS reply over TCP", n)
+					return HopAnswered, fmt.Sprintf("a %d-byte DNS reply over TCP", n)
 				case strings.Contains(o, "refused"):
-					return hopRefused, "connection refused on 53/tcp: nothing serves DNS there"
+					return HopRefused, "connection refused on 53/tcp: nothing serves DNS there"
 				}
-				return hopSilent, "no DNS answer over TCP within " + secs(limit) + " s"
+				return HopSilent, "no DNS answer over TCP within " + secs(limit) + " s"
 			}})
 	}
 	return probes
@@ -230,17 +163,17 @@ func dnsProbes(tb toolbox, server netip.Addr, name string, limit time.Duration) 
 // address counts; NXDOMAIN here means the resolver asks a server that does not know the
 // cluster's names.
 func resolveProbes(tb toolbox, name string, limit time.Duration) []podProbe {
-	resolved := func(out string, code int, err error) (hopState, string) {
+	resolved := func(out string, code int, err error) (HopState, string) {
 		o := probeOutput(out, err)
 		switch {
 		case err == nil && (strings.Contains(o, "address") || len(strings.Fields(o)) >= 2) && !strings.Contains(o, "nxdomain") && !strings.Contains(o, "can't find"):
-			return hopAnswered, "resolved: " + firstLine(out)
+			return HopAnswered, "resolved: " + firstLine(out)
 		case strings.Contains(o, "nxdomain") || strings.Contains(o, "can't find") || code == 2:
-			return hopSilent, "the resolver did not resolve it (" + firstLine(o) + ")"
+			return HopSilent, "the resolver did not resolve it (" + firstLine(o) + ")"
 		case timedOut(code, err):
-			return hopSilent, "the resolver gave no answer within " + secs(limit*3) + " s"
+			return HopSilent, "the resolver gave no answer within " + secs(limit*3) + " s"
 		}
-		return hopSilent, "not resolved: " + firstLine(o)
+		return HopSilent, "not resolved: " + firstLine(o)
 	}
 	// A resolver may try several servers and attempts: give it three hop times.
 	return []podProbe{
@@ -252,15 +185,15 @@ func resolveProbes(tb toolbox, name string, limit time.Duration) []podProbe {
 
 // runPodProbes tries probes in order with the tools the image has; "unmeasured" moves on to
 // the next probe, any other state is the hop's result.
-func (t *vpnTrace) runPodProbes(ctx context.Context, p *vpnPod, tb toolbox, hop, target string, limit time.Duration, probes []podProbe) hopResult {
-	r := hopResult{Hop: hop, Target: target, State: hopUnmeasured}
+func (g *Gatherer) runPodProbes(ctx context.Context, m *podMemos, tb toolbox, hop, target string, limit time.Duration, probes []podProbe) HopResult {
+	r := HopResult{Hop: hop, Target: target, State: HopUnmeasured}
 	var tried []string
 	for _, pr := range probes {
 		if !tb[pr.tool] {
 			continue
 		}
 		tried = append(tried, pr.tool)
-		out, errOut, err := t.exec(ctx, p, pr.cmd, limit*3+5*time.Second)
+		out, errOut, err := g.exec(ctx, m, pr.cmd, limit*3+5*time.Second)
 		code, _ := kube.ExitCode(err)
 		if err != nil && code == 0 && !errors.Is(err, context.DeadlineExceeded) {
 			r.Method, r.Detail = strings.Join(pr.cmd, " "), "the probe could not run: "+err.Error()
@@ -268,7 +201,7 @@ func (t *vpnTrace) runPodProbes(ctx context.Context, p *vpnPod, tb toolbox, hop,
 		}
 		state, detail := pr.read(out+"\n"+errOut, code, err)
 		r.Method, r.State, r.Detail = strings.Join(pr.cmd, " "), state, detail
-		if state != hopUnmeasured {
+		if state != HopUnmeasured {
 			return r
 		}
 	}
@@ -290,4 +223,18 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// publicProbes: a TCP connect to host:port (a name is resolved by the tool itself).
+func publicProbes(tb toolbox, hostPort string, limit time.Duration) []podProbe {
+	host, port, _ := net.SplitHostPort(hostPort)
+	n, _ := strconv.ParseUint(port, 10, 16) // --public was validated: 1..65535
+	if a, err := netip.ParseAddr(host); err == nil {
+		return append(tcpProbes(tb, a, uint16(n), limit), pingProbe(a, limit))
+	}
+	read := tcpProbes(tb, netip.IPv4Unspecified(), uint16(n), limit)[0].read
+	return []podProbe{
+		{tool: "nc", cmd: []string{"nc", "-z", "-w", secs(limit), host, port}, read: read},
+		{tool: "bash", cmd: bounded(tb, limit, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/%s/%s", host, port)), read: read},
+	}
 }

@@ -1,4 +1,4 @@
-package vpn
+package facts
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 )
 
 // vpnTools are the programs the trace can use inside a VPN pod, by purpose: reading
-// (cat, sysctl, ip), NAT rules (iptables-save variants), DNS (getent, nslookup, dig, host),
+// (cat, sysctl, ip), NAT rules (iptables-save variants, nft), DNS (getent, nslookup, dig, host),
 // reachability (ping, nc, bash's /dev/tcp and /dev/udp) and bounding (timeout).
-var vpnTools = []string{"cat", "sysctl", "ip", "tr", "iptables-save", "iptables-legacy-save", "iptables-nft-save",
+var vpnTools = []string{"cat", "sysctl", "ip", "tr", "iptables-save", "iptables-legacy-save", "iptables-nft-save", "nft",
 	"getent", "nslookup", "dig", "host", "ping", "nc", "bash", "timeout", "dd", "wc"}
 
 // toolbox is the set of vpnTools the image has.
@@ -32,17 +32,17 @@ func toolsCommand() []string {
 }
 
 // podTools asks the pod once which programs it has (one exec instead of one per attempt).
-func (t *vpnTrace) podTools(ctx context.Context, p *vpnPod) (toolbox, error) {
-	return p.tools.get(ctx, func(ctx context.Context) (toolbox, error) {
-		out, _, err := t.exec(ctx, p, toolsCommand(), execTimeout)
+func (g *Gatherer) podTools(ctx context.Context, m *podMemos) (toolbox, error) {
+	return m.tools.get(ctx, func(ctx context.Context) (toolbox, error) {
+		out, _, err := g.exec(ctx, m, toolsCommand(), execTimeout)
 		if err != nil {
-			return nil, fmt.Errorf("listing the tools of %s: %w", p.object(), err)
+			return nil, fmt.Errorf("listing the tools of %s: %w", m.object(), err)
 		}
 		if !strings.Contains(out, "@@end") {
-			return nil, fmt.Errorf("listing the tools of %s: the output was cut", p.object())
+			return nil, fmt.Errorf("listing the tools of %s: the output was cut", m.object())
 		}
 		tb := toolbox{}
-		for _, line := range strings.Split(out, "\n") {
+		for line := range strings.SplitSeq(out, "\n") {
 			if line = strings.TrimSpace(line); line != "" && line != "@@end" {
 				tb[line] = true
 			}

@@ -1,0 +1,104 @@
+package facts
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
+)
+
+// walkPodLadder walks the ladder from inside the pod. These packets leave from the pod itself,
+// so they need no forwarding: the ladder tests what lies beyond the pod (the CNI, policies,
+// the Service VIP, DNS) and tells those layers apart from forwarding.
+func (g *Gatherer) walkPodLadder(ctx context.Context, m *podMemos) (Ladder, error) {
+	tb, err := g.podTools(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	lt, err := g.targets.get(ctx, g.chooseTargets)
+	if err != nil {
+		return nil, err
+	}
+	tun, _ := g.podTunnel(ctx, m)
+	limit := g.hopTimeout()
+	// From inside the pod the later hops do not cross the tunnel: a silent peer (no client
+	// connected, say) or the pod's own resolver does not make them meaningless.
+	p := &podWalk{g: g, ctx: ctx, m: m, tb: tb, limit: limit, routes: tun.Routes,
+		w: &walker{stops: func(r HopResult) bool { return !slices.Contains(PodSideHops, r.Hop) }}}
+	if len(tun.Peers) > 0 {
+		peer := tun.Peers[0]
+		p.w.step(HopPeer, peer, peer.String(), p.withMTU(peer, p.probe(HopPeer, peer.String(), append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...))))
+	} else {
+		p.w.skip(HopPeer, "no client address known (no point-to-point peer, no status file listing clients)")
+	}
+	p.podIP(lt)
+	if lt.VIP.IsValid() {
+		target := lt.VIP.String() + " (" + lt.VIPDesc + ")"
+		p.w.step(HopVIP, lt.VIP, target, p.probe(HopVIP, target, dnsProbes(tb, lt.VIP, lt.Name, limit)))
+	} else {
+		p.w.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
+	}
+	p.w.step(HopNames, netip.Addr{}, lt.Name, p.probe(HopNames, lt.Name, resolveProbes(tb, lt.Name+".", limit)))
+	if lt.Public != "" {
+		p.w.step(HopPublic, publicAddr(lt.Public), lt.Public, p.probe(HopPublic, lt.Public, publicProbes(tb, lt.Public, limit)))
+	} else {
+		p.w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
+	}
+	return p.w.ladder, nil
+}
+
+// podWalk sends one ladder's probes from inside a pod.
+type podWalk struct {
+	g      *Gatherer
+	ctx    context.Context
+	m      *podMemos
+	tb     toolbox
+	limit  time.Duration
+	routes []linuxnet.Route
+	w      *walker
+}
+
+func (p *podWalk) probe(hop, target string, probes []podProbe) func() HopResult {
+	return func() HopResult { return p.g.runPodProbes(p.ctx, p.m, p.tb, hop, target, p.limit, probes) }
+}
+
+// withMTU sweeps a hop that answered with Don't-Fragment packets: the peer (through the
+// tunnel) and the pod (through the pod network).
+func (p *podWalk) withMTU(addr netip.Addr, run func() HopResult) func() HopResult {
+	return func() HopResult {
+		r := run()
+		if r.State == HopAnswered {
+			mtu := p.g.podMTU(p.ctx, p.m, p.tb, p.routes, addr)
+			r.MTU = &mtu
+		}
+		return r
+	}
+}
+
+// podIP asks a DNS pod a question, or connects to another pod's port, then pings it.
+func (p *podWalk) podIP(lt Targets) {
+	if !lt.PodIP.IsValid() {
+		p.w.skip(HopPodIP, "no pod to aim at (--pod-target)")
+		return
+	}
+	target := lt.PodIP.String() + " (" + lt.PodDesc + ")"
+	var probes []podProbe
+	switch {
+	case lt.PodIsDNS:
+		probes = dnsProbes(p.tb, lt.PodIP, lt.Name, p.limit)
+	case lt.PodPort != 0:
+		probes = tcpProbes(p.tb, lt.PodIP, lt.PodPort, p.limit)
+	}
+	p.w.step(HopPodIP, lt.PodIP, target, p.withMTU(lt.PodIP, p.probe(HopPodIP, target, append(probes, pingProbe(lt.PodIP, p.limit)))))
+}
+
+// publicAddr is --public's address (invalid for a host name).
+func publicAddr(hostPort string) netip.Addr {
+	ap, err := netip.ParseAddrPort(hostPort)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr()
+}

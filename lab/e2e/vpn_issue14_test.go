@@ -1,0 +1,137 @@
+//go:build lab
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 14's vpn-trace judgements on the real lab: masquerade written with nft only, a pool the
+// cluster routes back, a server that pushes no route, a tunnel MTU black hole. Each runs the
+// broken lab and the fixed one (the faults' cleanup restores the lab).
+
+// findingWithCode is the one finding of check id with code, "" when there is none.
+func findingWithCode(t *testing.T, r lanaccessRun, id, code string) (string, map[string]any) {
+	t.Helper()
+	_, _, fs := r.check(t, id)
+	for _, f := range fs {
+		if f.Code == code {
+			return f.Message, f.Evidence
+		}
+	}
+	return "", nil
+}
+
+func TestVPNTraceReadsAMasqueradeWrittenWithNft(t *testing.T) {
+	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	waitTunnel(t)
+	lab.DropMasquerade(t)
+	lab.DropReturnRoute(t)
+	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
+	status, _, fs := r.check(t, "VPN005")
+	assert.Equal(t, "fail", status, findingText(fs))
+
+	lab.MasqueradeWithNft(t)
+	eventually(t, 10*time.Second, func() error {
+		if !laptopReachesWeb(t, webPodIP(t)) {
+			return errors.New("the laptop does not reach the web pod through the nft masquerade")
+		}
+		return nil
+	})
+	r = runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
+	status, _, fs = r.check(t, "VPN005")
+	assert.Equal(t, "pass", status, findingText(fs))
+	msg, ev := findingWithCode(t, r, "VPN005", "VPN005-MASQUERADED")
+	assert.Contains(t, msg, "oifname \"eth0\" masquerade", findingText(fs))
+	assert.Contains(t, ev["readWith"], "nft -j")
+}
+
+func TestVPNTraceSeesThePoolRoutedBackFromTheClient(t *testing.T) {
+	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	waitTunnel(t)
+	lab.DropMasquerade(t) // the nodes still route the pool back to node-vpn
+	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
+	status, _, fs := r.check(t, "VPN005")
+	assert.Equal(t, "pass", status, findingText(fs))
+	msg, _ := findingWithCode(t, r, "VPN005", "VPN005-ROUTED-BACK")
+	assert.Contains(t, msg, "from this machine a pod answered through the tunnel", findingText(fs))
+	_, v := verdict(t, r)
+	assert.NotEqual(t, "return path", v.Evidence["layer"], v.Message)
+}
+
+var pushRoute = regexp.MustCompile(`(?m)^\s*push "route [^"]*"\n`)
+
+// laptopRoutesPods reports whether the laptop sends the pod network into the tunnel.
+func laptopRoutesPods(t *testing.T) bool {
+	t.Helper()
+	out, err := lab.Exec(context.Background(), lab.Laptop(), "ip", "-o", "route", "get", webPodIP(t))
+	return err == nil && strings.Contains(out, "dev tun0")
+}
+
+func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
+	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	waitTunnel(t)
+	// Registered first, so it runs after the configuration is restored: the next tests need
+	// the laptop's routes back.
+	t.Cleanup(func() {
+		eventually(t, 60*time.Second, func() error {
+			if !laptopRoutesPods(t) {
+				return errors.New("the laptop has not got the pushed routes back")
+			}
+			return nil
+		})
+	})
+	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
+		return pushRoute.ReplaceAllString(conf, "")
+	})
+	eventually(t, 60*time.Second, func() error {
+		if laptopRoutesPods(t) {
+			return errors.New("the laptop still routes the pod network into the tunnel")
+		}
+		if !lab.Ping(lab.Laptop(), lab.VPNServerTunnelIP(), time.Second) {
+			return errTunnelDown
+		}
+		return nil
+	})
+	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
+	msg, _ := findingWithCode(t, r, "VPN004", "VPN004-NO-PUSHED-ROUTE")
+	assert.Contains(t, msg, "the server pushes no route to", hopLines(t, r, "VPN004"))
+	hops := hopLines(t, r, "VPN007")
+	assert.Regexp(t, `fail [^\n]*hop 2, pod IP [^\n]*the first silent hop points at the client's routes, not forwarding`, hops)
+	vs, v := verdict(t, r)
+	assert.Equal(t, "fail", vs)
+	assert.Equal(t, "routes", v.Evidence["layer"], v.Message)
+	assert.Contains(t, v.Remediation, `push "route 10.96.0.0 255.255.0.0"`)
+}
+
+var largestSize = regexp.MustCompile(`the largest size that passes is (\d+) bytes`)
+
+func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
+	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	waitTunnel(t)
+	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client", "--only", "VPN001,VPN007")
+	hops := hopLines(t, r, "VPN007")
+	assert.NotContains(t, hops, "MTU", "no black hole on the healthy lab")
+	_, _, fs := r.check(t, "VPN007")
+	require.NotEmpty(t, fs)
+	assert.Contains(t, findingText(fs), "Don't-Fragment packets up to 1500 bytes pass", hops)
+
+	lab.LowerLinkMTU(t, lab.VPNNode().Name, 1400)
+	r = runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client", "--only", "VPN001,VPN007")
+	msg, _ := findingWithCode(t, r, "VPN007", "VPN007-MTU-BLACK-HOLE")
+	require.NotEmpty(t, msg, hopLines(t, r, "VPN007"))
+	m := largestSize.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	largest, _ := strconv.Atoi(m[1])
+	assert.Greater(t, largest, 1200, msg)
+	assert.Less(t, largest, 1400, "the encapsulation overhead makes the inner limit smaller than the link's: %s", msg)
+}
