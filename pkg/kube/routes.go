@@ -195,7 +195,7 @@ func (s *Setup) readRouteModel() {
 	}
 	idx := newMiddlewareIndex(s)
 	s.MiddlewaresKnown = idx.known
-	var routes []Route
+	routes := make([]Route, 0, len(s.IngressRoutes)+len(s.Ingresses)+len(s.HTTPRoutes))
 	for _, ir := range s.IngressRoutes {
 		routes = append(routes, s.ingressRouteRoutes(ir)...)
 	}
@@ -470,7 +470,7 @@ func ingressBackends(ing networkingv1.Ingress) []Backend {
 
 func splitList(s string) []string {
 	var out []string
-	for _, x := range strings.Split(s, ",") {
+	for x := range strings.SplitSeq(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {
 			out = append(out, x)
 		}
