@@ -26,6 +26,9 @@ const ForwardAuthLocationAnnotation = "lab.lanaccess.io/forward-auth-location"
 
 var plainLocation = regexp.MustCompile(`^(https?://[A-Za-z0-9.-]+(:[0-9]+)?)?/[A-Za-z0-9/?&=%._~+-]*$`)
 
+// PlainLocation reports whether the lab's nginx takes loc as a ForwardAuthLocationAnnotation.
+func PlainLocation(loc string) bool { return plainLocation.MatchString(loc) }
+
 // Route is one Traefik router as the lab's nginx serves it.
 type Route struct {
 	Host        string
@@ -62,7 +65,7 @@ func RoutesFromIngresses(ings []*networkingv1.Ingress, class string) []Route {
 			}
 			r := Route{Host: rule.Host, Source: "Ingress " + ing.Namespace + "/" + ing.Name,
 				Web: web, WebSecure: secure, ForwardAuth: auth}
-			if loc := ing.Annotations[ForwardAuthLocationAnnotation]; plainLocation.MatchString(loc) {
+			if loc := ing.Annotations[ForwardAuthLocationAnnotation]; PlainLocation(loc) {
 				r.AuthLocation = loc
 			}
 			if rule.HTTP != nil && len(rule.HTTP.Paths) > 0 && rule.HTTP.Paths[0].Backend.Service != nil {
