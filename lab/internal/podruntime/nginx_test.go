@@ -63,5 +63,6 @@ func TestNginxConfAnswersTheAnnotatedForwardAuthLocationWhenItIsPlain(t *testing
 		require.Len(t, routes, 1)
 		conf := NginxConf(NginxSite{Dir: "/d", IP: "10.244.1.3", WebPort: 8000, WebSecurePort: 8443, Routes: routes})
 		assert.Contains(t, conf, "location / { "+want+" }", "%q", value)
+		assert.Contains(t, conf, "absolute_redirect off;", "a path reaches the browser as written")
 	}
 }
