@@ -3,10 +3,8 @@ package netpath
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"net/netip"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -31,72 +30,26 @@ import (
 
 const traefikCasesFile = "../../testdata/oracle/traefik/forwardauth.json"
 
-type traefikAnswer struct {
-	Status   int    `json:"status"`
-	Location string `json:"location"`
-}
-
-type traefikCase struct {
-	Name        string         `json:"name"`
-	ForwardAuth map[string]any `json:"forwardAuth"`
-	PatchOf     string         `json:"patchOf"`
-	Patch       map[string]any `json:"patch"`
-	Auth        traefikAnswer  `json:"auth"`
-	Browser     traefikAnswer  `json:"browser"`
-}
-
-func traefikCases(t *testing.T) []traefikCase {
+// traefikCaseNamed returns a case of the oracle, a patched case with its forwardAuth resolved.
+func traefikCaseNamed(t *testing.T, name string) traefikoracle.Case {
 	t.Helper()
-	data, err := os.ReadFile(traefikCasesFile)
+	cs, err := traefikoracle.Load(traefikCasesFile)
 	require.NoError(t, err)
-	var file struct {
-		Cases []traefikCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &file))
-	require.NotEmpty(t, file.Cases)
-	return file.Cases
-}
-
-// traefikCaseNamed returns a case with its forwardAuth resolved: a patched case's is its base's
-// with the patch's spec.forwardAuth fields set (the file's patches touch nothing else; the
-// oracle applies them as full RFC 7386 merge patches).
-func traefikCaseNamed(t *testing.T, name string) traefikCase {
-	t.Helper()
-	cases := traefikCases(t)
-	for _, c := range cases {
-		if c.Name != name {
-			continue
-		}
-		if c.PatchOf != "" {
-			base := traefikCaseNamed(t, c.PatchOf)
-			c.ForwardAuth = maps.Clone(base.ForwardAuth)
-			spec, _ := c.Patch["spec"].(map[string]any)
-			fa, ok := spec["forwardAuth"].(map[string]any)
-			require.True(t, ok && len(spec) == 1, "case %s: a patch of spec.forwardAuth only", name)
-			maps.Copy(c.ForwardAuth, fa)
-		}
-		return c
-	}
-	t.Fatalf("%s has no case %s", traefikCasesFile, name)
-	return traefikCase{}
+	c, ok := cs.Named(name)
+	require.True(t, ok, "%s has no case %s", traefikCasesFile, name)
+	return c
 }
 
 // traefikGives is what Traefik answers the browser when the forwardAuth is fa and the auth
 // server answers auth: the case of the oracle file with that forwardAuth and auth answer.
-func traefikGives(t *testing.T, fa *kube.ForwardAuth, auth traefikAnswer) traefikAnswer {
+func traefikGives(t *testing.T, fa *kube.ForwardAuth, auth traefikoracle.Answer) traefikoracle.Answer {
 	t.Helper()
 	require.NotNil(t, fa, "the probe host has a forwardAuth")
-	for _, c := range traefikCases(t) {
-		c = traefikCaseNamed(t, c.Name)
-		addr, _ := c.ForwardAuth["address"].(string)
-		keep, _ := c.ForwardAuth["preserveLocationHeader"].(bool)
-		signin, _ := c.ForwardAuth["authSigninURL"].(string)
-		if addr == fa.Address && keep == fa.PreserveLocationHeader && signin == fa.AuthSigninURL && c.Auth == auth {
-			return c.Browser
-		}
-	}
-	t.Fatalf("%s has no case for forwardAuth %+v and auth answer %+v: prove it with Traefik first", traefikCasesFile, *fa, auth)
-	return traefikAnswer{}
+	cs, err := traefikoracle.Load(traefikCasesFile)
+	require.NoError(t, err)
+	got, ok := cs.Gives(traefikoracle.ForwardAuth{Address: fa.Address, PreserveLocationHeader: fa.PreserveLocationHeader, AuthSigninURL: fa.AuthSigninURL}, auth)
+	require.True(t, ok, "%s has no case for forwardAuth %+v and auth answer %+v: prove it with Traefik first", traefikCasesFile, *fa, auth)
+	return got
 }
 
 var middlewarePatch = regexp.MustCompile(`(?m)^kubectl -n (\S+) patch middleware (\S+) --type=merge -p '([^']*)'$`)
@@ -113,7 +66,7 @@ func TestHTTPSAnswerPreserveLocationFixRoundTrips(t *testing.T) {
 	ca := probetest.NewCA(t)
 	wildcard := ca.Issue(t, time.Now().Add(60*24*time.Hour), "*.apps.example.com")
 	// oauth2-proxy, asked on /oauth2/auth without knowing its public URL, answers a path.
-	authAnswer := traefikAnswer{Status: http.StatusFound, Location: "/oauth2/start?rd=%2F"}
+	authAnswer := traefikoracle.Answer{Status: http.StatusFound, Location: "/oauth2/start?rd=%2F"}
 
 	run := func() engine.Outcome {
 		t.Helper()
