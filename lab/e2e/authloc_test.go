@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
 )
 
 // LA401 judges where the probe host's redirect sends the browser. The fault is the one Traefik
@@ -28,26 +28,18 @@ const oracleCasesFile = "../../testdata/oracle/traefik/forwardauth.json"
 // oracleBrowserLocation is the Location Traefik gives the browser in the oracle's case name.
 func oracleBrowserLocation(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(oracleCasesFile)
+	c := oracleCase(t, name)
+	require.Equal(t, http.StatusFound, c.Browser.Status, "case %s", name)
+	return c.Browser.Location
+}
+
+func oracleCase(t *testing.T, name string) traefikoracle.Case {
+	t.Helper()
+	cs, err := traefikoracle.Load(oracleCasesFile)
 	require.NoError(t, err)
-	var file struct {
-		Cases []struct {
-			Name    string `json:"name"`
-			Browser struct {
-				Status   int    `json:"status"`
-				Location string `json:"location"`
-			} `json:"browser"`
-		} `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &file))
-	for _, c := range file.Cases {
-		if c.Name == name {
-			require.Equal(t, http.StatusFound, c.Browser.Status, "case %s", name)
-			return c.Browser.Location
-		}
-	}
-	t.Fatalf("%s has no case %s", oracleCasesFile, name)
-	return ""
+	c, ok := cs.Named(name)
+	require.True(t, ok, "%s has no case %s", oracleCasesFile, name)
+	return c
 }
 
 // proxyAddresses are the proxy's node addresses, the ones LA401 probes.
