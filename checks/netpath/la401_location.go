@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -119,7 +121,10 @@ func internalLocationFix(p *Path, rt kube.RedirectTargets, loc *url.URL) string 
 	rewritten := rt.AddressURL != nil && sameOrigin(rt.AddressURL, loc) && !rt.PreserveLocationHeader
 	if rewritten && rt.PortalOnProbeHost {
 		ns, name, _ := strings.Cut(rt.Middleware, "/")
-		fmt.Fprintf(&b, "# pass the auth server's Location as written (Traefik v3.3 or later): the browser resolves it against https://%s/, whose route sends to Service %s:\n", p.Host.Name, rt.Service)
+		if old := tooOldToPreserve(rt); old != "" {
+			b.WriteString(old)
+		}
+		fmt.Fprintf(&b, "# pass the auth server's Location as written (Traefik %s or later): the browser resolves it against https://%s/, whose route sends to Service %s:\n", preserveLocationSince, p.Host.Name, rt.Service)
 		b.WriteString(remedy.MergePatch(ns, "middleware", name, PreserveLocationPatch()))
 		b.WriteString("\n# or, instead, ")
 	} else {
@@ -134,6 +139,22 @@ func internalLocationFix(p *Path, rt kube.RedirectTargets, loc *url.URL) string 
 	}
 	b.WriteString(remedy.Command("kubectl", "lanaccess", "doctor", "--only", "LA401"))
 	return b.String()
+}
+
+// preserveLocationSince is the first Traefik release with forwardAuth's preserveLocationHeader
+// (traefik/traefik CHANGELOG.md, v3.3.0: "Add an option to preserve the ForwardAuth Server
+// Location header", #11318). An older Traefik ignores the field, and the CRDs of its release
+// do not have it, so the API server refuses or prunes the patch.
+const preserveLocationSince = "v3.3.0"
+
+// tooOldToPreserve says, when the proxy's image names a Traefik older than
+// preserveLocationSince, that the patch needs an upgrade first ("" otherwise).
+func tooOldToPreserve(rt kube.RedirectTargets) string {
+	if rt.ProxyVersion == "" || semver.Compare(rt.ProxyVersion, preserveLocationSince) >= 0 {
+		return ""
+	}
+	return fmt.Sprintf("# the proxy runs Traefik %s (image %s), which has no preserveLocationHeader: upgrade Traefik and its CRDs to %s or later first, or the patch below is refused or does nothing\n",
+		rt.ProxyVersion, rt.ProxyImage, preserveLocationSince)
 }
 
 // PreserveLocationPatch is the merge patch that makes Traefik pass the auth server's Location

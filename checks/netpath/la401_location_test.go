@@ -105,7 +105,7 @@ func TestHTTPSAnswerJudgesTheLocationByTheRoutesForwardAuth(t *testing.T) {
 			traefik: "oauth2-proxy-path",
 			want:    engine.StatusFail, code: "LA401-LOCATION-INTERNAL",
 			message: []string{"Service auth/oauth2-proxy"},
-			fix:     []string{`kubectl -n monitoring patch middleware forward-auth --type=merge -p '{"spec":{"forwardAuth":{"preserveLocationHeader":true}}}'`, "Traefik v3.3 or later", "--redirect-url"},
+			fix:     []string{`kubectl -n monitoring patch middleware forward-auth --type=merge -p '{"spec":{"forwardAuth":{"preserveLocationHeader":true}}}'`, "Traefik v3.3.0 or later", "--redirect-url"},
 		},
 		{
 			name: "the kept path then lands on the probe host's route to the auth server and passes",

@@ -89,10 +89,26 @@ func TestHTTPSAnswerPreserveLocationFixRoundTrips(t *testing.T) {
 		return o
 	}
 
+	// The fixture's proxy runs Traefik v3.1.2, which has no preserveLocationHeader: the fix
+	// says to upgrade first.
 	o := run()
 	fails := netFindings(o, engine.SeverityFail, "")
 	require.Len(t, fails, 3, "%+v", o.Findings)
+	assert.Contains(t, fails[0].Remediation, "# the proxy runs Traefik v3.1.2 (image docker.io/traefik:v3.1.2), which has no preserveLocationHeader: upgrade Traefik and its CRDs to v3.3.0 or later first")
+
+	// Upgraded to the Traefik the oracle runs, the patch alone is the fix.
+	version, err := traefikoracle.TraefikVersion("../../testdata/oracle/traefik")
+	require.NoError(t, err)
+	deploy, err := cs.AppsV1().Deployments("traefik").Get(context.Background(), "traefik", metav1.GetOptions{})
+	require.NoError(t, err)
+	deploy.Spec.Template.Spec.Containers[0].Image = "docker.io/traefik:" + version
+	_, err = cs.AppsV1().Deployments("traefik").Update(context.Background(), deploy, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	o = run()
+	fails = netFindings(o, engine.SeverityFail, "")
+	require.Len(t, fails, 3, "%+v", o.Findings)
 	assert.Equal(t, "LA401-LOCATION-INTERNAL", fails[0].Code)
+	assert.NotContains(t, fails[0].Remediation, "has no preserveLocationHeader")
 	m := middlewarePatch.FindStringSubmatch(fails[0].Remediation)
 	require.NotNil(t, m, "the fix is a Middleware patch: %s", fails[0].Remediation)
 	assert.Equal(t, []string{"monitoring", "forward-auth"}, m[1:3], "the Middleware that holds the probe host's forwardAuth")

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
+
+	"golang.org/x/mod/modfile"
 )
 
 // Answer is an HTTP answer: the auth server's, or the browser's through Traefik.
@@ -103,3 +106,26 @@ func (c Case) Of() ForwardAuth {
 	signin, _ := c.ForwardAuth["authSigninURL"].(string)
 	return ForwardAuth{Address: addr, PreserveLocationHeader: keep, AuthSigninURL: signin}
 }
+
+// TraefikVersion is the version of github.com/traefik/traefik/v3 the oracle module at dir
+// requires: the Traefik whose code proved the cases.
+func TraefikVersion(dir string) (string, error) {
+	path := filepath.Join(dir, "go.mod")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	f, err := modfile.ParseLax(path, data, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == TraefikModule {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s does not require %s", path, TraefikModule)
+}
+
+// TraefikModule is the module of Traefik's code.
+const TraefikModule = "github.com/traefik/traefik/v3"

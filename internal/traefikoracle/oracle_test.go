@@ -57,3 +57,13 @@ func TestLoadRefusesAPatchBeyondSpecForwardAuth(t *testing.T) {
 	_, err := Load(path)
 	assert.ErrorContains(t, err, "not an unpatched case")
 }
+
+func TestTraefikVersionIsTheOneTheOracleModuleRequires(t *testing.T) {
+	v, err := TraefikVersion("../../testdata/oracle/traefik")
+	require.NoError(t, err)
+	assert.Regexp(t, `^v3\.[0-9]+\.[0-9]+$`, v)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.26\n"), 0o600))
+	_, err = TraefikVersion(dir)
+	assert.ErrorContains(t, err, "does not require github.com/traefik/traefik/v3")
+}

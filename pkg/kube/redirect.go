@@ -64,6 +64,10 @@ type RedirectTargets struct {
 	// PortalOnProbeHost: a served route of the probe host itself sends to Service, so a path
 	// kept as written (preserveLocationHeader) reaches the auth server on the probe host.
 	PortalOnProbeHost bool
+	// ProxyImage is the proxy's Traefik image, ProxyVersion the version its tag names ("" when
+	// none): which forwardAuth options that Traefik has.
+	ProxyImage   string
+	ProxyVersion string
 
 	// clusterDomain is the cluster's DNS domain (learnt from the address, else the default);
 	// shortNames are "name.namespace" of the cluster's Services, with the Service they name.
@@ -180,7 +184,8 @@ func ParseAuthURL(raw string) (*url.URL, error) {
 // Service (name, name.namespace, name.namespace.svc, name.namespace.svc.<cluster domain>, any
 // port), the hosts of the served routes whose backend is that Service.
 func (s *Setup) redirectTargets(ph ProbeHost) RedirectTargets {
-	t := RedirectTargets{clusterDomain: defaultClusterDomain, shortNames: s.serviceShortNames()}
+	t := RedirectTargets{clusterDomain: defaultClusterDomain, shortNames: s.serviceShortNames(),
+		ProxyImage: s.Traefik.Image, ProxyVersion: s.Traefik.Version()}
 	fa := ph.Forward
 	if fa == nil {
 		if ph.Route == "" {

@@ -286,3 +286,21 @@ func TestRoutesSendingToAServiceOfAnotherNamespaceAreRefusedUnlessAllowed(t *tes
 	assert.True(t, r.Served, r.NotServed)
 	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "auth", Name: "authelia"}}, r.Backends)
 }
+
+func TestTraefikVersionIsReadFromAFullVersionTagOnly(t *testing.T) {
+	for image, want := range map[string]string{
+		"docker.io/traefik:v3.1.2":                   "v3.1.2",
+		"traefik:3.3.0":                              "v3.3.0",
+		"ghcr.io/traefik/traefik:v3.7.9-alpine":      "v3.7.9",
+		"registry:5000/traefik:v3.4.1@sha256:abcdef": "v3.4.1",
+		"traefik:v3.3.0-rc1":                         "v3.3.0",
+		"traefik":                                    "",
+		"traefik:latest":                             "",
+		"traefik:v3":                                 "",
+		"traefik:v3.3":                               "",
+		"traefik@sha256:abcdef":                      "",
+		"registry:5000/traefik":                      "",
+	} {
+		assert.Equal(t, want, TraefikConfig{Image: image}.Version(), image)
+	}
+}
