@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -35,7 +34,6 @@ import (
 // for the Middleware as the API server holds it.
 
 var (
-	oracleTraefikVersion   = regexp.MustCompile(`(?m)^require github\.com/traefik/traefik/v3 (v\S+)$`)
 	printedMiddlewarePatch = regexp.MustCompile(`(?m)^kubectl -n (\S+) patch middleware (\S+) --type=merge -p '[^']*'$`)
 	middlewaresGVR         = schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "middlewares"}
 	ingressRoutesGVR       = schema.GroupVersionResource{Group: "traefik.io", Version: "v1alpha1", Resource: "ingressroutes"}
@@ -78,6 +76,7 @@ func TestDoctorPreserveLocationFixRoundTripsOnTheLab(t *testing.T) {
 	line := printedMiddlewarePatch.FindString(fix)
 	require.NotEmpty(t, line, "the fix patches the Middleware: %s", fix)
 	assert.Equal(t, []string{"traefik", "forward-auth"}, printedMiddlewarePatch.FindStringSubmatch(line)[1:3])
+	assert.NotContains(t, fix, "has no preserveLocationHeader", "the lab's Traefik has the option")
 	pasteKubectl(t, line)
 
 	stored, err := dc.Resource(middlewaresGVR).Namespace("traefik").Get(context.Background(), "forward-auth", metav1.GetOptions{})
@@ -118,13 +117,14 @@ func serveTraefikAnswer(t *testing.T, dc dynamic.Interface, cases traefikoracle.
 // deletes them at cleanup.
 func installTraefikCRDs(t *testing.T) {
 	t.Helper()
-	gomod, err := os.ReadFile("../../testdata/oracle/traefik/go.mod")
+	version, err := traefikoracle.TraefikVersion("../../testdata/oracle/traefik")
 	require.NoError(t, err)
-	m := oracleTraefikVersion.FindSubmatch(gomod)
-	require.NotNil(t, m, "the oracle requires github.com/traefik/traefik/v3")
+	deploy, err := lab.Client.AppsV1().Deployments("traefik").Get(context.Background(), "traefik", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "docker.io/traefik:"+version, deploy.Spec.Template.Spec.Containers[0].Image, "the lab's Traefik is the oracle's, whose CRDs these are")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dl := exec.CommandContext(ctx, "go", "mod", "download", "-json", "github.com/traefik/traefik/v3@"+string(m[1]))
+	dl := exec.CommandContext(ctx, "go", "mod", "download", "-json", traefikoracle.TraefikModule+"@"+version)
 	dl.Dir = t.TempDir() // outside any module: nothing of ours is touched
 	out, err := dl.Output()
 	require.NoError(t, err, "go mod download: %s", out)
