@@ -94,8 +94,7 @@ func TestDoctorFailsLA101WhenAAAAAnswersAddressesNoKubeProxyCaptures(t *testing.
 	// The printed fixes, pasted: the Services keep their IPv4 addresses; the AAAA template then
 	// answers addresses no Service carries (LA101 names it), and without it doctor passes.
 	for _, fix := range fixes {
-		out, err := pasteFix(t, fix)
-		require.NoError(t, err, "%s", out)
+		pasteKubectl(t, fix)
 	}
 	lab.WaitProxySynced(t)
 	c = doctor(t, "--only", "LA101", "--no-helpers").check(t, "LA101")

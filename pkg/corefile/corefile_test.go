@@ -277,3 +277,23 @@ func TestZoneFileIncludesAndGeneratesAreBounded(t *testing.T) {
 		t.Logf("stopped after %s", time.Since(start))
 	})
 }
+
+// A template answer is built with dns.NewRR, whose ReadRR allows $INCLUDE (miekg/dns
+// scan.go): CoreDNS reads the file in its pod. Here no answer ever opens a file of this
+// machine, even one that never ends: it is left unread, and what CoreDNS answers is unknown.
+func TestATemplateAnswerNeverOpensALocalFile(t *testing.T) {
+	for _, answer := range []string{`$INCLUDE /dev/zero`, `$INCLUDE /etc/passwd`, `$INCLUDE ../../../../etc/passwd apps.example.com.`} {
+		c, err := Parse("x", []byte("apps.example.com:53 {\n template IN A {\n  answer \""+answer+"\"\n }\n}\n"))
+		require.NoError(t, err)
+		a := c.Blocks[0].Templates[0].Answers[0]
+		assert.NotContains(t, a.Err+a.Record, "root:", "no file content reaches the report")
+		require.NotEmpty(t, a.Unread, answer)
+		assert.False(t, a.Static, answer)
+		assert.Contains(t, a.Unread, "$INCLUDE")
+		o := ask(c, "a.apps.example.com", dns.TypeA, "53")
+		assert.Contains(t, o.Unknown, "is not read", answer)
+	}
+	c, err := Parse("x", []byte("apps.example.com:53 {\n template IN A {\n  answer \"$GENERATE 1-65535 h$ A 10.0.0.1\"\n }\n}\n"))
+	require.NoError(t, err)
+	assert.Empty(t, c.Blocks[0].Templates[0].Answers[0].Unread, "$GENERATE is read as NewRR reads it: its first record")
+}
