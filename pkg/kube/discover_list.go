@@ -44,6 +44,20 @@ func listAll[T any](ctx context.Context, base metav1.ListOptions, list func(cont
 	return nil, fmt.Errorf("more than %d pages of %d objects: giving up", maxPages, pageSize)
 }
 
+// listTyped pages through a typed client's List: list is the client's method, items the list
+// type's Items (every typed list carries its continue token in ListMeta).
+func listTyped[L interface{ GetContinue() string }, T any](ctx context.Context, base metav1.ListOptions,
+	list func(context.Context, metav1.ListOptions) (L, error), items func(L) []T,
+) ([]T, error) {
+	return listAll(ctx, base, func(ctx context.Context, o metav1.ListOptions) ([]T, string, error) {
+		l, err := list(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return items(l), l.GetContinue(), nil
+	})
+}
+
 // listServices keeps, page by page, only the Services keep accepts: memory then stays flat
 // however many Services the cluster has.
 func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep func(*corev1.Service) bool) ([]corev1.Service, error) {
