@@ -176,13 +176,13 @@ type NodeShells struct {
 	// lost), not yet seen deleted; Close deletes them by name even when it cannot list.
 	created map[string]bool
 	closed  bool
-	// readers caches the UID of each trusted DaemonSet ("" when it could not be read).
-	readers map[NodeReader]string
+	// trust tells the system DaemonSets whose pods may read a node.
+	trust *ReaderTrust
 }
 
 // NewNodeShells prepares helper pods for one run; nothing is created until Open.
 func NewNodeShells(client kubernetes.Interface, exec Executor, cfg HelperConfig) *NodeShells {
-	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), created: map[string]bool{}, readers: map[NodeReader]string{}}
+	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), created: map[string]bool{}, trust: NewReaderTrust(client)}
 }
 
 // Config returns the effective configuration (defaults applied).

@@ -2,12 +2,15 @@ package kube
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 )
 
 // NodeReader is a system DaemonSet whose pods may read a node's sockets in place of a helper.
@@ -21,53 +24,69 @@ type NodeReader struct {
 
 func (r NodeReader) String() string { return r.Namespace + "/" + r.Name }
 
-// TrustedNodeReaders is the allowlist: kube-proxy and the two CNI agents that run on every
-// node with the host's network, each in the namespace its installer uses. A pod is matched by
-// its controller (an apps/v1 DaemonSet of that namespace and name, whose UID the API confirms),
-// never by its name.
+// TrustedNodeReaders is the allowlist: kube-proxy and the CNI agents that run on every node
+// with the host's network, each in the namespace and under the name its upstream installer
+// uses (kube-proxy: kubeadm's addon; Calico: the operator's calico-system/calico-node and
+// calico.yaml's kube-system/calico-node; Cilium: its Helm chart's kube-system/cilium; Flannel:
+// kube-flannel.yml's kube-flannel/kube-flannel-ds, kube-system before v0.20). A pod is matched
+// by its controller (an apps/v1 DaemonSet of that namespace and name, whose UID the API
+// confirms), never by its name.
 func TrustedNodeReaders() []NodeReader {
 	return []NodeReader{
 		{Namespace: "kube-system", Name: "kube-proxy"},
 		{Namespace: "kube-system", Name: "cilium"},
 		{Namespace: "calico-system", Name: "calico-node"},
+		{Namespace: "kube-system", Name: "calico-node"},
+		{Namespace: "kube-flannel", Name: "kube-flannel-ds"},
+		{Namespace: "kube-system", Name: "kube-flannel-ds"},
 	}
 }
 
-// trustedReader returns the allowlisted DaemonSet that controls p, if the API confirms it.
-func (s *NodeShells) trustedReader(ctx context.Context, p *corev1.Pod) (NodeReader, bool) {
+// ReaderTrust tells the pods that may answer for a node: those of a TrustedNodeReaders
+// DaemonSet, confirmed through the API. One per run; safe for concurrent use.
+type ReaderTrust struct {
+	client kubernetes.Interface
+	mu     sync.Mutex
+	// uids caches the UID of each trusted DaemonSet ("" when it could not be read).
+	uids map[NodeReader]string
+}
+
+// NewReaderTrust reads DaemonSets through client.
+func NewReaderTrust(client kubernetes.Interface) *ReaderTrust {
+	return &ReaderTrust{client: client, uids: map[NodeReader]string{}}
+}
+
+// Of returns the allowlisted DaemonSet that controls p, if the API confirms it.
+func (t *ReaderTrust) Of(ctx context.Context, p *corev1.Pod) (NodeReader, bool) {
 	ref := metav1.GetControllerOf(p)
 	if ref == nil || ref.Kind != "DaemonSet" || ref.APIVersion != "apps/v1" {
 		return NodeReader{}, false
 	}
 	want := NodeReader{Namespace: p.Namespace, Name: ref.Name}
-	allowed := false
-	for _, r := range TrustedNodeReaders() {
-		allowed = allowed || r == want
-	}
-	if !allowed {
+	if !slices.Contains(TrustedNodeReaders(), want) {
 		return NodeReader{}, false
 	}
-	uid := s.readerUID(ctx, want)
+	uid := t.uid(ctx, want)
 	return want, uid != "" && uid == string(ref.UID)
 }
 
-// readerUID reads the DaemonSet's UID once per run ("" when it cannot be read: not trusted).
-func (s *NodeShells) readerUID(ctx context.Context, r NodeReader) string {
-	s.mu.Lock()
-	uid, seen := s.readers[r]
-	s.mu.Unlock()
+// uid reads the DaemonSet's UID once per run ("" when it cannot be read: not trusted).
+func (t *ReaderTrust) uid(ctx context.Context, r NodeReader) string {
+	t.mu.Lock()
+	uid, seen := t.uids[r]
+	t.mu.Unlock()
 	if seen {
 		return uid
 	}
 	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ds, err := s.client.AppsV1().DaemonSets(r.Namespace).Get(gctx, r.Name, metav1.GetOptions{})
+	ds, err := t.client.AppsV1().DaemonSets(r.Namespace).Get(gctx, r.Name, metav1.GetOptions{})
 	if err == nil {
 		uid = string(ds.UID)
 	}
-	s.mu.Lock()
-	s.readers[r] = uid
-	s.mu.Unlock()
+	t.mu.Lock()
+	t.uids[r] = uid
+	t.mu.Unlock()
 	return uid
 }
 
@@ -94,7 +113,7 @@ func (s *NodeShells) existing(ctx context.Context, node string) *NodeShell {
 		if container == "" {
 			continue
 		}
-		reader, ok := s.trustedReader(ctx, p)
+		reader, ok := s.trust.Of(ctx, p)
 		if !ok {
 			continue
 		}

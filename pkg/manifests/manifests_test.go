@@ -27,7 +27,7 @@ import (
 )
 
 // kubernetesManifests are the names whose documents are Kubernetes objects.
-var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "job", "helm-test", "argocd"}
+var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read", "job", "helm-test", "argocd"}
 
 // decodeAll decodes every document of name strictly (an unknown or misspelt field is an error)
 // with client-go's scheme, into typed objects.

@@ -18,6 +18,9 @@ const (
 	GrantNodeConfigz Grant = "rbac-node-configz"
 	// GrantHelpers is the opt-in Role in the helper pods' namespace.
 	GrantHelpers Grant = "rbac-helpers"
+	// GrantNodeRead is the opt-in Role in kube-system: exec into the trusted system
+	// DaemonSets' pods, which vpn-trace reads the VPN pods' nodes through.
+	GrantNodeRead Grant = "rbac-node-read"
 )
 
 // ServiceAccount is the ServiceAccount (in namespace lanaccess) each bundle binds its role to:
@@ -30,13 +33,15 @@ func (g Grant) ServiceAccount() string {
 		return "kubectl-lanaccess-configz"
 	case GrantHelpers:
 		return "kubectl-lanaccess-helpers"
+	case GrantNodeRead:
+		return "kubectl-lanaccess-node-read"
 	}
 	return "kubectl-lanaccess"
 }
 
 // Grants lists the bundles, the read-only one first.
 func Grants() []Grant {
-	return []Grant{GrantDoctor, GrantHelpers, GrantVPNExec, GrantNodeConfigz}
+	return []Grant{GrantDoctor, GrantHelpers, GrantVPNExec, GrantNodeConfigz, GrantNodeRead}
 }
 
 // Scope says in which namespaces a permission is exercised.
@@ -51,7 +56,8 @@ const (
 	HelperNamespace
 	// VPNNamespace: the VPN pods' namespace.
 	VPNNamespace
-	// SystemNamespace: kube-system (kube-proxy's configuration, the API server's static pod).
+	// SystemNamespace: kube-system (kube-proxy's configuration, the API server's static pod,
+	// the trusted system DaemonSets that read nodes).
 	SystemNamespace
 )
 
@@ -114,6 +120,16 @@ func Permissions() []Permission {
 	read("networking.k8s.io", "ingresses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "ingressclasses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "networkpolicies", Cluster, false, "VPN005")
+	// vpn-trace: the pod and Service ranges its pushed routes must cover, the CNI's settings and
+	// the policies of the CNIs that have their own (read when their CRDs are installed).
+	read("networking.k8s.io", "servicecidrs", Cluster, false, "VPN004")
+	read("operator.tigera.io", "installations", Cluster, true, "VPN003")
+	for _, r := range []string{"networkpolicies", "globalnetworkpolicies"} {
+		read("crd.projectcalico.org", r, Cluster, true, "VPN005")
+		read("projectcalico.org", r, Cluster, true, "VPN005")
+	}
+	read("cilium.io", "ciliumnetworkpolicies", Cluster, true, "VPN005")
+	read("cilium.io", "ciliumclusterwidenetworkpolicies", Cluster, true, "VPN005")
 	for _, g := range []string{"traefik.io", "traefik.containo.us"} {
 		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
 		read(g, "middlewares", Cluster, true, "LA107", "probe host")
@@ -135,6 +151,8 @@ func Permissions() []Permission {
 		Permission{Resource: "pods", Verb: "list", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN001"}},
 		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN002", "VPN004", "VPN005", "VPN006"}},
 		Permission{Resource: "nodes/proxy", Verb: "get", Grant: GrantNodeConfigz, Scope: Cluster, For: []string{"VPN003"}, Optional: true},
+		// vpn-trace reads the VPN pods' nodes through the trusted system DaemonSets' pods.
+		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
 	)
 	for _, v := range []string{"create", "delete", "get", "list"} {
 		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201", "cleanup"}, Optional: true})

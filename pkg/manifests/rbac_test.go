@@ -86,6 +86,7 @@ func (o rbacObjects) grantRole(t *testing.T) map[Grant]struct {
 		GrantNodeConfigz: {clusterRole("kubectl-lanaccess-node-configz"), "ClusterRole kubectl-lanaccess-node-configz"},
 		GrantVPNExec:     {role("vpn/kubectl-lanaccess-vpn-exec"), "Role vpn/kubectl-lanaccess-vpn-exec"},
 		GrantHelpers:     {role(kube.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"), "Role " + kube.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"},
+		GrantNodeRead:    {role("kube-system/kubectl-lanaccess-node-read"), "Role kube-system/kubectl-lanaccess-node-read"},
 	}
 }
 
