@@ -90,8 +90,7 @@ func writeCleanup(w io.Writer, res kube.CleanupResult) error {
 }
 
 func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := &CleanupFlags{}
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "cleanup",
 		Short: "Delete the helper pods of finished runs (label app.kubernetes.io/managed-by=kubectl-lanaccess)",
 		Long: `cleanup deletes the helper pods that a killed run left behind: pods that ended, and pods past
@@ -103,15 +102,5 @@ node right now. --run-id deletes the pods of the runs named, --all every helper 
 
   # the pods of one run (its id is in the warning of the run that could not delete them)
   kubectl lanaccess cleanup -n lanaccess-helpers --run-id 3f9a1c2e`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	return cmd
+	}, &CleanupFlags{}, kubeFlags, streams, connect)
 }

@@ -182,8 +182,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 }
 
 func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := NewDoctorFlags()
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "doctor",
 		Short: "Diagnose LAN access: Services with externalIPs, the zone CoreDNS, node listeners, DNS and HTTPS paths",
 		Example: `  # everything, discovering the proxy, the DNS Service, the ConfigMap and the zone
@@ -200,18 +199,8 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 
   # without cluster access: the DNS and HTTPS paths on the given node addresses
   kubectl lanaccess doctor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 --zone apps.example.com --host grafana.apps.example.com`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	registerCheckCompletions(cmd, catalogue.Doctor)
-	return cmd
+		Catalogue: catalogue.Doctor,
+	}, NewDoctorFlags(), kubeFlags, streams, connect)
 }
 
 func describeSetup(s *kube.Setup) []report.KV {

@@ -260,8 +260,7 @@ func (w *monitorWorkstation) checks(p netpath.Path) []engine.Check {
 }
 
 func newMonitorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := NewMonitorFlags()
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "monitor",
 		Short: "Watch the LAN path from a LAN machine: doctor's checks every interval, Prometheus metrics, a log line per change",
 		Long: `monitor runs on a machine of the LAN (a workstation, a small always-on box, a VM outside
@@ -280,16 +279,6 @@ Grafana dashboard and a systemd unit that go with it.`,
 
   # the same settings from a file (keys are the long flag names)
   kubectl lanaccess monitor --config /etc/kubectl-lanaccess/monitor.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	registerCheckCompletions(cmd, catalogue.Doctor)
-	return cmd
+		Catalogue: catalogue.Doctor,
+	}, NewMonitorFlags(), kubeFlags, streams, connect)
 }

@@ -217,6 +217,6 @@ func felixEnv(ds appsv1.DaemonSet, name string) (string, bool) {
 }
 
 func listDaemonSets(ctx context.Context, c kubernetes.Interface) ([]appsv1.DaemonSet, error) {
-	return listTyped(ctx, metav1.ListOptions{}, c.AppsV1().DaemonSets(metav1.NamespaceAll).List,
-		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AppsV1().DaemonSets(metav1.NamespaceAll).List,
+		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items }))
 }

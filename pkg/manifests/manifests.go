@@ -123,8 +123,9 @@ func All() []Manifest {
 
 // Names lists the manifest names.
 func Names() []string {
-	var out []string
-	for _, m := range All() {
+	all := All()
+	out := make([]string, 0, len(all))
+	for _, m := range all {
 		out = append(out, m.Name)
 	}
 	return out

@@ -58,7 +58,7 @@ func decodeAll(t *testing.T, name string) []runtime.Object {
 
 func stripComments(doc []byte) []byte {
 	var out bytes.Buffer
-	for _, line := range strings.Split(string(doc), "\n") {
+	for line := range strings.SplitSeq(string(doc), "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
 			out.WriteString(line + "\n")
 		}
@@ -271,7 +271,7 @@ func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
 	wf, err := Get("github-actions")
 	require.NoError(t, err)
 	errs := lintWorkflow(t, wf)
-	var msgs []string
+	msgs := make([]string, 0, len(errs))
 	for _, e := range errs {
 		msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
 	}

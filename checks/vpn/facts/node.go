@@ -103,8 +103,9 @@ func (g *Gatherer) trusted(ctx context.Context, cands []nodeReader, pods []corev
 }
 
 func trustedNames() string {
-	var names []string
-	for _, r := range kube.TrustedNodeReaders() {
+	readers := kube.TrustedNodeReaders()
+	names := make([]string, 0, len(readers))
+	for _, r := range readers {
 		names = append(names, r.String())
 	}
 	return strings.Join(names, ", ")
