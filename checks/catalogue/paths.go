@@ -22,6 +22,22 @@ var nodeListeners = []Entry{
 			code("LA201", "HELPER-LEFT", "a helper pod could not be deleted after the read: the fix is the cleanup command of the run"),
 		},
 	},
+	{
+		ID: "LA202", Title: "What implements Services binds no node's peer addresses on the nodes (kube-proxy's mode)",
+		Section: NodeListeners, Command: Doctor,
+		Timeout: 4 * time.Minute,
+		Proves:  "kube-proxy's mode where distributions keep it (its DaemonSet's `--config` ConfigMap or `--proxy-mode`, kubeadm's kube-system/kube-proxy config.conf, static pods, k3s's node-args) and its replacements (Cilium's kube-proxy-replacement, Calico's eBPF dataplane): IPVS with externalIPs = node addresses binds every peer's address on `kube-ipvs0` on every node (FAIL; the fix switches to iptables, and says the cleanup); iptables/nftables write DNAT rules only; a mode not found is a WARN naming where it looked; through the node reader, a node holding a peer's address on `kube-ipvs0` is a FAIL whatever the configuration says",
+		Codes: []Code{
+			code("LA202", "IPVS-NODE-ADDRESSES", "kube-proxy runs in IPVS mode and the externalIPs are node addresses: every node holds its peers' addresses"),
+			code("LA202", "PEER-ADDRESS-LOCAL", "a node holds a peer's address on kube-ipvs0: its traffic to that peer stays on it"),
+			code("LA202", "MODE", "kube-proxy's mode and where it was read (information)"),
+			code("LA202", "REPLACED", "a kube-proxy replacement (Cilium, Calico eBPF) implements Services (information)"),
+			code("LA202", "MODE-UNKNOWN", "kube-proxy's mode cannot be read, or is not one kube-proxy runs on Linux"),
+			code("LA202", "NOT-FOUND", "neither kube-proxy nor a replacement was found: what implements Services cannot be told"),
+			code("LA202", "NODES-NOT-READ", "the nodes' kube-ipvs0 was not read: the verdict rests on the configuration (information)"),
+			code("LA202", "UNREAD", "part of the input could not be read (RBAC or an API failure): the check says what it did not see"),
+		},
+	},
 }
 
 // netUnreachable are the codes of an address that does not answer a probe.

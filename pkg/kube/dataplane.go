@@ -52,8 +52,9 @@ type ProxySource struct {
 	Disabled bool
 	// Unknown says why the mode could not be told ("" when it could).
 	Unknown string
-	// ConfigMap and Key locate the configuration file the mode came from (DaemonSet --config).
-	ConfigMap, Key string
+	// ConfigMap ("ns/name") and Key locate the configuration file the mode came from
+	// (DaemonSet --config); ConfigText is that file as read.
+	ConfigMap, Key, ConfigText string
 	// Flag locates a --proxy-mode argument: container and index in command+args.
 	Flag *FlagRef
 }
@@ -272,7 +273,7 @@ func daemonSetSource(ds appsv1.DaemonSet, configMaps map[string]corev1.ConfigMap
 			src.Unknown = fmt.Sprintf("ConfigMap %s/%s key %s does not parse: %v", ds.Namespace, cm, key, err)
 			return src
 		}
-		src.Mode, src.StrictARP = mode, strict
+		src.Mode, src.StrictARP, src.ConfigText = mode, strict, text
 		src.ModeFrom = fmt.Sprintf("ConfigMap %s/%s key %s, field mode", ds.Namespace, cm, key)
 		if mode == "" {
 			src.ModeFrom += " (not set: iptables)"
@@ -281,6 +282,43 @@ func daemonSetSource(ds appsv1.DaemonSet, configMaps map[string]corev1.ConfigMap
 	}
 	src.Unknown = "no container of the DaemonSet runs kube-proxy"
 	return src
+}
+
+// configMapSource reads kubeadm's kube-system/kube-proxy ConfigMap (key config.conf, which
+// kubeadm's kube-proxy DaemonSet mounts as its --config) when no DaemonSet running kube-proxy
+// was seen: kube-proxy then runs where the API does not show it (a host service, the lab's
+// own), and this configuration is the only account of its mode.
+func configMapSource(text string) ProxySource {
+	src := ProxySource{Object: "ConfigMap kube-system/kube-proxy", Kind: "configmap", ConfigMap: "kube-system/kube-proxy", Key: KubeProxyConfigKey}
+	mode, strict, err := ParseKubeProxyConfig(text)
+	if err != nil {
+		src.Unknown = fmt.Sprintf("ConfigMap kube-system/kube-proxy key %s does not parse: %v", KubeProxyConfigKey, err)
+		return src
+	}
+	src.Mode, src.StrictARP, src.ConfigText = mode, strict, text
+	src.ModeFrom = "ConfigMap kube-system/kube-proxy key config.conf, field mode (no DaemonSet seen running kube-proxy)"
+	if mode == "" {
+		src.ModeFrom += " (not set: iptables)"
+	}
+	return src
+}
+
+// KubeProxyConfigKey is the key kubeadm writes kube-proxy's configuration file under.
+const KubeProxyConfigKey = "config.conf"
+
+// SetKubeProxyMode returns the configuration file text with its mode set to mode, the rest
+// kept (keys re-ordered, comments dropped: the file is YAML read into a map).
+func SetKubeProxyMode(text, mode string) (string, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(text), &m); err != nil {
+		return "", err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["mode"] = mode
+	out, err := yaml.Marshal(m)
+	return string(out), err
 }
 
 func (p *ProxySource) fromFlag(flag *FlagRef) {

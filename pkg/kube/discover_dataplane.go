@@ -84,6 +84,9 @@ func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
 		}
 		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, daemonSetSource(ds, cms))
 	}
+	if len(d.setup.Dataplane.KubeProxy) == 0 && d.setup.KubeProxyConfig != "" {
+		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, configMapSource(d.setup.KubeProxyConfig))
+	}
 	return nil
 }
 

@@ -2,9 +2,9 @@ package kube
 
 import (
 	"context"
+	"maps"
 	"net/netip"
 	"slices"
-	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,7 +79,7 @@ func PlaceAddrs(ctx context.Context, r *NodeNetReader, nodes []corev1.Node, addr
 	}
 	out.readAll(ctx, r, toRead)
 	for _, p := range out.Places {
-		for _, name := range sortedNames(out.Read) {
+		for _, name := range slices.Sorted(maps.Keys(out.Read)) {
 			n := out.Read[name]
 			if link, ok := n.Owns(p.Addr); ok {
 				p.Owners = append(p.Owners, AddrOwner{Node: name, Link: link})
@@ -134,13 +134,4 @@ func (a *NodeAddrs) readAll(ctx context.Context, r *NodeNetReader, nodes []*core
 func sameAddr(raw string, a netip.Addr) bool {
 	ip, err := netip.ParseAddr(raw)
 	return err == nil && ip.Unmap() == a
-}
-
-func sortedNames(m map[string]NodeNet) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
