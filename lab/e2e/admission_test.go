@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,13 +36,7 @@ func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer
 	assert.Contains(t, fix, `"vpn/openvpn": ["10.0.10.14"]`, "the VPN Service keeps its address")
 
 	// Paste it: kubectl from the lab's build on PATH, the lab's kubeconfig.
-	bin := t.TempDir()
-	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
-	shell, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(shell, "bash", "-euo", "pipefail", "-c", fix)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
-	out, err := cmd.CombinedOutput()
+	out, err := pasteFix(t, fix)
 	require.NoError(t, err, "the API server refuses the suggested policy:\n%s", out)
 	dryRun := []string{metav1.DryRunAll}
 	intruder := &corev1.Service{

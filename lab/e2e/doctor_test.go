@@ -35,7 +35,7 @@ func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
 		assert.Contains(t, []string{"pass", "warn"}, c.Status, "%s: %+v", c.ID, c.Findings)
 	}
 	// Every catalogue entry ran: nothing skipped on a healthy lab with helpers allowed.
-	require.Len(t, r.Doc.Checks, 16)
+	require.Len(t, r.Doc.Checks, 17)
 	assert.Equal(t, 0, r.Doc.Summary["skip"], r.statuses())
 	assert.Equal(t, "pass", r.check(t, "LA301").Status)
 	assert.Equal(t, "pass", r.check(t, "LA401").Status)

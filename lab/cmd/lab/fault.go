@@ -30,7 +30,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
   lab fault masquerade drop             # restore
   lab fault return-route drop           # restore
   lab fault cert wrong-host             # good|expired|unknown-ca
-  lab fault dns-policy ClusterFirst     # Default`,
+  lab fault dns-policy ClusterFirst     # Default
+  lab fault ipvs on                     # off`,
 	}
 	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
 	root.AddCommand(
@@ -49,6 +50,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				return f.ServeCertificate(ctx, faults.CertKind(a[0]))
 			})},
+		&cobra.Command{Use: "ipvs on|off", Short: "Bind every peer's externalIPs on kube-ipvs0 in each node, as kube-proxy's IPVS mode does", Args: cobra.ExactArgs(1),
+			RunE: inLab(ipvsFault)},
 		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))

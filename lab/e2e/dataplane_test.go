@@ -1,0 +1,105 @@
+//go:build lab
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// LA202 on the lab's nodes: `lab fault ipvs on` does what kube-proxy's IPVS proxier does with
+// externalIPs (every node binds the externalIPs that are not its own on kube-ipvs0) and makes
+// kube-proxy's ConfigMap say mode: ipvs. The symptom is real: node-1's kernel then holds
+// node-2's address as a local one, so node-1 cannot reach a service node-2 runs on it.
+
+// connectFrom opens a TCP connection from a node namespace (bash's /dev/tcp), bounded.
+func connectFrom(ns, addr, port string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := lab.Exec(ctx, ns, "timeout", "3", "bash", "-c", "exec 3<>/dev/tcp/"+addr+"/"+port)
+	return err
+}
+
+// pasteFix runs a printed fix as a user pastes it: bash, the lab's kubectl on PATH, the lab's
+// kubeconfig, bounded by a minute.
+func pasteFix(t *testing.T, fix string) ([]byte, error) {
+	t.Helper()
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
+	shell, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(shell, "bash", "-euo", "pipefail", "-c", fix)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
+	return cmd.CombinedOutput()
+}
+
+func codes(c checkResult) []string {
+	out := make([]string, 0, len(c.Findings))
+	for _, f := range c.Findings {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+func TestLA202FailsKubeProxysIPVSModeWithNodeAddressesAndPassesOnIptables(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
+	// node-2 serves something on its LAN address (etcd's client port, as a control-plane node would).
+	lab.StartListener(t, "node-2", 2379, "tcp")
+	require.NoError(t, connectFrom("node-1", "10.0.10.12", "2379"), "healthy: node-1 reaches node-2's service")
+
+	r := doctor(t, "--only", "LA202")
+	c := r.check(t, "LA202")
+	require.Equal(t, "pass", c.Status, "%+v", c.Findings)
+	assert.Contains(t, codes(c), "LA202-MODE")
+	assert.NotContains(t, codes(c), "LA202-NODES-NOT-READ", "the nodes were read: %+v", c.Findings)
+
+	t.Run("ipvs", func(t *testing.T) {
+		lab.IPVSMode(t)
+		route := lab.MustExec(t, "node-1", "ip", "route", "get", "10.0.10.12")
+		assert.True(t, strings.HasPrefix(strings.TrimSpace(route), "local 10.0.10.12"), "node-1 routes node-2's address to itself: %s", route)
+		err := connectFrom("node-1", "10.0.10.12", "2379")
+		require.Error(t, err, "node-1's connection to node-2's service stays on node-1, where nothing listens")
+		t.Logf("symptom: ip route get 10.0.10.12 in node-1 = %q; connect 10.0.10.12:2379 from node-1: %v", strings.TrimSpace(route), err)
+
+		r := doctor(t, "--only", "LA202")
+		c := r.check(t, "LA202")
+		require.Equal(t, "fail", c.Status, "%+v", c.Findings)
+		assert.Equal(t, 1, r.Code)
+		assert.Contains(t, codes(c), "LA202-IPVS-NODE-ADDRESSES")
+		assert.Contains(t, codes(c), "LA202-PEER-ADDRESS-LOCAL")
+		var fix string
+		for _, f := range c.Findings {
+			if f.Code == "LA202-PEER-ADDRESS-LOCAL" && f.Object == "Node node-1" {
+				assert.Contains(t, f.Message, "10.0.10.12 (node-2)")
+			}
+			if f.Code == "LA202-IPVS-NODE-ADDRESSES" {
+				fix = f.Remediation
+			}
+		}
+		require.NotEmpty(t, fix)
+
+		// The printed fix, pasted: the API server takes the new configuration and doctor reads
+		// iptables mode; the addresses already bound stay until kube-proxy's cleanup, as the fix
+		// says, and the nodes still show them.
+		out, err := pasteFix(t, fix)
+		require.NoError(t, err, "the fix does not run:\n%s", out)
+		r = doctor(t, "--only", "LA202")
+		c = r.check(t, "LA202")
+		assert.NotContains(t, codes(c), "LA202-IPVS-NODE-ADDRESSES", "%+v", c.Findings)
+		assert.Contains(t, codes(c), "LA202-PEER-ADDRESS-LOCAL", "kube-ipvs0 stays until the cleanup: %+v", c.Findings)
+	})
+	// The subtest's cleanup removed kube-ipvs0 (kube-proxy --cleanup's effect) and put iptables back.
+	require.NoError(t, connectFrom("node-1", "10.0.10.12", "2379"), "fixed: node-1 reaches node-2's service again")
+	r = doctor(t, "--only", "LA202")
+	c = r.check(t, "LA202")
+	assert.Equal(t, "pass", c.Status, "%+v", c.Findings)
+	assert.Equal(t, 0, r.Code)
+}
