@@ -161,8 +161,8 @@ func Permissions() []Permission {
 		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
 	)
 	for _, v := range []string{"create", "delete", "get", "list"} {
-		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201", "LA202", "cleanup"}, Optional: true})
+		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "cleanup"}, Optional: true})
 	}
-	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201", "LA202"}, Optional: true})
+	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202"}, Optional: true})
 	return out
 }
