@@ -103,3 +103,38 @@ func TestLA202FailsKubeProxysIPVSModeWithNodeAddressesAndPassesOnIptables(t *tes
 	assert.Equal(t, "pass", c.Status, "%+v", c.Findings)
 	assert.Equal(t, 0, r.Code)
 }
+
+// LA101 on a node whose LAN address sits on a second interface: node-3 gets lan1 with
+// 10.0.10.23 (its status.addresses keep 10.0.10.13 only), and the setup adds that address to
+// both Services and the zone. kube-proxy captures traffic to any address the node owns, so this
+// is fine, and LA101 says which node and interface carry it.
+func TestLA101PassesAnAddressOnANodesSecondInterfaceAndNamesIt(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
+	const second = "10.0.10.23"
+	lab.SecondNIC(t, "node-3", second+"/24")
+	require.True(t, lab.Ping("laptop", second, 5*time.Second), "the LAN reaches node-3's second interface")
+	ips := append(lab.NodeIPs(), second)
+	lab.SetExternalIPs(t, "traefik", "traefik", ips...)
+	lab.SetExternalIPs(t, "traefik", "lan-dns", ips...)
+	lab.EditLanDNSCorefile(t, func(c string) string {
+		return strings.Replace(c, `answer "{{ .Name }} 60 IN A 10.0.10.13"`,
+			`answer "{{ .Name }} 60 IN A 10.0.10.13"`+"\n            answer \"{{ .Name }} 60 IN A "+second+"\"", 1)
+	})
+
+	r := doctor(t, "--only", "LA101")
+	c := r.check(t, "LA101")
+	require.Equal(t, "pass", c.Status, "%+v", c.Findings)
+	var said string
+	for _, f := range c.Findings {
+		if f.Code == "LA101-NODE-ADDRESS" && f.Object == second {
+			said = f.Message
+		}
+	}
+	assert.Contains(t, said, "node node-3 on lan1", "%+v", c.Findings)
+
+	// Read-only, the nodes are not read: the address is routed to no node that doctor can see.
+	r = doctor(t, "--only", "LA101", "--no-helpers")
+	c = r.check(t, "LA101")
+	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
+	assert.Contains(t, codes(c), "LA101-NO-NODE")
+}
