@@ -38,6 +38,18 @@ var nodeListeners = []Entry{
 			code("LA202", "UNREAD", "part of the input could not be read (RBAC or an API failure): the check says what it did not see"),
 		},
 	},
+	{
+		ID: "LA203", Title: "The interfaces carrying the node addresses negotiated the same speed, full duplex",
+		Section: NodeListeners, Command: Doctor,
+		Timeout: 4 * time.Minute,
+		Proves:  "through the node reader, /sys/class/net/IF/{speed,duplex} of the interface that carries each address (the one the LAN reaches): a NIC slower than the fastest (100 vs 1000 Mb/s) and half duplex WARN; virtual interfaces (veth, bridge, bond: no device) and drivers reporting -1 (virtio) are said and not compared; fewer than two comparable links SKIP. Proven on recorded sysfs outputs (a virtio NIC, a veth, a tap set to 100/half); the lab's veths report no negotiated speed",
+		Codes: []Code{
+			code("LA203", "SLOW-LINK", "an interface carrying an address negotiated less than the fastest one"),
+			code("LA203", "HALF-DUPLEX", "an interface carrying an address runs half duplex"),
+			code("LA203", "NOT-COMPARED", "an interface's speed is not a negotiated one (virtual, -1) or was not read (information)"),
+			code("LA203", "SUMMARY", "an interface's speed and duplex (information)"),
+		},
+	},
 }
 
 // netUnreachable are the codes of an address that does not answer a probe.

@@ -65,5 +65,5 @@ func (c ClientPods) PodsOnNode(ctx context.Context, node string) ([]corev1.Pod, 
 
 // Checks returns the node checks in catalogue order.
 func Checks(env *Env) []engine.Check {
-	return []engine.Check{NodeListeners(env), KubeProxyMode(env)}
+	return []engine.Check{NodeListeners(env), KubeProxyMode(env), LinkSpeed(env)}
 }

@@ -100,7 +100,7 @@ func Permissions() []Permission {
 		}
 	}
 	read("", "services", Cluster, false, "discovery", "LA106", "client-config")
-	read("", "nodes", Cluster, false, "LA101", "LA201")
+	read("", "nodes", Cluster, false, "LA101", "LA201", "LA202", "LA203")
 	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
 	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104")
 	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs); kube-proxy's
@@ -161,8 +161,8 @@ func Permissions() []Permission {
 		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
 	)
 	for _, v := range []string{"create", "delete", "get", "list"} {
-		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "cleanup"}, Optional: true})
+		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203", "cleanup"}, Optional: true})
 	}
-	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202"}, Optional: true})
+	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203"}, Optional: true})
 	return out
 }
