@@ -64,6 +64,23 @@ metadata: {name: cilium-config, namespace: kube-system}
 data: {kube-proxy-replacement: "true", enable-node-port: "false"}
 `
 
+// calicoNodeBPF is calico.yaml's agent with the eBPF dataplane switched on in its environment
+// (FELIX_BPFENABLED, which wins over FelixConfiguration: felix/config/config_params.go).
+const calicoNodeBPF = `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: calico-node, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: calico-node}}
+  template:
+    metadata: {labels: {k8s-app: calico-node}}
+    spec:
+      containers:
+        - name: calico-node
+          image: docker.io/calico/node:v3.30.0
+          env:
+            - {name: FELIX_BPFENABLED, value: "true"}
+`
+
 const k3sIPVSNode = `apiVersion: v1
 kind: Node
 metadata:
@@ -126,6 +143,8 @@ func TestLA202JudgesEachWayOfImplementingServices(t *testing.T) {
 		{"a mode kube-proxy refuses", kubeProxyConfigMap("userspace"), engine.StatusWarn, "LA202-MODE-UNKNOWN", `"userspace"`, false},
 		{"nothing found", noKubeProxy, engine.StatusWarn, "LA202-NOT-FOUND", "no Calico (no DaemonSet calico-node)", false},
 		{"Cilium's kube-proxy replacement", noKubeProxy + "---\n" + ciliumKPR, engine.StatusPass, "LA202-REPLACED", "Cilium's kube-proxy replacement is on", false},
+		{"Calico's eBPF dataplane", noKubeProxy + "---\n" + calicoNodeBPF, engine.StatusPass, "LA202-REPLACED", "FELIX_BPFENABLED=true", false},
+		{"Calico without eBPF and no kube-proxy", noKubeProxy + "---\n" + strings.Replace(calicoNodeBPF, `value: "true"`, `value: "false"`, 1), engine.StatusWarn, "LA202-NOT-FOUND", "Calico's eBPF dataplane is off", false},
 		{"k3s with --kube-proxy-arg proxy-mode=ipvs", noKubeProxy + "---\n" + k3sIPVSNode, engine.StatusFail, "LA202-IPVS-NODE-ADDRESSES", "--kube-proxy-arg=proxy-mode=ipvs", false},
 	}
 	for _, tc := range cases {
