@@ -1,5 +1,7 @@
 package catalogue
 
+import "time"
+
 // configuration: doctor's checks of the API objects (package checks/config).
 var configuration = []Entry{
 	{
@@ -16,6 +18,8 @@ var configuration = []Entry{
 	{
 		ID: "LA101", Title: "Proxy, DNS and zone use the same node addresses",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		// An address no node lists is looked for on the nodes, through helper pods if need be.
+		Timeout: 4 * time.Minute,
 		Proves: "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node, or carried by one node's own interface (read through LA201's node reader; the interface is named: kube-proxy captures any address the node owns); fixes of a Helm/Argo CD Service name the values key",
 		Codes: []Code{
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
