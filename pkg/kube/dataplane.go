@@ -111,6 +111,9 @@ type CiliumConfig struct {
 //     both be "true" (NewKPRConfig: `if !cfg.EnableNodePort { cfg.EnableExternalIPs = false }`);
 //     "partial" and "probe" (before 1.14) left it to those keys as well.
 //
+// bpf-lb-external-clusterip is not this switch: it lets clients outside the cluster reach
+// ClusterIPs, and says nothing of externalIPs.
+//
 // Cilium binds no address to a device for a Service: its BPF programs translate on connect and
 // at the interfaces, so a node's peers' addresses stay theirs.
 func (c CiliumConfig) ServesExternalIPs() bool {
