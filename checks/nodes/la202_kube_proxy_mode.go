@@ -36,7 +36,10 @@ func kubeProxyMode(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Skip: "neither the proxy nor the DNS Service was found (name them with --proxy-service/--dns-service)"}
 	}
 	ours := ourExternalIPs(s)
-	owners := statusOwners(s, ours)
+	owners := map[netip.Addr][]string{}
+	if len(ours) > 0 {
+		owners = statusOwners(s, ours)
+	}
 	var placed *kube.NodeAddrs
 	if ok, _ := env.Reader.Available(); ok {
 		p := kube.PlaceAddrs(ctx, env.Reader, s.Nodes, ours)
@@ -50,7 +53,17 @@ func kubeProxyMode(ctx context.Context, env *Env) engine.Outcome {
 		}
 	}
 	findings := DataplaneFindings(s.Dataplane, owners)
-	findings = append(findings, ObservedIPVSFindings(placed, owners, env.Reader)...)
+	// On the nodes, any peer's address on kube-ipvs0 counts (another Service's externalIP on a
+	// node address cuts node-to-node traffic the same way), not only ours.
+	peers := statusOwners(s, nil)
+	for a, names := range owners {
+		for _, n := range names {
+			if !slices.Contains(peers[a], n) {
+				peers[a] = append(peers[a], n)
+			}
+		}
+	}
+	findings = append(findings, ObservedIPVSFindings(placed, peers, env.Reader)...)
 	return engine.Outcome{Findings: findings}
 }
 
@@ -70,12 +83,13 @@ func ourExternalIPs(s *kube.Setup) []netip.Addr {
 	return out
 }
 
-// statusOwners maps each of addrs to the nodes whose status.addresses list it.
+// statusOwners maps each of addrs (nil: every node address) to the nodes whose
+// status.addresses list it.
 func statusOwners(s *kube.Setup, addrs []netip.Addr) map[netip.Addr][]string {
 	out := map[netip.Addr][]string{}
 	for i := range s.Nodes {
 		for _, a := range kube.NodeStatusAddrs(&s.Nodes[i]) {
-			if slices.Contains(addrs, a) {
+			if addrs == nil || slices.Contains(addrs, a) {
 				out[a] = append(out[a], s.Nodes[i].Name)
 			}
 		}
