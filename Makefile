@@ -84,7 +84,8 @@ lab-status: ## show what the lab runs
 	$(LAB) status
 
 demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from the lab's LAN laptop
-	@echo; echo "$$ kubectl lanaccess manifests rbac-doctor rbac-helpers | kubectl apply -f -   # opt-in: LA201's helper pods"
+	@echo; echo "$$ kubectl lanaccess manifests rbac-doctor | kubectl apply -f -"
+	@echo "$$ kubectl lanaccess manifests rbac-helpers | kubectl apply -f -   # opt-in: LA201's helper pods"
 	@{ $(BIN) manifests rbac-doctor; echo ---; $(BIN) manifests rbac-helpers; } | $(LAB_KUBECTL) --kubeconfig $(LAB_STATE)/kubeconfig apply -f - >/dev/null
 	@echo; echo "$$ kubectl lanaccess doctor --ca-file $(LAB_STATE)/pki/ca.crt"
 	@ip netns exec laptop $(BIN) doctor --kubeconfig $(LAB_STATE)/kubeconfig --ca-file $(LAB_STATE)/pki/ca.crt || true

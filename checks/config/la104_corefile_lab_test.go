@@ -19,7 +19,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 

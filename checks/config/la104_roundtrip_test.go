@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )

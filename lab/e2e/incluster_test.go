@@ -26,7 +26,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/release/image"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 

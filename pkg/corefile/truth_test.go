@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 )
 
 const corpusDir = "../../testdata/corpus"

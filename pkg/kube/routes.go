@@ -9,6 +9,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The proxy's routes, read once: LA107 judges their audience, the probe host is chosen among
@@ -603,7 +604,9 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		}
 		auth := r.Authentication() != ""
 		for _, h := range r.Hosts {
-			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) {
+			// A wildcard, a host outside the zone, or text that is not a host name (Host()
+			// is free text someone else wrote; it ends in DNS questions and printed commands).
+			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) || len(validation.IsDNS1123Subdomain(h)) > 0 {
 				continue
 			}
 			found = append(found, candidate{host: h, source: r.Object, forwardAuth: r.ForwardAuthAddress(), auth: auth,

@@ -109,6 +109,17 @@ func TestChooseProbeHost(t *testing.T) {
 			ingresses: []networkingv1.Ingress{testIngress("a", "wild", "*.apps.example.com", &traefik, nil)},
 			wantHost:  "apps.example.com", wantSource: "zone apex (no route of the proxy for the zone was found; name one with --host)",
 		},
+		{
+			// A route's Host() is free text someone else wrote: the probe host goes into DNS
+			// questions, URLs and printed commands, so only a host name is a candidate.
+			name: "a host that is not a host name is never the probe host",
+			routes: []unstructured.Unstructured{
+				testIngressRoute("a", "evil", "Host(`x\n rm -rf ~ #.apps.example.com`)", "forward-auth"),
+				testIngressRoute("a", "space", "Host(`a b.apps.example.com`)", "forward-auth"),
+				testIngressRoute("a", "ok", "Host(`zz.apps.example.com`)"),
+			},
+			wantHost: "zz.apps.example.com", wantSource: "IngressRoute a/ok",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -149,6 +150,9 @@ func (s *Setup) readZoneAnswers() {
 	for _, a := range append(append([]corefile.Answer{}, aT.Answers...), z.AAAAAnswers...) {
 		if !a.Static {
 			z.Why, z.Answers, z.AAAAAnswers = "an answer depends on the query (.Remote, .Meta...)", nil, nil
+			if a.Unread != "" {
+				z.Why = fmt.Sprintf("the answer at line %d is not read: %s", a.Line, a.Unread)
+			}
 			return
 		}
 	}
