@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -52,7 +53,22 @@ func linkSpeed(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Skip: "the nodes' links are not read (" + why + ")"}
 	}
 	placed := kube.PlaceAddrs(ctx, env.Reader, s.Nodes, ourExternalIPs(s))
-	return JudgeLinks(Carriers(placed))
+	o := JudgeLinks(Carriers(placed))
+	if len(placed.Unread) == 0 {
+		return o
+	}
+	var unread []string
+	for _, name := range slices.Sorted(maps.Keys(placed.Unread)) {
+		unread = append(unread, placed.Unread[name].Error())
+	}
+	if len(placed.Read) == 0 && o.Skip != "" {
+		// Nothing was read: that, not the addresses, is why there is nothing to compare.
+		o.Skip = "the nodes could not be read: " + strings.Join(unread, "; ")
+		return o
+	}
+	o.Findings = append(o.Findings, engine.Finding{Code: "LA203-NOT-COMPARED", Severity: engine.SeverityInfo,
+		Message: "some nodes could not be read, and their links are not compared: " + strings.Join(unread, "; ")})
+	return o
 }
 
 // Carriers are the interfaces that carry the placed addresses, in address order.

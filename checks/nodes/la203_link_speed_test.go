@@ -1,14 +1,18 @@
 package nodes
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -103,4 +107,17 @@ func TestLA203UnreadLinksAreSaid(t *testing.T) {
 	st, _, o := judge(t, Carrier{Node: "node-1", Link: "eth0", Addrs: []netip.Addr{netip.MustParseAddr("10.0.10.11")}, Unread: "reading /sys/class/net through pod x: timeout"})
 	assert.Equal(t, engine.StatusSkip, st)
 	assert.Contains(t, o.Findings[0].Message, "timeout")
+}
+
+func TestLA203SaysTheNodesWereNotReadWhenNoneCouldBe(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Err: errors.New("exec refused")})
+	f.env.Reader = &kube.NodeNetReader{Shells: f.env.Shells, Limit: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := LinkSpeed(f.env).Run(ctx)
+	st, reason := engine.StatusOf(o)
+	assert.Equal(t, engine.StatusSkip, st)
+	assert.Contains(t, reason, "the nodes could not be read")
+	assert.NotContains(t, reason, "LA101 says more")
 }
