@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -171,171 +169,50 @@ func NodeStatusAddrs(n *corev1.Node) []netip.Addr {
 	return out
 }
 
-// The markers of NodeAddrCommand's output.
+// The markers tests look for in the node commands.
 const (
-	markAddrs   = "@@lanaccess-ip-addr"
-	markNoIP    = "@@lanaccess-no-ip"
-	markFibTrie = "@@lanaccess-fib-trie"
-	markIfInet6 = "@@lanaccess-if-inet6"
-	markLinks   = "@@lanaccess-links"
-	markLink    = "@@lanaccess-link "
+	markAddrs = linuxnet.MarkAddrs
+	markLink  = linuxnet.MarkLink
 )
 
-// NodeAddrCommand prints the node's addresses with `ip -o addr show` (iproute2 or busybox),
-// or, where the reader's image has no `ip`, /proc/net/fib_trie and /proc/net/if_inet6; then
-// the names under /sys/class/net. Read-only, busybox tools only.
-func NodeAddrCommand() []string {
-	return []string{"sh", "-c", `echo ` + markAddrs + `; ip -o addr show 2>/dev/null || { echo ` + markNoIP +
-		`; echo ` + markFibTrie + `; cat /proc/net/fib_trie; echo ` + markIfInet6 + `; cat /proc/net/if_inet6 2>/dev/null; }; echo ` + markLinks + `; ls /sys/class/net`}
-}
+// NodeAddrCommand prints the node's addresses and link names (linuxnet.NodeAddrCommand).
+func NodeAddrCommand() []string { return linuxnet.NodeAddrCommand() }
 
-// LinkStateCommand prints /sys/class/net/IF/{operstate,speed,duplex} and whether IF has a
-// device, for each name given (names are passed as arguments, never in the script).
-func LinkStateCommand(names []string) []string {
-	script := `for n; do echo "` + markLink + `$n"; for f in operstate speed duplex; do v=$(cat "/sys/class/net/$n/$f" 2>/dev/null); echo "$f=$v"; done; ` +
-		`if [ -e "/sys/class/net/$n/device" ]; then echo device=yes; else echo device=no; fi; done`
-	return append([]string{"sh", "-c", script, "sh"}, names...)
-}
+// LinkStateCommand prints the sysfs state of the links named (linuxnet.LinkStateCommand).
+func LinkStateCommand(names []string) []string { return linuxnet.LinkStateCommand(names) }
 
 // ParseNodeAddrs reads NodeAddrCommand's output into n (Links, Loose, Named,
-// IPVSDevicePresent). Output without its markers is an error: whatever ran was not the command.
+// IPVSDevicePresent); the parsing is linuxnet's (outside data, fuzzed there).
 func ParseNodeAddrs(out string, n *NodeNet) error {
-	sections := map[string]*strings.Builder{}
-	var cur *strings.Builder
-	for line := range strings.SplitSeq(out, "\n") {
-		switch strings.TrimSpace(line) {
-		case markAddrs, markNoIP, markFibTrie, markIfInet6, markLinks:
-			cur = &strings.Builder{}
-			sections[strings.TrimSpace(line)] = cur
-			continue
+	o, err := linuxnet.ParseNodeAddrOutput(out)
+	if err != nil {
+		return err
+	}
+	n.Named, n.Loose = o.Named, o.Loose
+	n.IPVSDevicePresent = slices.Contains(o.Links, IPVSDevice)
+	for _, i := range o.Interfaces {
+		l := NodeLink{Name: i.Name, Index: i.Index}
+		for _, a := range i.Addrs {
+			l.Addrs = append(l.Addrs, a.Prefix)
 		}
-		if cur != nil {
-			cur.WriteString(line)
-			cur.WriteByte('\n')
-		}
-	}
-	addrs, links := sections[markAddrs], sections[markLinks]
-	if addrs == nil || links == nil {
-		return fmt.Errorf("the node's addresses were not in the output (the command did not run as expected)")
-	}
-	for name := range strings.FieldsSeq(links.String()) {
-		if name == IPVSDevice {
-			n.IPVSDevicePresent = true
-		}
-	}
-	if _, noIP := sections[markNoIP]; !noIP {
-		n.Named = true
-		for _, i := range linuxnet.ParseIPAddr(addrs.String()) {
-			l := NodeLink{Name: i.Name, Index: i.Index}
-			for _, a := range i.Addrs {
-				l.Addrs = append(l.Addrs, a.Prefix)
-			}
-			n.Links = append(n.Links, l)
-		}
-		return nil
-	}
-	if fib := sections[markFibTrie]; fib != nil {
-		n.Loose = ParseFibTrieLocal(fib.String())
-	}
-	if v6 := sections[markIfInet6]; v6 != nil {
-		n.Links = append(n.Links, parseIfInet6(v6.String())...)
-	}
-	if len(n.Loose) == 0 && len(n.Links) == 0 {
-		return fmt.Errorf("no address could be read: no `ip` in the reader's image, and /proc/net/fib_trie gave none")
+		n.Links = append(n.Links, l)
 	}
 	return nil
 }
 
-// ParseFibTrieLocal returns the node's IPv4 addresses from /proc/net/fib_trie: each leaf
-// "|-- A.B.C.D" followed by a "/32 host LOCAL" alias is an address of the node (the kernel's
-// local table, net/ipv4/fib_trie.c fib_trie_seq_show). Duplicates (the file lists the main
-// and the local table) are dropped.
-func ParseFibTrieLocal(s string) []netip.Addr {
-	var out []netip.Addr
-	var leaf netip.Addr
-	for line := range strings.SplitSeq(s, "\n") {
-		t := strings.TrimSpace(line)
-		t = strings.TrimLeft(t, "|+-` ")
-		if a, err := netip.ParseAddr(strings.TrimSpace(t)); err == nil && a.Is4() {
-			leaf = a
-			continue
-		}
-		if strings.HasPrefix(t, "/32 host LOCAL") && leaf.IsValid() && !slices.Contains(out, leaf) {
-			out = append(out, leaf)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
-	return out
-}
-
-// parseIfInet6 reads /proc/net/if_inet6: "ADDR(32 hex) IFINDEX PREFIXLEN SCOPE FLAGS NAME".
-func parseIfInet6(s string) []NodeLink {
-	var out []NodeLink
-	pos := map[string]int{}
-	for line := range strings.SplitSeq(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 6 || len(f[0]) != 32 || !linuxnet.ValidInterfaceName(f[5]) {
-			continue
-		}
-		var raw [16]byte
-		ok := true
-		for i := range 16 {
-			b, err := strconv.ParseUint(f[0][2*i:2*i+2], 16, 8)
-			ok = ok && err == nil
-			raw[i] = byte(b)
-		}
-		idx, err1 := strconv.ParseUint(f[1], 16, 31)
-		bits, err2 := strconv.ParseUint(f[2], 16, 8)
-		if !ok || err1 != nil || err2 != nil || bits > 128 {
-			continue
-		}
-		p := netip.PrefixFrom(netip.AddrFrom16(raw), int(bits))
-		i, seen := pos[f[5]]
-		if !seen {
-			i = len(out)
-			pos[f[5]] = i
-			out = append(out, NodeLink{Name: f[5], Index: int(idx)})
-		}
-		out[i].Addrs = append(out[i].Addrs, p)
-	}
-	return out
-}
+// ParseFibTrieLocal returns the node's IPv4 addresses from /proc/net/fib_trie
+// (linuxnet.ParseFibTrieLocal).
+func ParseFibTrieLocal(s string) []netip.Addr { return linuxnet.ParseFibTrieLocal(s) }
 
 // ParseLinkStates reads LinkStateCommand's output into the links of n it names.
 func ParseLinkStates(out string, n *NodeNet) {
-	var cur *LinkState
-	for line := range strings.SplitSeq(out, "\n") {
-		if name, ok := strings.CutPrefix(line, markLink); ok {
-			cur = nil
-			for i := range n.Links {
-				if n.Links[i].Name == name {
-					cur = &n.Links[i].Link
-					cur.Read = true
-				}
-			}
-			continue
-		}
-		if cur == nil {
-			continue
-		}
-		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+	read := linuxnet.ParseSysfsLinks(out)
+	for i := range n.Links {
+		l, ok := read[n.Links[i].Name]
 		if !ok {
 			continue
 		}
-		v = strings.TrimSpace(v)
-		if len(v) > 32 {
-			v = v[:32] // sysfs values are short; anything longer is not one
-		}
-		switch k {
-		case "operstate":
-			cur.OperState = v
-		case "speed":
-			cur.SpeedRaw = v
-		case "duplex":
-			cur.DuplexRaw = v
-		case "device":
-			cur.Device = v == "yes"
-		}
+		n.Links[i].Link = LinkState{Read: true, OperState: l.OperState, SpeedRaw: l.Speed, DuplexRaw: l.Duplex, Device: l.Device}
 	}
 }
 
