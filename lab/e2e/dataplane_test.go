@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,19 +23,6 @@ func connectFrom(ns, addr, port string) error {
 	defer cancel()
 	_, err := lab.Exec(ctx, ns, "timeout", "3", "bash", "-c", "exec 3<>/dev/tcp/"+addr+"/"+port)
 	return err
-}
-
-// pasteFix runs a printed fix as a user pastes it: bash, the lab's kubectl on PATH, the lab's
-// kubeconfig, bounded by a minute.
-func pasteFix(t *testing.T, fix string) ([]byte, error) {
-	t.Helper()
-	bin := t.TempDir()
-	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
-	shell, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(shell, "bash", "-euo", "pipefail", "-c", fix)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
-	return cmd.CombinedOutput()
 }
 
 func codes(c checkResult) []string {
@@ -89,8 +73,7 @@ func TestLA202FailsKubeProxysIPVSModeWithNodeAddressesAndPassesOnIptables(t *tes
 		// The printed fix, pasted: the API server takes the new configuration and doctor reads
 		// iptables mode; the addresses already bound stay until kube-proxy's cleanup, as the fix
 		// says, and the nodes still show them.
-		out, err := pasteFix(t, fix)
-		require.NoError(t, err, "the fix does not run:\n%s", out)
+		pasteKubectl(t, fix)
 		r = doctor(t, "--only", "LA202")
 		c = r.check(t, "LA202")
 		assert.NotContains(t, codes(c), "LA202-IPVS-NODE-ADDRESSES", "%+v", c.Findings)

@@ -146,3 +146,36 @@ func TestRoutesResolveMiddlewaresOnceForEveryReader(t *testing.T) {
 	assert.True(t, s.MiddlewaresKnown)
 	assert.Equal(t, "a/forward-auth", s.AuthMiddleware)
 }
+
+func TestRoutesReadTheirBackendsAndTheirForwardAuthOptions(t *testing.T) {
+	traefik := "traefik"
+	ir := testIngressRoute("web", "multi", "Host(`m.apps.example.com`)", "secured")
+	ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["services"] = []any{
+		map[string]any{"name": "a", "port": int64(80)},
+		map[string]any{"name": "wrr", "kind": "TraefikService"},
+		map[string]any{"name": "b@file"},
+	}
+	ing := testIngress("web", "app", "app.apps.example.com", &traefik, nil)
+	ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "fallback"}}
+	ing.Spec.Rules[0].HTTP = &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+		{Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app"}}},
+		{Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app"}}},
+	}}
+	s := routeSetup([]unstructured.Unstructured{ir}, []networkingv1.Ingress{ing})
+	s.Middlewares = append(s.Middlewares,
+		testMiddleware("web", "secured", map[string]any{"chain": map[string]any{"middlewares": []any{map[string]any{"name": "sso"}}}}),
+		testMiddleware("web", "sso", map[string]any{"forwardAuth": map[string]any{
+			"address": "http://authelia.auth:9091/api/verify", "preserveLocationHeader": true, "authSigninURL": "/login"}}))
+	s.DeriveModels("")
+
+	multi := routeNamed(t, s, "multi")
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "web", Name: "a"}, {Kind: "TraefikService", Namespace: "web", Name: "wrr"},
+		{Kind: "Service", Name: "b@file"}}, multi.Backends)
+	assert.Equal(t, &ForwardAuth{Middleware: "web/sso", Address: "http://authelia.auth:9091/api/verify", PreserveLocationHeader: true, AuthSigninURL: "/login"},
+		multi.ForwardAuth(), "the chain's member holds the forwardAuth and its options")
+	assert.Equal(t, "http://authelia.auth:9091/api/verify", multi.ForwardAuthAddress())
+
+	app := routeNamed(t, s, "app")
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "web", Name: "fallback"}, {Kind: "Service", Namespace: "web", Name: "app"}}, app.Backends)
+	assert.Nil(t, app.ForwardAuth())
+}

@@ -62,6 +62,7 @@ func (s *Setup) DeriveModels(host string) {
 	s.readZoneAnswers()
 	s.readRouteModel()
 	s.ProbeHost = chooseProbeHost(host, s.Zone, s.Routes)
+	s.ProbeHost.Redirect = s.redirectTargets(s.ProbeHost)
 }
 
 // ZonePort is the Corefile port the DNS Service's port 53 reaches: its target port when a

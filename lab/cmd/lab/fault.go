@@ -31,6 +31,7 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
   lab fault return-route drop           # restore
   lab fault cert wrong-host             # good|expired|unknown-ca
   lab fault dns-policy ClusterFirst     # Default
+  lab fault auth-location http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/start   # idp restores
   lab fault ipvs on                     # off`,
 	}
 	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
@@ -57,6 +58,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
 				return err
 			})},
+		&cobra.Command{Use: "auth-location URL|idp", Short: "Make monitoring/grafana's forward-auth redirect to URL (idp: the identity provider)", Args: cobra.ExactArgs(1),
+			RunE: inLab(authLocationFault)},
 	)
 	return root
 }
@@ -177,5 +180,16 @@ func returnRouteFault(ctx context.Context, f faults.Lab, a []string) error {
 		return f.AddReturnRoutes(ctx, nil)
 	}
 	_, err = f.DropReturnRoutes(ctx)
+	return err
+}
+
+// authLocationFault makes the lab route's forward-auth answer a redirect to a URL, or ("idp")
+// to the identity provider again.
+func authLocationFault(ctx context.Context, f faults.Lab, a []string) error {
+	loc := a[0]
+	if loc == "idp" {
+		loc = ""
+	}
+	_, err := f.SetForwardAuthLocation(ctx, "monitoring", "grafana", loc)
 	return err
 }
