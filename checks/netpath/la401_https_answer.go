@@ -181,11 +181,13 @@ func statusMessage(t Target, host string, got, want int, location string) string
 func statusFix(got, want int, host string) string {
 	switch {
 	case got >= 200 && got < 300 && isHTTPRedirect(want):
-		return "# add the forward-auth middleware to the route, or, if " + host + " is public on purpose:\nkubectl lanaccess doctor --expect-status " + strconv.Itoa(got)
+		return remedy.Comment("add the forward-auth middleware to the route, or, if "+host+" is public on purpose:") + "\n" +
+			remedy.Command("kubectl", "lanaccess", "doctor", "--host", host, "--expect-status", strconv.Itoa(got))
 	case got == http.StatusNotFound:
-		return "kubectl get ingressroute,ingress -A -o wide | grep -F " + host
+		return "kubectl get ingressroute,ingress -A -o wide | " + remedy.Command("grep", "-F", host)
 	}
-	return "# if this status is expected for " + host + ": --expect-status " + strconv.Itoa(got)
+	return remedy.Comment("if this status is expected for "+host+":") + "\n" +
+		remedy.Command("kubectl", "lanaccess", "doctor", "--host", host, "--expect-status", strconv.Itoa(got))
 }
 
 // fingerprintsDiffer says when addresses serve different certificates: a workstation's view then
