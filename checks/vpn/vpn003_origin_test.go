@@ -3,6 +3,7 @@ package vpn
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,7 +83,9 @@ func TestAManifestInstallGetsTheConfigMapFixWhichRendersTheRecordedFile(t *testi
 	_, fs := durabilityOutcome(t, f)
 	o := byCode(t, fs, "VPN003-ORIGIN-CNI")
 	assert.Contains(t, o.Remediation, "kubectl -n kube-system patch configmap calico-config --type=merge -p ")
-	assert.Contains(t, o.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node")
+	assert.Contains(t, o.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node\n"+
+		"kubectl -n kube-system rollout status daemonset/calico-node\n", "the VPN pods are replaced once every node has the new file")
+	assert.Less(t, strings.Index(o.Remediation, "rollout status daemonset/calico-node"), strings.Index(o.Remediation, "rollout restart deployment/openvpn"))
 
 	applyFix(t, f, o.Remediation)
 	cm, err := f.client.CoreV1().ConfigMaps("kube-system").Get(t.Context(), "calico-config", metav1.GetOptions{})
