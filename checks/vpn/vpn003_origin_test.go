@@ -105,6 +105,17 @@ func TestAManifestInstallGetsTheConfigMapFixWhichRendersTheRecordedFile(t *testi
 	byCode(t, fs, "VPN003-SET-BY-CNI")
 }
 
+// The lab's run of the fix without waiting for calico-node: the VPN pod was replaced while its
+// node still had the old file, so it has 0 though the node's file now says 1.
+func TestAZeroOnANodeWhoseCNINowGivesOneSaysTheConfigurationChangedSince(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "0", node: "node-calico-on"}, nil, calicoConfigMap(t))
+	st, fs := durabilityOutcome(t, f)
+	assert.Equal(t, engine.StatusFail, st, messages(fs))
+	o := byCode(t, fs, "VPN003-ORIGIN-UNKNOWN")
+	assert.Contains(t, o.Message, "a new pod here would start with 1 (Calico's CNI plugin writes 1")
+	assert.Contains(t, o.Message, "or the node's value or its CNI configuration changed since the pod started")
+}
+
 func TestWithoutCalicosClusterConfigurationTheCNIFixIsNotPretended(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "0"}, nil)
 	_, fs := durabilityOutcome(t, f)
