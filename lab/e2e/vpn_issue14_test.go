@@ -32,7 +32,7 @@ func findingWithCode(t *testing.T, r lanaccessRun, id, code string) (string, map
 }
 
 func TestVPNTraceReadsAMasqueradeWrittenWithNft(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	lab.DropMasquerade(t)
 	lab.DropReturnRoute(t)
@@ -56,7 +56,7 @@ func TestVPNTraceReadsAMasqueradeWrittenWithNft(t *testing.T) {
 }
 
 func TestVPNTraceSeesThePoolRoutedBackFromTheClient(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	lab.DropMasquerade(t) // the nodes still route the pool back to node-vpn
 	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
@@ -78,7 +78,7 @@ func laptopRoutesPods(t *testing.T) bool {
 }
 
 func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	// Registered first, so it runs after the configuration is restored: the next tests need
 	// the laptop's routes back.
@@ -116,7 +116,7 @@ func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
 var largestSize = regexp.MustCompile(`the largest size that passes is (\d+) bytes`)
 
 func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client", "--only", "VPN001,VPN007")
 	hops := hopLines(t, r, "VPN007")
