@@ -107,6 +107,9 @@ func (b *bringUp) steps() []step {
 	}
 	for _, n := range l.Nodes {
 		steps = append(steps, b.startLater(ProcKwok(n.NS), func() (procs.Spec, error) { return kwokSpec(l, b.st.Binaries, n, b.kwokConf), nil }))
+		if HasKubeletShim(n) {
+			steps = append(steps, b.start(kubeletShimSpec(l, n)))
+		}
 	}
 	steps = append(steps,
 		step{name: "start the internet's servers", run: b.startInternet},
