@@ -77,11 +77,11 @@ func laptopRoutesPods(t *testing.T) bool {
 	return err == nil && strings.Contains(out, "dev tun0")
 }
 
-func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
-	lab.SetVPNPodIPForward(t, true)
-	waitTunnel(t)
-	// Registered first, so it runs after the configuration is restored: the next tests need
-	// the laptop's routes back.
+// awaitPushedRoutesAtCleanup waits at cleanup until the laptop routes the pod network into the
+// tunnel again. Registered before the faults, it runs after they are undone: the next tests
+// need the pushed routes back.
+func awaitPushedRoutesAtCleanup(t *testing.T) {
+	t.Helper()
 	t.Cleanup(func() {
 		eventually(t, 60*time.Second, func() error {
 			if !laptopRoutesPods(t) {
@@ -90,6 +90,12 @@ func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
+	lab.SetVPNPodIPForward(t, true)
+	waitTunnel(t)
+	awaitPushedRoutesAtCleanup(t)
 	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
 		return pushRoute.ReplaceAllString(conf, "")
 	})
@@ -115,6 +121,17 @@ func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
 
 var largestSize = regexp.MustCompile(`the largest size that passes is (\d+) bytes`)
 
+// assertLargestUnderTheLink checks the largest size a black-hole finding names: under the
+// link's 1400 by the encapsulation overhead, and well above the small probe.
+func assertLargestUnderTheLink(t *testing.T, msg string) {
+	t.Helper()
+	m := largestSize.FindStringSubmatch(msg)
+	require.NotNil(t, m, msg)
+	largest, _ := strconv.Atoi(m[1])
+	assert.Greater(t, largest, 1200, msg)
+	assert.Less(t, largest, 1400, "the encapsulation overhead makes the inner limit smaller than the link's: %s", msg)
+}
+
 func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
 	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
@@ -129,9 +146,20 @@ func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
 	r = runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client", "--only", "VPN001,VPN007")
 	msg, _ := findingWithCode(t, r, "VPN007", "VPN007-MTU-BLACK-HOLE")
 	require.NotEmpty(t, msg, hopLines(t, r, "VPN007"))
-	m := largestSize.FindStringSubmatch(msg)
-	require.NotNil(t, m, msg)
-	largest, _ := strconv.Atoi(m[1])
-	assert.Greater(t, largest, 1200, msg)
-	assert.Less(t, largest, 1400, "the encapsulation overhead makes the inner limit smaller than the link's: %s", msg)
+	assertLargestUnderTheLink(t, msg)
+}
+
+func TestVPNTraceFindsTheTunnelMTUBlackHoleFromThePodToItsPeer(t *testing.T) {
+	waitTunnel(t)
+	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
+	hops := hopLines(t, r, "VPN006")
+	assert.Regexp(t, `hop 1, tunnel peer 10\.8\.0\.\d+: answered[^\n]*Don't-Fragment packets up to 1500 bytes pass`, hops,
+		"the status file names the peer: the pod sweeps it")
+
+	lab.LowerLinkMTU(t, lab.VPNNode().Name, 1400)
+	r = runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
+	msg, _ := findingWithCode(t, r, "VPN006", "VPN006-MTU-BLACK-HOLE")
+	require.NotEmpty(t, msg, hopLines(t, r, "VPN006"))
+	assert.Contains(t, msg, "hop 1, tunnel peer 10.8.0.")
+	assertLargestUnderTheLink(t, msg)
 }
