@@ -149,6 +149,30 @@ func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
 	assertLargestUnderTheLink(t, msg)
 }
 
+func TestVPNTraceAClientRoutingThePodNetworkItselfIsNotTheRoutesVerdict(t *testing.T) {
+	lab.SetVPNPodIPForward(t, true)
+	waitTunnel(t)
+	awaitPushedRoutesAtCleanup(t)
+	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
+		return pushRoute.ReplaceAllString(conf, "")
+	})
+	// The client ignores what the server pushes and routes the pod and Service ranges itself.
+	lab.SetLaptopClient(t, "route-nopull", "route 10.244.0.0 255.255.0.0", "route 10.96.0.0 255.255.0.0")
+	eventually(t, 60*time.Second, func() error {
+		if !laptopRoutesPods(t) {
+			return errors.New("the laptop does not route the pod network into the tunnel")
+		}
+		return nil
+	})
+	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
+	msg, _ := findingWithCode(t, r, "VPN004", "VPN004-NO-PUSHED-ROUTE")
+	assert.Contains(t, msg, "the server pushes no route to", hopLines(t, r, "VPN004"))
+	hops := hopLines(t, r, "VPN007")
+	assert.Regexp(t, `hop 2, pod IP [^\n]*: answered`, hops)
+	_, v := verdict(t, r)
+	assert.NotEqual(t, "routes", v.Evidence["layer"], v.Message)
+}
+
 func TestVPNTraceFindsTheTunnelMTUBlackHoleFromThePodToItsPeer(t *testing.T) {
 	waitTunnel(t)
 	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
