@@ -22,6 +22,8 @@ LAB := $(GO) run ./lab/cmd/lab
 # The plugin runs inside the lab's laptop namespace so that every packet, the system resolver's
 # included, stays in the lab.
 LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
+# The lab's kubectl, built with its control plane (lab/versions.env).
+LAB_KUBECTL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/lab/kubernetes-$(shell sed -n 's/^K8S_VERSION=//p' lab/versions.env)/kubectl
 PREFIX ?= /usr/local
 
 .PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo image release-check release tidy-check clean
@@ -44,15 +46,15 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 	$(LAB) up
 	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
-test-unit: ## unit tests (no root, no lab)
+test-unit: ## unit tests (no root, no lab); the first run builds promtool (the monitor's rules) into ~/.cache
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/...
+	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
 
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
@@ -82,6 +84,8 @@ lab-status: ## show what the lab runs
 	$(LAB) status
 
 demo: build lab-up ## the main job on the lab: doctor and vpn-trace, run from the lab's LAN laptop
+	@echo; echo "$$ kubectl lanaccess manifests rbac-doctor rbac-helpers | kubectl apply -f -   # opt-in: LA201's helper pods"
+	@{ $(BIN) manifests rbac-doctor; echo ---; $(BIN) manifests rbac-helpers; } | $(LAB_KUBECTL) --kubeconfig $(LAB_STATE)/kubeconfig apply -f - >/dev/null
 	@echo; echo "$$ kubectl lanaccess doctor --ca-file $(LAB_STATE)/pki/ca.crt"
 	@ip netns exec laptop $(BIN) doctor --kubeconfig $(LAB_STATE)/kubeconfig --ca-file $(LAB_STATE)/pki/ca.crt || true
 	@echo; echo "$$ kubectl lanaccess vpn-trace -n vpn --from-client"

@@ -45,20 +45,7 @@ type corpusExpect struct {
 // knownWrong are the verdicts doctor still gets wrong, by "case/check" (or "case/discovery"),
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
-var knownWrong = map[string]string{
-	"capabilities-lowercase-add/LA105":                  "fail, the truth is pass",
-	"coredns-chart-zone-in-dot-block/discovery":         "the zone in the . block is not found",
-	"dual-stack-a-and-aaaa/LA101":                       "fail, the truth is pass",
-	"dual-stack-aaaa-not-on-services/LA101":             "pass, the truth is fail",
-	"dual-stack-services-v6-zone-nodata/LA101":          "fail, the truth is warn",
-	"k3s-coredns-custom-override-in-dot/discovery":      "coredns-custom is taken for a second Corefile",
-	"k3s-coredns-custom-server-import/discovery":        "coredns-custom is taken for a second Corefile",
-	"k3s-coredns-zone-added-beside-import/discovery":    "coredns-custom is taken for a second Corefile",
-	"reload-interval-below-minimum/LA104":               "pass, the truth is fail",
-	"reload-only-in-dot-block/LA104":                    "warn, the truth is pass",
-	"template-readme-regex-ip-names/discovery":          "the zone in the . block is not found",
-	"template-readme-zone-scoped-fallthrough/discovery": "the zone in the . block is not found",
-}
+var knownWrong = map[string]string{}
 
 func corpusCases(t *testing.T) []string {
 	t.Helper()

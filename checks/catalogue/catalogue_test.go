@@ -68,46 +68,64 @@ var (
 // sourceLiterals reads the string literals of the non-test Go files of the check families.
 func sourceLiterals(t *testing.T) (full map[string][]string, suffixes map[string]bool, partial map[string]bool) {
 	t.Helper()
-	full, suffixes, partial = map[string][]string{}, map[string]bool{}, map[string]bool{}
+	c := sourceCodes{fset: token.NewFileSet(), full: map[string][]string{}, suffixes: map[string]bool{}, partial: map[string]bool{}}
 	files, err := filepath.Glob(filepath.Join("..", "*", "*.go"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	fset := token.NewFileSet()
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") || strings.Contains(path, string(filepath.Separator)+"catalogue"+string(filepath.Separator)) {
 			continue
 		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
+		f, err := parser.ParseFile(c.fset, path, nil, 0)
 		require.NoError(t, err)
-		ast.Inspect(f, func(n ast.Node) bool {
-			// engine.Partial("LA102", ...) emits LA102-UNREAD.
-			if call, ok := n.(*ast.CallExpr); ok {
-				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Partial" && len(call.Args) > 0 {
-					if lit, ok := call.Args[0].(*ast.BasicLit); ok {
-						if id, err := strconv.Unquote(lit.Value); err == nil {
-							partial[id] = true
-						}
-					}
-				}
-			}
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			v, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
-			switch {
-			case codeLiteral.MatchString(v):
-				full[v] = append(full[v], fset.Position(lit.Pos()).String())
-			case suffixLiteral.MatchString(v):
-				suffixes[v] = true
-			}
-			return true
-		})
+		ast.Inspect(f, c.inspect)
 	}
-	return full, suffixes, partial
+	return c.full, c.suffixes, c.partial
+}
+
+// sourceCodes is what Go source says of finding codes: full codes with where they are,
+// "-SUFFIX" literals, and the check IDs given to engine.Partial (which emits ID-UNREAD).
+type sourceCodes struct {
+	fset     *token.FileSet
+	full     map[string][]string
+	suffixes map[string]bool
+	partial  map[string]bool
+}
+
+func (c sourceCodes) inspect(n ast.Node) bool {
+	if id, ok := partialID(n); ok {
+		c.partial[id] = true
+	}
+	lit, ok := n.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return true
+	}
+	v, err := strconv.Unquote(lit.Value)
+	switch {
+	case err != nil:
+	case codeLiteral.MatchString(v):
+		c.full[v] = append(c.full[v], c.fset.Position(lit.Pos()).String())
+	case suffixLiteral.MatchString(v):
+		c.suffixes[v] = true
+	}
+	return true
+}
+
+// partialID is the check ID of a call engine.Partial("LA102", ...), which emits LA102-UNREAD.
+func partialID(n ast.Node) (string, bool) {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Partial" {
+		return "", false
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok {
+		return "", false
+	}
+	id, err := strconv.Unquote(lit.Value)
+	return id, err == nil
 }
 
 func TestEveryCodeInTheSourceIsDeclaredAndEveryDeclaredCodeIsEmitted(t *testing.T) {

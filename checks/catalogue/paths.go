@@ -9,7 +9,7 @@ var nodeListeners = []Entry{
 		Section: NodeListeners, Command: Doctor,
 		// Helper pods may need an image pull before the read.
 		Timeout: 4 * time.Minute,
-		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`, with the owning process), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
+		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`, read through our own helper pod or a pod of kube-proxy or the CNI's DaemonSet, never a tenant's pod; the owning process with `--name-owners`), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
 		Codes: []Code{
 			code("LA201", "POD-CLAIMS-PORT", "a pod claims one of the Service ports on the node by hostPort or hostNetwork"),
 			code("LA201", "BACKEND-CLAIMS-PORT", "the pod that claims the port is one of the Service's own endpoints (information)"),
@@ -19,6 +19,7 @@ var nodeListeners = []Entry{
 			code("LA201", "CLEAN", "nothing else listens on the Service ports of the node (information)"),
 			code("LA201", "NO-NODE", "an address is carried by no node, so there is no node to read (information; LA101 reports it)"),
 			code("LA201", "NOT-READ", "a node could not be read, beside a conflict found on another"),
+			code("LA201", "HELPER-LEFT", "a helper pod could not be deleted after the read: the fix is the cleanup command of the run"),
 		},
 	},
 }

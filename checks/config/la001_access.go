@@ -47,53 +47,28 @@ func (n need) String() string {
 // asked as list, the verb doctor calls; custom resources whose CRD is not installed are not
 // asked about, nor helper pods with --no-helpers.
 func neededPermissions(env *Env) []need {
-	var setupNS []string
-	installed := map[string]bool{}
+	var installed map[string]bool
+	where := permissionNamespaces{helper: env.HelperNamespace}
 	if s := env.Setup; s != nil {
-		for _, svc := range []string{nsOf(s.ProxyService), nsOf(s.DNSService)} {
-			if svc != "" && !slices.Contains(setupNS, svc) {
-				setupNS = append(setupNS, svc)
+		installed = s.Installed
+		for _, ns := range []string{nsOf(s.ProxyService), nsOf(s.DNSService)} {
+			if ns != "" && !slices.Contains(where.setup, ns) {
+				where.setup = append(where.setup, ns)
 			}
 		}
-		installed = s.Installed
 	}
-	helperNS := env.HelperNamespace
-	if helperNS == "" {
-		helperNS = "default"
+	if where.helper == "" {
+		where.helper = "default"
 	}
 	doctorIDs := catalogue.IDs(catalogue.ForCommand(catalogue.Doctor))
 	var needs []need
 	for _, p := range manifests.Permissions() {
-		var checks []string
-		for _, f := range p.For {
-			if f == "discovery" || slices.Contains(doctorIDs, f) {
-				checks = append(checks, f)
-			}
-		}
-		if len(checks) == 0 || p.Verb == "get" || p.Verb == "watch" || p.Grant == manifests.GrantVPNExec {
-			continue
-		}
-		if p.Grant == manifests.GrantHelpers && env.NoHelpers {
+		checks := slices.DeleteFunc(slices.Clone(p.For), func(f string) bool { return f != "discovery" && !slices.Contains(doctorIDs, f) })
+		if len(checks) == 0 || !askedByDoctor(p, env.NoHelpers, installed) {
 			continue
 		}
 		resource, sub := p.Split()
-		if p.CRD {
-			if v, known := installed[kube.ReadKey(p.Group, resource, "")]; known && !v {
-				continue // not installed: nothing to read
-			}
-		}
-		var namespaces []string
-		switch p.Scope {
-		case manifests.SetupNamespaces:
-			namespaces = setupNS
-		case manifests.HelperNamespace:
-			namespaces = []string{helperNS}
-		case manifests.SystemNamespace:
-			namespaces = []string{"kube-system"}
-		default:
-			namespaces = []string{""}
-		}
-		for _, ns := range namespaces {
+		for _, ns := range where.of(p.Scope) {
 			needs = append(needs, need{
 				AccessQuestion: kube.AccessQuestion{Verb: p.Verb, Group: p.Group, Resource: resource, Subresource: sub, Namespace: ns},
 				Checks:         withoutDiscovery(checks), Optional: p.Optional,
@@ -101,6 +76,45 @@ func neededPermissions(env *Env) []need {
 		}
 	}
 	return needs
+}
+
+// askedByDoctor says whether LA001 asks about p: a read is asked as list (get and watch are
+// not asked), the VPN's exec is vpn-trace's, helper pods are not with --no-helpers, and a
+// custom resource only when its CRD is installed or that is not known.
+func askedByDoctor(p manifests.Permission, noHelpers bool, installed map[string]bool) bool {
+	if p.Verb == "get" || p.Verb == "watch" || p.Grant == manifests.GrantVPNExec {
+		return false
+	}
+	if p.Grant == manifests.GrantHelpers && noHelpers {
+		return false
+	}
+	if p.CRD {
+		resource, _ := p.Split()
+		if v, known := installed[kube.ReadKey(p.Group, resource, "")]; known && !v {
+			return false // not installed: nothing to read
+		}
+	}
+	return true
+}
+
+// permissionNamespaces are the namespaces of the discovered setup and the helper pods'.
+type permissionNamespaces struct {
+	setup  []string
+	helper string
+}
+
+// of lists the namespaces a permission of scope is asked in ("" for all namespaces).
+func (w permissionNamespaces) of(scope manifests.Scope) []string {
+	switch scope {
+	case manifests.SetupNamespaces:
+		return w.setup
+	case manifests.HelperNamespace:
+		return []string{w.helper}
+	case manifests.SystemNamespace:
+		return []string{"kube-system"}
+	default:
+		return []string{""}
+	}
 }
 
 func nsOf(svc *corev1.Service) string {

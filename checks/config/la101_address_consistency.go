@@ -13,10 +13,13 @@ import (
 )
 
 // AddressConsistency is LA101: the proxy's externalIPs, the DNS Service's externalIPs and the
-// zone's A answers are one set of addresses, each written canonically and each the
+// zone's answers are one set of addresses per family (A answers with the IPv4 externalIPs,
+// AAAA answers with the IPv6 ones: dual stack), each written canonically and each the
 // InternalIP of exactly one Ready Linux node. A workstation is handed the zone's answers and
 // connects to the proxy there; an address outside any of the three sets, or carried by no
-// node, is a connection that goes nowhere.
+// node, is a connection that goes nowhere. AAAA answers no Service carries send IPv6 clients
+// where nothing is captured (FAIL); IPv6 addresses on the Services that the zone answers with
+// NODATA are claimed for nothing (WARN).
 func AddressConsistency(env *Env) engine.Check {
 	return check(env, "LA101", addressConsistency)
 }
@@ -33,12 +36,17 @@ type addrSource struct {
 	Known bool
 	// Namespace and Svc name the Service of a Service's list.
 	Namespace, Svc string
+	// RType is the record type of a zone's list (A or AAAA).
+	RType string
+	// Unbuildable marks the zone answers CoreDNS cannot build (by index of Forms): they answer
+	// nothing, so they are not in the set.
+	Unbuildable map[int]bool
 }
 
 func (s addrSource) set() []netip.Addr {
 	var out []netip.Addr
-	for _, f := range s.Forms {
-		if f.Addr.IsValid() && !slices.Contains(out, f.Addr) {
+	for i, f := range s.Forms {
+		if f.Addr.IsValid() && !s.Unbuildable[i] && !slices.Contains(out, f.Addr) {
 			out = append(out, f.Addr)
 		}
 	}
@@ -47,25 +55,96 @@ func (s addrSource) set() []netip.Addr {
 }
 
 func addressConsistency(s *kube.Setup) engine.Outcome {
-	sources := []addrSource{serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs),
-		serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs), zoneAddrs(s)}
+	proxy := serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs)
+	dnsSvc := serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs)
+	zoneA, zoneAAAA := zoneAddrs(s, "A"), zoneAddrs(s, "AAAA")
 	var findings []engine.Finding
-	for _, src := range sources {
-		findings = append(findings, formFindings(src)...)
+	for _, src := range []addrSource{proxy, dnsSvc, zoneA, zoneAAAA} {
+		findings = append(findings, formFindings(s, src)...)
 	}
-	findings = append(findings, setFindings(s, sources)...)
+	v4 := []addrSource{proxy.family(true), dnsSvc.family(true), zoneA}
+	findings = append(findings, setFindings(s, v4)...)
+	if !writtenAsA(zoneA) {
+		// IPv6 addresses written as IN A answers: their fix (ZONE-ANSWER-INVALID) moves them
+		// into the AAAA template, which settles the IPv6 comparison too.
+		findings = append(findings, ipv6Findings(s, proxy.family(false), dnsSvc.family(false), zoneAAAA)...)
+	}
 	unread := s.UnreadReason(kube.ReadKey("", "nodes", ""))
 	if unread == "" {
-		findings = append(findings, nodeFindings(s, sources)...)
+		findings = append(findings, nodeFindings(s, []addrSource{proxy, dnsSvc, zoneA, zoneAAAA})...)
 	}
-	if !sources[2].Known {
-		why := "the zone's A answers are not known (no readable template IN A; LA104 says why, LA301 asks them live), so only the two Services were compared"
+	if !zoneA.Known {
+		why := "the zone's answers are not known (" + s.ZoneAnswers.Why + "; LA104 says more, LA301 asks them live), so only the two Services were compared"
 		if unread != "" {
 			why = unread + "; " + why
 		}
 		unread = why
 	}
 	return engine.Partial("LA101", findings, unread)
+}
+
+// writtenAsA reports IPv6 addresses among a zone's A answers.
+func writtenAsA(zoneA addrSource) bool {
+	for i, f := range zoneA.Forms {
+		if zoneA.Unbuildable[i] && f.Addr.IsValid() && f.Addr.Is6() {
+			return true
+		}
+	}
+	return false
+}
+
+// family keeps the addresses of one family (IPv4 when v4) of a Service's list.
+func (s addrSource) family(v4 bool) addrSource {
+	out := s
+	out.Forms, out.Fields, out.Unbuildable = nil, nil, nil
+	for i, f := range s.Forms {
+		if f.Addr.IsValid() && f.Addr.Is4() == v4 {
+			out.Forms = append(out.Forms, f)
+			out.Fields = append(out.Fields, s.Fields[i])
+		}
+	}
+	return out
+}
+
+// ipv6Findings compares the IPv6 addresses: with AAAA answers, the three lists must agree like
+// the IPv4 ones; AAAA answers that no Service carries are a FAIL (IPv6 clients connect where
+// kube-proxy captures nothing); IPv6 addresses on the Services that the zone answers with
+// NODATA (the seed's design) break nothing but are claimed for nothing: WARN.
+func ipv6Findings(s *kube.Setup, proxy, dnsSvc, zone addrSource) []engine.Finding {
+	services := len(proxy.set())+len(dnsSvc.set()) > 0
+	switch {
+	case !zone.Known && !services:
+		return nil
+	case len(zone.set()) > 0 || !zone.Known:
+		return setFindings(s, []addrSource{proxy, dnsSvc, zone})
+	case !services:
+		return nil
+	case !s.ZoneAnswers.AAAA.NoData():
+		// AAAA of the zone is forwarded or fails: LA104 says so; the sets cannot be compared.
+		return []engine.Finding{{Code: "LA101-IPV6-UNANSWERED", Severity: engine.SeverityWarn, Object: zone.Object,
+			Message:  fmt.Sprintf("the Services carry IPv6 addresses (%s) but the zone does not answer AAAA from a template (%s): the IPv6 addresses cannot be compared", addrList(append(proxy.set(), dnsSvc.set()...)), s.ZoneAnswers.AAAA.Describe()),
+			Evidence: map[string]any{"proxy": addrStrings(proxy.set()), "dns": addrStrings(dnsSvc.set())}}}
+	}
+	out := setFindings(s, []addrSource{proxy, dnsSvc})
+	ips := append(proxy.set(), dnsSvc.set()...)
+	f := engine.Finding{Code: "LA101-IPV6-UNANSWERED", Severity: engine.SeverityWarn, Object: zone.Object,
+		Message:  fmt.Sprintf("the Services carry IPv6 addresses (%s), but the zone answers AAAA with NODATA: workstations only ever connect over IPv4, and the IPv6 externalIPs are claimed for nothing", addrList(unique(ips))),
+		Evidence: map[string]any{"proxy": addrStrings(proxy.set()), "dns": addrStrings(dnsSvc.set()), "aaaa": "NODATA"}}
+	if e, ok := zoneAnswersEdit(s, unique(ips), "AAAA"); ok {
+		f.Remediation = "# either answer AAAA with them (or remove them from the Services' externalIPs):\n" + e.Remediation()
+	}
+	return append(out, f)
+}
+
+func unique(addrs []netip.Addr) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range addrs {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+	return out
 }
 
 func serviceAddrs(name, ns, svc string, ips []string) addrSource {
@@ -80,31 +159,45 @@ func serviceAddrs(name, ns, svc string, ips []string) addrSource {
 	return src
 }
 
-// zoneAddrs reads the zone template's A answers from discovery's model.
-func zoneAddrs(s *kube.Setup) addrSource {
+// zoneAddrs reads the zone template's A or AAAA answers from discovery's model. The sets
+// only hold the answers CoreDNS can build (an IPv6 address written `IN A` is not an A answer).
+func zoneAddrs(s *kube.Setup, rtype string) addrSource {
 	z := s.ZoneAnswers
-	src := addrSource{Name: "zone", Title: "the zone's A answers", Object: z.Object, Known: z.Known}
-	for _, a := range z.Answers {
-		src.Fields = append(src.Fields, fmt.Sprintf("Corefile line %d", a.Line))
-		src.Forms = append(src.Forms, answerForm(a))
+	answers := z.Answers
+	src := addrSource{Name: "zone", Title: "the zone's A answers", Object: z.Object, Known: z.Known, RType: rtype}
+	if rtype == "AAAA" {
+		answers, src.Title = z.AAAAAnswers, "the zone's AAAA answers"
+	}
+	where := "Corefile"
+	if z.File != "" {
+		where = z.File
+	}
+	src.Unbuildable = map[int]bool{}
+	for i, a := range answers {
+		src.Fields = append(src.Fields, fmt.Sprintf("%s line %d", where, a.Line))
+		src.Forms = append(src.Forms, answerForm(a, rtype))
+		src.Unbuildable[i] = a.Err != ""
 	}
 	return src
 }
 
-// answerForm judges the data of an A answer. CoreDNS parses the record at query time: a
-// record that does not parse makes every A query of the zone fail.
-func answerForm(a corefile.Answer) addrForm {
+// answerForm judges the data of an A or AAAA answer. CoreDNS parses the record at query time:
+// a record that does not parse makes every query of that type in the zone fail.
+func answerForm(a corefile.Answer, rtype string) addrForm {
 	f := readAddr(a.Data)
 	if a.Err != "" && f.Problem == "" {
 		f.Problem = a.Err
 	}
 	if a.Err != "" {
 		f.Canonical = false
+		if f.Addr.IsValid() && f.Addr.Is6() && rtype == "A" {
+			f.Problem = "an IPv6 address written as an `IN A` record"
+		}
 	}
 	return f
 }
 
-func formFindings(src addrSource) []engine.Finding {
+func formFindings(s *kube.Setup, src addrSource) []engine.Finding {
 	var out []engine.Finding
 	for i, f := range src.Forms {
 		if f.Problem == "" {
@@ -116,7 +209,7 @@ func formFindings(src addrSource) []engine.Finding {
 		case src.Name == "zone" && !f.Canonical:
 			// CoreDNS builds the record at query time: one bad answer fails them all.
 			sev, code = engine.SeverityFail, "LA101-ZONE-ANSWER-INVALID"
-			msg += "; CoreDNS cannot build this A record, so every A query of the zone gets SERVFAIL"
+			msg += fmt.Sprintf("; CoreDNS cannot build this %s record, so every %s query of the zone gets SERVFAIL", src.RType, src.RType)
 		case !f.Addr.IsValid() || strings.HasPrefix(f.Problem, "not a unicast"):
 			sev, code = engine.SeverityFail, "LA101-ADDRESS-INVALID"
 		case strings.HasPrefix(f.Problem, "leading zeros"):
@@ -125,7 +218,7 @@ func formFindings(src addrSource) []engine.Finding {
 		out = append(out, engine.Finding{
 			Code: code, Severity: sev, Object: src.Object, Message: msg,
 			Evidence:    map[string]any{"field": src.Fields[i], "value": f.Raw, "canonical": canonicalOrEmpty(f)},
-			Remediation: formRemediation(src, i, f),
+			Remediation: formRemediation(s, src, i, f),
 		})
 	}
 	return out
@@ -138,18 +231,37 @@ func canonicalOrEmpty(f addrForm) string {
 	return ""
 }
 
-func formRemediation(src addrSource, i int, f addrForm) string {
+func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 	if src.Name == "zone" {
-		if f.Addr.IsValid() {
-			return fmt.Sprintf("# %s:\nanswer \"{{ .Name }} 60 IN A %s\"", src.Fields[i], f.Addr)
+		// An answer CoreDNS cannot build: written anew (an IPv6 address moves into a
+		// `template IN AAAA` entry, never back into `IN A`; 010.0.10.12 becomes 10.0.10.12).
+		o := s.ZoneAnswers.A
+		if src.RType == "AAAA" {
+			o = s.ZoneAnswers.AAAA
 		}
-		return fmt.Sprintf("# %s: write a node's InternalIP (kubectl get nodes -o wide)", src.Fields[i])
+		if t := answeringTemplate(o); src.Unbuildable[i] && t != nil {
+			if e, ok := splitFamilies(s, t); ok {
+				return e.Remediation()
+			}
+		}
+		if f.Addr.IsValid() && f.Addr.Is6() && src.RType == "A" {
+			return remedy.Comment(fmt.Sprintf("%s: move %s into a `template IN AAAA` entry (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
+		}
+		if f.Addr.IsValid() {
+			return remedy.Comment(fmt.Sprintf("%s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
+		}
+		return remedy.Comment(src.Fields[i] + ": write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)")
 	}
+	svc := s.ProxyService
+	if src.Name == "dns" {
+		svc = s.DNSService
+	}
+	note := kube.ManagedNote(svc, "Service", "spec.externalIPs")
 	path := fmt.Sprintf("/spec/externalIPs/%d", i)
 	if !f.Addr.IsValid() {
-		return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "remove", Path: path})
+		return note + remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "remove", Path: path})
 	}
-	return remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "replace", Path: path, Value: f.Addr.String()})
+	return note + remedy.JSONPatch(src.Namespace, "service", src.Svc, remedy.PatchOp{Op: "replace", Path: path, Value: f.Addr.String()})
 }
 
 // setFindings compares the three sets: each list that differs from the reference (the set
@@ -162,7 +274,7 @@ func setFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 		}
 	}
 	ref := known[0].set()
-	for i := 0; i < len(known); i++ {
+	for i := range known {
 		for j := i + 1; j < len(known); j++ {
 			if slices.Equal(known[i].set(), known[j].set()) {
 				ref = known[i].set()
@@ -218,9 +330,9 @@ func threeWayDiff(sources []addrSource) []string {
 		}
 	}
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
-	var lines []string
+	lines := make([]string, 0, len(all))
 	for _, a := range all {
-		var cols []string
+		cols := make([]string, 0, len(sources))
 		for _, s := range sources {
 			mark := "no"
 			if slices.Contains(s.set(), a) {
@@ -235,17 +347,16 @@ func threeWayDiff(sources []addrSource) []string {
 
 func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 	if src.Name == "zone" {
+		if e, ok := zoneAnswersEdit(s, ref, src.RType); ok {
+			return e.Remediation()
+		}
 		ns, name := "", ""
 		if s.ConfigMap != nil {
 			ns, name = s.ConfigMap.Namespace, s.ConfigMap.Name
 		}
-		return remedy.EditConfigMap(ns, name) + "\n# the zone's template must answer exactly:\n" + remedy.ZoneTemplate(ref)
+		return remedy.EditConfigMap(ns, name) + "   # the zone's template must answer exactly (the fix cannot be proven before it is written):\n" + commented(remedy.ZoneTemplate(ref))
 	}
-	ips := make([]string, 0, len(ref))
-	for _, a := range ref {
-		ips = append(ips, a.String())
-	}
-	return remedy.MergePatch(src.Namespace, "service", src.Svc, map[string]any{"spec": map[string]any{"externalIPs": ips}})
+	return serviceAddrsPatch(s, src, ref)
 }
 
 // nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node.
@@ -317,3 +428,22 @@ func addrStrings(addrs []netip.Addr) []string {
 }
 
 func addrList(addrs []netip.Addr) string { return strings.Join(addrStrings(addrs), ", ") }
+
+// serviceAddrsPatch sets a Service's externalIPs to ref, keeping its addresses of the other
+// family (an IPv4 fix must not drop the IPv6 ones). A Service rendered by Helm or Argo CD is
+// set back by them: the note names the values key when the chart is known.
+func serviceAddrsPatch(s *kube.Setup, src addrSource, ref []netip.Addr) string {
+	svc := s.ProxyService
+	if src.Name == "dns" {
+		svc = s.DNSService
+	}
+	v4 := len(ref) == 0 || ref[0].Is4()
+	ips := addrStrings(ref)
+	for _, raw := range svc.Spec.ExternalIPs {
+		if a, err := netip.ParseAddr(raw); err == nil && a.Unmap().Is4() != v4 && !slices.Contains(ips, a.Unmap().String()) {
+			ips = append(ips, a.Unmap().String())
+		}
+	}
+	return kube.ManagedNote(svc, "Service", "spec.externalIPs") +
+		remedy.MergePatch(src.Namespace, "service", src.Svc, map[string]any{"spec": map[string]any{"externalIPs": ips}})
+}

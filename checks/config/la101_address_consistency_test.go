@@ -2,15 +2,20 @@ package config
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 func TestAddressConsistencyBrokenVariants(t *testing.T) {
@@ -103,5 +108,70 @@ func TestAddressConsistencyDoesNotJudgeAnswersThatDependOnTheQuery(t *testing.T)
 	}))
 	st, o := runConfigCheck(t, AddressConsistency(env))
 	assert.Equal(t, engine.StatusSkip, st)
-	assert.Contains(t, o.Skip, "zone's A answers are not known")
+	assert.Contains(t, o.Skip, "zone's answers are not known")
+}
+
+// corpusEnv discovers one case of the corpus (testdata/corpus).
+func corpusEnv(t *testing.T, name string, variants ...string) *Env {
+	t.Helper()
+	paths := make([]string, 0, 1+len(variants))
+	paths = append(paths, filepath.Join("..", "..", "testdata", "corpus", name, "objects.yaml"))
+	for _, v := range variants {
+		paths = append(paths, filepath.Join("..", "..", "testdata", "corpus", name, "variants", v+".yaml"))
+	}
+	objs, err := fixture.Load(paths...)
+	require.NoError(t, err)
+	cs, dc, err := fixture.Clients(objs)
+	require.NoError(t, err)
+	fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
+	setup, err := kube.Discover(t.Context(), cs, dc, kube.Selection{AllNamespaces: true})
+	require.NoError(t, err)
+	return &Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default"}
+}
+
+func TestAddressConsistencyComparesAWithIPv4AndAAAAWithIPv6(t *testing.T) {
+	tests := []struct {
+		corpus string
+		status engine.Status
+		code   string
+	}{
+		{"dual-stack-a-and-aaaa", engine.StatusPass, ""},
+		{"dual-stack-aaaa-not-on-services", engine.StatusFail, "LA101-ZONE-EXTRA"},
+		{"dual-stack-services-v6-zone-nodata", engine.StatusWarn, "LA101-IPV6-UNANSWERED"},
+		{"dual-stack-ipv6-in-a-template", engine.StatusFail, "LA101-ZONE-ANSWER-INVALID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.corpus, func(t *testing.T) {
+			st, o := runConfigCheck(t, AddressConsistency(corpusEnv(t, tt.corpus)))
+			assert.Equal(t, tt.status, st, "%+v", o.Findings)
+			if tt.code == "" {
+				return
+			}
+			var codes []string
+			for _, f := range o.Findings {
+				codes = append(codes, f.Code)
+				assert.NotContains(t, f.Remediation, "IN A fd00", "never an IPv6 address in an IN A answer")
+			}
+			assert.Contains(t, codes, tt.code)
+		})
+	}
+}
+
+func TestAddressConsistencyFixOfOneFamilyKeepsTheOther(t *testing.T) {
+	env := corpusEnv(t, "dual-stack-a-and-aaaa")
+	env.Setup.DNSService.Spec.ExternalIPs = []string{"10.0.10.11", "10.0.10.12", "fd00:10::11", "fd00:10::12", "fd00:10::13"}
+	_, o := runConfigCheck(t, AddressConsistency(env))
+	f := configFindings(o, engine.SeverityFail, "Service lan-dns/lan-dns")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Contains(t, f[0].Remediation, `"externalIPs":["10.0.10.11","10.0.10.12","10.0.10.13","fd00:10::11","fd00:10::12","fd00:10::13"]`)
+}
+
+func TestAddressConsistencyNamesTheValuesKeyOfAnOwnedService(t *testing.T) {
+	_, o := runConfigCheck(t, AddressConsistency(corpusEnv(t, "coredns-chart-helm-owned-dns-lacks-address")))
+	fixes := make([]string, 0, len(o.Findings))
+	for _, f := range o.Findings {
+		fixes = append(fixes, f.Remediation)
+	}
+	assert.Contains(t, strings.Join(fixes, "\n"), "values key service.externalIPs")
+	assert.Contains(t, strings.Join(fixes, "\n"), "the next helm upgrade sets a direct change back")
 }

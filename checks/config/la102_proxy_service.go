@@ -2,7 +2,8 @@ package config
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -174,7 +175,7 @@ func localPolicyFindings(s *kube.Setup, id string, svc *corev1.Service) []engine
 			out = append(out, engine.Finding{
 				Code: id + "-LOCAL-POLICY", Severity: engine.SeverityFail, Object: fmt.Sprintf("%s (%s)", n.Name, f.Addr),
 				Message:  fmt.Sprintf("%s has externalTrafficPolicy Local and no ready pod on %s: connections to %s are dropped", kube.ServiceRef(svc), n.Name, f.Addr),
-				Evidence: map[string]any{"externalTrafficPolicy": "Local", "nodesWithEndpoints": keysOf(withEndpoint)},
+				Evidence: map[string]any{"externalTrafficPolicy": "Local", "nodesWithEndpoints": slices.Sorted(maps.Keys(withEndpoint))},
 				Remediation: remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Cluster"}}) +
 					"   # or run a pod on every node that carries an address",
 			})
@@ -183,22 +184,13 @@ func localPolicyFindings(s *kube.Setup, id string, svc *corev1.Service) []engine
 	return out
 }
 
-func keysOf(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // singleReplica is the info that one proxy pod gives the LAN path no availability gain.
 func singleReplica(dep *appsv1.Deployment, pods []corev1.Pod, obj string) (engine.Finding, bool) {
-	replicas := int32(len(pods))
+	replicas := len(pods)
 	if dep != nil {
-		replicas = 1
+		replicas = 1 // the API's default
 		if dep.Spec.Replicas != nil {
-			replicas = *dep.Spec.Replicas
+			replicas = int(*dep.Spec.Replicas)
 		}
 	}
 	if replicas != 1 {

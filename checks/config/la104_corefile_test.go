@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -69,19 +70,19 @@ func TestCorefileConfigNXDOMAINForOtherTypesFails(t *testing.T) {
 	_, o := runConfigCheck(t, CorefileConfig(env))
 	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
 	require.Len(t, f, 1)
-	assert.Contains(t, f[0].Message, "answers NXDOMAIN")
+	assert.Contains(t, f[0].Message, "get NXDOMAIN")
+	assert.Contains(t, f[0].Remediation, `rcode NOERROR`)
 }
 
 func TestCorefileConfigZoneFileThatDoesNotParseNamesTheLine(t *testing.T) {
 	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(cm *corev1.ConfigMap) {
-		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n file db.apps\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
+		cm.Data["Corefile"] = "apps.example.com:1053 {\n reload\n file /etc/coredns/db.apps\n}\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n"
 		cm.Data["db.apps"] = "$TTL 60\n@ IN SOA ns host 1 2 3 4 5\n* IN A 10.0.10.999\n"
 	}))
 	_, o := runConfigCheck(t, CorefileConfig(env))
 	f := configFindings(o, engine.SeverityFail, "ConfigMap lan-dns/lan-dns")
 	require.Len(t, f, 1, "%+v", o.Findings)
-	assert.Contains(t, f[0].Message, "zone file db.apps (key db.apps) does not parse")
-	assert.Contains(t, f[0].Message, "line: 3")
+	assert.Contains(t, f[0].Message, `CoreDNS refuses to start: line 3: plugin/file: failed to parse file "/etc/coredns/db.apps"`)
 }
 
 func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
@@ -91,4 +92,35 @@ func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
 	st, o := runConfigCheck(t, CorefileConfig(env))
 	assert.Equal(t, engine.StatusSkip, st)
 	assert.Contains(t, o.Skip, "could not read configmaps in lan-dns")
+}
+
+// An import of a path the API does not show may define the zone: LA104 cannot tell, and never
+// proposes a zone block that CoreDNS could refuse as defined twice.
+func TestCorefileConfigNeverAddsAZoneBlockBesideAnImportItCannotRead(t *testing.T) {
+	env := configEnvWith(t, kube.Selection{Zone: "apps.example.com"}, nil, editObject("lan-dns", "lan-dns", withCorefile(
+		"import /opt/zones/*.server\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusWarn, st, "%+v", o.Findings)
+	for _, f := range o.Findings {
+		assert.NotContains(t, f.Remediation, "apps.example.com:1053 {", "%s", f.Code)
+		assert.NotEqual(t, "LA104-NO-ZONE-BLOCK", f.Code)
+	}
+	assert.NotEmpty(t, configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns"))
+}
+
+// The subPath fix mounts the directory and points -conf at the file's name in the volume: the
+// subPath, which the volume's items may have renamed (here key Corefile at path lan).
+func TestCorefileConfigSubPathFixPointsConfAtTheFileInTheVolume(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", func(d *appsv1.Deployment) {
+		c := &d.Spec.Template.Spec.Containers[0]
+		c.Args = []string{"-conf", "/etc/coredns/Corefile.lan"}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/coredns/Corefile.lan", SubPath: "lan"}}
+		d.Spec.Template.Spec.Volumes[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "Corefile", Path: "lan"}}
+	}))
+	_, o := runConfigCheck(t, CorefileConfig(env))
+	f := configFindings(o, engine.SeverityWarn, "ConfigMap lan-dns/lan-dns")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Equal(t, "LA104-SUBPATH", f[0].Code)
+	assert.Contains(t, f[0].Remediation, `{"mountPath":"/etc/coredns","name":"config","readOnly":true}`)
+	assert.Contains(t, f[0].Remediation, `"value":["-conf","/etc/coredns/lan"]`)
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -60,7 +58,7 @@ func dnsDeployment(s *kube.Setup) engine.Outcome {
 		findings = append(findings, engine.Finding{Code: "LA105-ONE-REPLICA", Severity: engine.SeverityWarn, Object: obj,
 			Message:     fmt.Sprintf("%d replica: a restart or a node drain leaves no DNS, and systemd-resolved then stays on the organisation's DNS (the public VPN address) until the link reconnects", replicas),
 			Evidence:    map[string]any{"replicas": replicas},
-			Remediation: remedy.Kubectl(dep.Namespace, "scale", "deployment/"+dep.Name, "--replicas=2")})
+			Remediation: kube.ManagedNote(dep, "Deployment", "spec.replicas") + remedy.Kubectl(dep.Namespace, "scale", "deployment/"+dep.Name, "--replicas=2")})
 	}
 	if replicas >= 2 {
 		if f, ok := spreadFinding(dep, obj); ok {
@@ -70,8 +68,9 @@ func dnsDeployment(s *kube.Setup) engine.Outcome {
 	findings = append(findings, pdbFindings(s.PDBs, dep, replicas, obj)...)
 	findings = append(findings, dnsPolicyFinding(s, spec, obj, dep)...)
 	findings = append(findings, capabilityFindings(spec, obj, dep)...)
+	findings = append(findings, probeFindings(s, spec, obj)...)
 	findings = append(findings, rootFindings(spec, obj, dep)...)
-	findings = append(findings, placementFindings(s.DNSPods, obj)...)
+	findings = append(findings, placementFindings(s.DNSPods, obj, notReadyCause(s, spec))...)
 	return engine.Partial("LA105", findings, unread)
 }
 
@@ -118,10 +117,11 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 	if len(matching) == 0 {
 		return []engine.Finding{{Code: "LA105-NO-PDB", Severity: engine.SeverityWarn, Object: obj,
 			Message: "no PodDisruptionBudget: a node drain may evict every replica at once",
-			Remediation: remedy.Apply(remedy.YAML(policyv1.PodDisruptionBudget{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-				ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
-				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)),
+			// a manifest, not the API type: its status (all zeros) is not for people to apply
+			Remediation: remedy.Apply(remedy.YAML(map[string]any{
+				"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+				"metadata": metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace},
+				"spec": policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(1)),
 					Selector: &metav1.LabelSelector{MatchLabels: dep.Spec.Template.Labels}},
 			}))}}
 	}
@@ -150,7 +150,7 @@ func pdbFindings(pdbs []policyv1.PodDisruptionBudget, dep *appsv1.Deployment, re
 func pdbKeeps(p policyv1.PodDisruptionBudget, replicas int32) (int32, bool) {
 	scaled := func(v *intstr.IntOrString, roundUp bool) (int32, bool) {
 		n, err := intstr.GetScaledValueFromIntOrPercent(v, int(replicas), roundUp)
-		return int32(n), err == nil
+		return int32(min(n, int(replicas))), err == nil //nolint:gosec // G115: at most replicas, an int32
 	}
 	if p.Spec.MinAvailable != nil {
 		return scaled(p.Spec.MinAvailable, true)
@@ -186,7 +186,7 @@ func dnsPolicyFinding(s *kube.Setup, spec *corev1.PodSpec, obj string, dep *apps
 		}
 	}
 	f := engine.Finding{Code: "LA105-CLUSTER-FIRST-HARMLESS", Object: obj, Evidence: map[string]any{"dnsPolicy": string(policy)},
-		Remediation: DNSPolicyDefault(dep.Namespace, dep.Name)}
+		Remediation: kube.ManagedNote(dep, "Deployment", "spec.template.spec.dnsPolicy") + DNSPolicyDefault(dep.Namespace, dep.Name)}
 	if viaResolvConf {
 		f.Code, f.Severity = "LA105-CLUSTER-FIRST", engine.SeverityFail
 		f.Message = fmt.Sprintf("dnsPolicy %s: the pod's /etc/resolv.conf points at the cluster DNS, so `forward . /etc/resolv.conf` sends the LAN's queries there and cluster-internal names (*.svc.cluster.local) resolve for the whole LAN", policy)
@@ -198,60 +198,58 @@ func dnsPolicyFinding(s *kube.Setup, spec *corev1.PodSpec, obj string, dep *apps
 }
 
 // capabilityFindings: CoreDNS images whose binary carries the NET_BIND_SERVICE file
-// capability cannot be executed when ALL is dropped and it is not added back.
+// capability (coredns/coredns Dockerfile: setcap cap_net_bind_service=+ep, since v1.11.0) cannot
+// be executed when ALL is dropped and it is not added back. Container runtimes read capability
+// names without regard to case: `drop: [all]` is ALL and `add: [net_bind_service]` is
+// NET_BIND_SERVICE (containerd internal/cri/opts/spec_opts.go WithCapabilities with
+// internal/cri/util/strings.go InStringSlice, strings.EqualFold and "CAP_"+strings.ToUpper;
+// CRI-O internal/factory/container/container.go SpecSetupCapabilities, inStringSlice with
+// strings.EqualFold and "CAP_"+strings.ToUpper).
 func capabilityFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
 	var out []engine.Finding
 	for i, c := range spec.Containers {
-		if !strings.Contains(c.Image, "coredns") || c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+		if !netBindDropped(c) {
 			continue
 		}
 		caps := c.SecurityContext.Capabilities
-		if !slices.Contains(caps.Drop, "ALL") || slices.Contains(caps.Add, "NET_BIND_SERVICE") {
-			continue
-		}
 		out = append(out, engine.Finding{Code: "LA105-NET-BIND-DROPPED", Severity: engine.SeverityFail, Object: obj,
-			Message:  fmt.Sprintf("container %s drops ALL capabilities without adding NET_BIND_SERVICE back: the CoreDNS binary carries that file capability, so the kernel refuses to run it (exec /coredns: operation not permitted), whatever the port", c.Name),
+			Message:  fmt.Sprintf("container %s drops ALL capabilities (%s) without adding NET_BIND_SERVICE back (the runtime reads the names without regard to case): the CoreDNS binary carries that file capability, so the kernel refuses to run it (exec /coredns: operation not permitted), whatever the port", c.Name, capNames(caps.Drop)),
 			Evidence: map[string]any{"container": c.Name, "image": c.Image, "drop": caps.Drop, "add": caps.Add},
-			Remediation: remedy.JSONPatch(dep.Namespace, "deployment", dep.Name, remedy.PatchOp{Op: "add",
-				Path: fmt.Sprintf("/spec/template/spec/containers/%d/securityContext/capabilities/add", i), Value: []string{"NET_BIND_SERVICE"}})})
+			Remediation: kube.ManagedNote(dep, "Deployment", "spec.template.spec.containers") + remedy.JSONPatch(dep.Namespace, "deployment", dep.Name, remedy.PatchOp{Op: "add",
+				Path: fmt.Sprintf("/spec/template/spec/containers/%d/securityContext/capabilities/add", i), Value: append(append([]corev1.Capability{}, caps.Add...), "NET_BIND_SERVICE")})})
 	}
 	return out
 }
 
-// rootFindings: a DNS server facing the whole LAN should not run as root.
-func rootFindings(spec *corev1.PodSpec, obj string, dep *appsv1.Deployment) []engine.Finding {
-	var out []engine.Finding
-	for _, c := range spec.Containers {
-		nonRoot, uid := false, int64(-1)
-		if psc := spec.SecurityContext; psc != nil {
-			if psc.RunAsNonRoot != nil {
-				nonRoot = *psc.RunAsNonRoot
-			}
-			if psc.RunAsUser != nil {
-				uid = *psc.RunAsUser
-			}
-		}
-		if sc := c.SecurityContext; sc != nil {
-			if sc.RunAsNonRoot != nil {
-				nonRoot = *sc.RunAsNonRoot
-			}
-			if sc.RunAsUser != nil {
-				uid = *sc.RunAsUser
-			}
-		}
-		if (nonRoot && uid != 0) || uid > 0 {
-			continue
-		}
-		out = append(out, engine.Finding{Code: "LA105-ROOT", Severity: engine.SeverityWarn, Object: obj,
-			Message:     fmt.Sprintf("container %s may run as root (no runAsNonRoot, no non-zero runAsUser): a DNS server open to the whole LAN should not", c.Name),
-			Evidence:    map[string]any{"container": c.Name, "runAsNonRoot": nonRoot, "runAsUser": uid},
-			Remediation: remedy.MergePatch(dep.Namespace, "deployment", dep.Name, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": 65532}}}}})})
+// netBindDropped: a CoreDNS container that drops ALL and does not add NET_BIND_SERVICE (or ALL).
+func netBindDropped(c corev1.Container) bool {
+	if !strings.Contains(strings.ToLower(c.Image), "coredns") || c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+		return false
 	}
-	return out
+	caps := c.SecurityContext.Capabilities
+	return hasCap(caps.Drop, "ALL") && !hasCap(caps.Add, "NET_BIND_SERVICE") && !hasCap(caps.Add, "ALL")
+}
+
+// hasCap compares capability names as the runtimes do: without regard to case.
+func hasCap(list []corev1.Capability, name string) bool {
+	for _, c := range list {
+		if strings.EqualFold(string(c), name) {
+			return true
+		}
+	}
+	return false
+}
+
+func capNames(list []corev1.Capability) string {
+	out := make([]string, 0, len(list))
+	for _, c := range list {
+		out = append(out, string(c))
+	}
+	return strings.Join(out, ", ")
 }
 
 // placementFindings: the ready pods run on distinct nodes.
-func placementFindings(pods []corev1.Pod, obj string) []engine.Finding {
+func placementFindings(pods []corev1.Pod, obj string, cause string) []engine.Finding {
 	byNode := map[string][]string{}
 	var notReady []string
 	for i := range pods {
@@ -283,9 +281,13 @@ func placementFindings(pods []corev1.Pod, obj string) []engine.Finding {
 		if len(nodes) == 0 {
 			sev = engine.SeverityFail
 		}
+		msg := fmt.Sprintf("%d of %d DNS pods are not ready: %s", len(notReady), len(pods), strings.Join(notReady, ", "))
+		if cause != "" {
+			msg += "; the spec explains it: " + cause
+		}
 		out = append(out, engine.Finding{Code: "LA105-PODS-NOT-READY", Severity: sev, Object: obj,
-			Message:     fmt.Sprintf("%d of %d DNS pods are not ready: %s", len(notReady), len(pods), strings.Join(notReady, ", ")),
-			Evidence:    map[string]any{"notReady": notReady},
+			Message:     msg,
+			Evidence:    map[string]any{"notReady": notReady, "cause": cause},
 			Remediation: remedy.Kubectl(podNamespace(pods), "describe", "pods", strings.Fields(notReady[0])[0])})
 	}
 	return out

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,4 +90,45 @@ func TestDNSDeploymentNotReadyPodsAreNamed(t *testing.T) {
 	f := configFindings(o, engine.SeverityWarn, "Deployment lan-dns/lan-dns")
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Message, "1 of 2 DNS pods are not ready: lan-dns-7b9c6d5f4-m2n3p (not ready (CreateContainerError))")
+}
+
+func TestDNSDeploymentReadsCapabilityNamesAsTheRuntimesDo(t *testing.T) {
+	st, o := runConfigCheck(t, DNSDeployment(corpusEnv(t, "capabilities-lowercase-add")))
+	assert.Equal(t, engine.StatusPass, st, "`add: [net_bind_service]` is NET_BIND_SERVICE: %+v", o.Findings)
+
+	st, o = runConfigCheck(t, DNSDeployment(corpusEnv(t, "capabilities-lowercase-all-without-bind")))
+	assert.Equal(t, engine.StatusFail, st)
+	codes, messages := make([]string, 0, len(o.Findings)), make([]string, 0, len(o.Findings))
+	for _, f := range o.Findings {
+		codes = append(codes, f.Code)
+		messages = append(messages, f.Message)
+	}
+	assert.Contains(t, codes, "LA105-NET-BIND-DROPPED", "`drop: [all]` is ALL")
+	assert.Contains(t, strings.Join(messages, "\n"), "the spec explains it: container coredns drops ALL capabilities without NET_BIND_SERVICE")
+}
+
+func TestDNSDeploymentSaysWhenAProbeReachesNoPlugin(t *testing.T) {
+	st, o := runConfigCheck(t, DNSDeployment(corpusEnv(t, "k8s-addon-coredns-base-seed-corefile")))
+	assert.Equal(t, engine.StatusFail, st)
+	fails := configFindings(o, engine.SeverityFail, "")
+	msgs := make([]string, 0, len(fails))
+	for _, f := range fails {
+		msgs = append(msgs, f.Code+": "+f.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	assert.Contains(t, all, "LA105-PROBE-NO-LISTENER: the liveness probe of container coredns GETs :8080/health")
+	assert.Contains(t, all, "LA105-PROBE-NO-LISTENER: the readiness probe of container coredns GETs :8181/ready")
+	assert.Contains(t, all, "the spec explains it")
+}
+
+func TestDNSDeploymentKnowsTheOfficialImageRunsAs65532(t *testing.T) {
+	_, o := runConfigCheck(t, DNSDeployment(corpusEnv(t, "k8s-addon-coredns-base-as-lan-dns")))
+	for _, f := range o.Findings {
+		assert.NotEqual(t, "LA105-ROOT", f.Code, "registry.k8s.io/coredns/coredns:v1.14.2 runs as 65532 (its Dockerfile): %s", f.Message)
+	}
+	assert.True(t, officialNonRootImage("registry.k8s.io/coredns/coredns:v1.11.1"))
+	assert.True(t, officialNonRootImage("docker.io/coredns/coredns:1.12.0"))
+	assert.False(t, officialNonRootImage("registry.k8s.io/coredns/coredns:v1.10.1"), "root before v1.11.0")
+	assert.False(t, officialNonRootImage("registry.example.com/coredns/coredns:1.12.0"))
+	assert.False(t, officialNonRootImage("coredns/coredns@sha256:0123"))
 }

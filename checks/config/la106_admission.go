@@ -194,95 +194,133 @@ func judgeControl(c admission.Control, q questions) controlJudgement {
 func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, []string) {
 	legit := legitimateUsers(s, judged)
 	q := askQuestions(s, legit)
-	var js []controlJudgement
-	for _, c := range admissionControls(s) {
+	js := judgeControls(admissionControls(s), q)
+	suggestion := func() string { return suggestedPolicyRemedy(s, legit) }
+	protected := slices.ContainsFunc(js, func(j controlJudgement) bool { return j.protects })
+	var protectors []engine.Finding
+	out := make([]engine.Finding, 0, len(js)) // about one finding per control
+	for _, j := range js {
+		if j.protects {
+			protectors = append(protectors, protectorFinding(j))
+		}
+		out = append(out, controlFindings(j, q, protected, suggestion)...)
+	}
+	if protected {
+		return append(protectors, out...), nil
+	}
+	if len(js) == 0 {
+		return nothingRestricts(s, suggestion)
+	}
+	return out, nil
+}
+
+// judgeControls asks each enforcing control the questions; one that does not enforce answers
+// nothing.
+func judgeControls(cs []admission.Control, q questions) []controlJudgement {
+	js := make([]controlJudgement, 0, len(cs))
+	for _, c := range cs {
 		if c.Enforcing {
 			js = append(js, judgeControl(c, q))
 		} else {
 			js = append(js, controlJudgement{c: c})
 		}
 	}
-	var protectors, out []engine.Finding
-	protected := slices.ContainsFunc(js, func(j controlJudgement) bool { return j.protects })
-	suggestion := func() string { return suggestedPolicyRemedy(s, legit) }
-	for _, j := range js {
-		ev := map[string]any{"control": j.c.What}
-		if len(j.c.Notes) > 0 {
-			ev["notes"] = j.c.Notes
-		}
-		switch {
-		case !j.c.Enforcing:
-			if protected {
-				continue
-			}
-			f := engine.Finding{Code: "LA106-ADMISSION-NOT-ENFORCED", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
-				Message: fmt.Sprintf("%s is about externalIPs but does not enforce: %s", j.c.What, j.c.NotEnforcedWhy), Remediation: j.c.Remedy}
-			// What enforcing it would do: protect, and let our Services be updated?
-			enforced := j.c
-			enforced.Enforcing = true
-			if ej := judgeControl(enforced, q); !ej.protects || len(ej.refuses) > 0 {
-				switch {
-				case !ej.protects && ej.unknown != "":
-					f.Message += "; even enforced, what it does with a Service of another namespace claiming our addresses cannot be told (" + ej.unknown + ")"
-				case !ej.protects:
-					f.Message += "; even enforced, it would let a Service of another namespace claim our addresses (" + ej.allows + ")"
-				default:
-					f.Message += "; enforced, it would refuse " + strings.Join(ej.refuses, "; ")
-				}
-				f.Remediation = suggestion()
-			}
-			out = append(out, f)
-		case j.protects:
-			msg := j.c.What + " refuses a Service of another namespace claiming our addresses"
-			if len(j.c.Notes) > 0 {
-				msg += " (" + strings.Join(j.c.Notes, "; ") + ")"
-			}
-			if len(j.recreate) > 0 {
-				msg += fmt.Sprintf("; it would also refuse %s (a helm uninstall and install, a restore from backup): allow them first then", strings.Join(j.recreate, " and "))
-			}
-			protectors = append(protectors, engine.Finding{Code: "LA106-ADMISSION-ENFORCED", Severity: engine.SeverityInfo, Object: protectionObject, Message: msg, Evidence: ev})
-			if len(j.movesLeft) > 0 {
-				out = append(out, engine.Finding{Code: "LA106-EXISTING-CLAIMERS", Severity: engine.SeverityInfo, Object: protectionObject, Evidence: ev,
-					Message: fmt.Sprintf("%s still lets Services that already use externalIPs change them: %s; whoever may edit them can still claim our addresses", j.c.What, strings.Join(j.movesLeft, "; "))})
-			}
-		case j.unknown != "":
-			if !protected {
-				out = append(out, engine.Finding{Code: "LA106-ADMISSION-UNKNOWN", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
-					Message:     fmt.Sprintf("what %s does with a Service of another namespace claiming our addresses cannot be told: %s", j.c.What, j.unknown),
-					Remediation: "# if it does not reserve our addresses, this policy does:\n" + suggestion()})
-			}
-		default:
-			if !protected {
-				out = append(out, engine.Finding{Code: "LA106-ADMISSION-ALLOWS-CLAIMS", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
-					Message:     fmt.Sprintf("%s lets a Service of another namespace claim our addresses (%s): it does not protect them", j.c.What, j.allows),
-					Remediation: suggestion()})
-			}
-		}
-		if len(j.refuses) > 0 {
-			out = append(out, engine.Finding{Code: "LA106-ADMISSION-REFUSES-UPDATES", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: map[string]any{"control": j.c.What, "refused": j.refuses},
-				Message:     fmt.Sprintf("%s refuses %s: a helm upgrade or any change of these Services fails until it allows them", j.c.What, strings.Join(j.refuses, "; ")),
-				Remediation: replaceRemedy(j.c, suggestion())})
-		}
+	return js
+}
+
+// controlEvidence names the control and its notes.
+func controlEvidence(c admission.Control) map[string]any {
+	ev := map[string]any{"control": c.What}
+	if len(c.Notes) > 0 {
+		ev["notes"] = c.Notes
 	}
-	if protected {
-		return append(protectors, out...), nil
+	return ev
+}
+
+// protectorFinding says that j protects our addresses, and what else it would refuse.
+func protectorFinding(j controlJudgement) engine.Finding {
+	msg := j.c.What + " refuses a Service of another namespace claiming our addresses"
+	if len(j.c.Notes) > 0 {
+		msg += " (" + strings.Join(j.c.Notes, "; ") + ")"
 	}
-	if len(js) == 0 {
-		var unread []string
-		for _, key := range protectionReads() {
-			if err := s.Unread(key); err != nil {
-				unread = append(unread, fmt.Sprintf("could not read %s, so a control there is not seen: %v", key, err))
-			}
+	if len(j.recreate) > 0 {
+		msg += fmt.Sprintf("; it would also refuse %s (a helm uninstall and install, a restore from backup): allow them first then", strings.Join(j.recreate, " and "))
+	}
+	return engine.Finding{Code: "LA106-ADMISSION-ENFORCED", Severity: engine.SeverityInfo, Object: protectionObject, Message: msg, Evidence: controlEvidence(j.c)}
+}
+
+// controlFindings are the findings about one control besides its protecting: what a protector
+// still lets through; when nothing protects, why this control does not (it does not enforce,
+// its answer cannot be told, it lets the claim through); and, for any, the updates it refuses.
+func controlFindings(j controlJudgement, q questions, protected bool, suggestion func() string) []engine.Finding {
+	var out []engine.Finding
+	ev := controlEvidence(j.c)
+	switch {
+	case j.protects:
+		if len(j.movesLeft) > 0 {
+			out = append(out, engine.Finding{Code: "LA106-EXISTING-CLAIMERS", Severity: engine.SeverityInfo, Object: protectionObject, Evidence: ev,
+				Message: fmt.Sprintf("%s still lets Services that already use externalIPs change them: %s; whoever may edit them can still claim our addresses", j.c.What, strings.Join(j.movesLeft, "; "))})
 		}
-		if len(unread) > 0 {
-			return out, unread
-		}
-		out = append(out, engine.Finding{Code: "LA106-ADMISSION", Severity: engine.SeverityWarn, Object: protectionObject,
-			Message:     "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook is about it, and " + pluginText(s) + "): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic",
-			Evidence:    protectionEvidence(s),
+	case protected:
+		// Another control protects: what this one does not do leaves the addresses protected.
+	case !j.c.Enforcing:
+		out = append(out, notEnforcedFinding(j.c, q, ev, suggestion))
+	case j.unknown != "":
+		out = append(out, engine.Finding{Code: "LA106-ADMISSION-UNKNOWN", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
+			Message:     fmt.Sprintf("what %s does with a Service of another namespace claiming our addresses cannot be told: %s", j.c.What, j.unknown),
+			Remediation: "# if it does not reserve our addresses, this policy does:\n" + suggestion()})
+	default:
+		out = append(out, engine.Finding{Code: "LA106-ADMISSION-ALLOWS-CLAIMS", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
+			Message:     fmt.Sprintf("%s lets a Service of another namespace claim our addresses (%s): it does not protect them", j.c.What, j.allows),
 			Remediation: suggestion()})
 	}
-	return out, nil
+	if len(j.refuses) > 0 {
+		out = append(out, engine.Finding{Code: "LA106-ADMISSION-REFUSES-UPDATES", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: map[string]any{"control": j.c.What, "refused": j.refuses},
+			Message:     fmt.Sprintf("%s refuses %s: a helm upgrade or any change of these Services fails until it allows them", j.c.What, strings.Join(j.refuses, "; ")),
+			Remediation: replaceRemedy(j.c, suggestion())})
+	}
+	return out
+}
+
+// notEnforcedFinding says that c is about externalIPs but does not enforce, with what enforcing
+// it would do: when it would not protect, or would refuse our updates, the suggested policy is
+// the fix instead of c's own remedy.
+func notEnforcedFinding(c admission.Control, q questions, ev map[string]any, suggestion func() string) engine.Finding {
+	f := engine.Finding{Code: "LA106-ADMISSION-NOT-ENFORCED", Severity: engine.SeverityWarn, Object: protectionObject, Evidence: ev,
+		Message: fmt.Sprintf("%s is about externalIPs but does not enforce: %s", c.What, c.NotEnforcedWhy), Remediation: c.Remedy}
+	enforced := c
+	enforced.Enforcing = true
+	ej := judgeControl(enforced, q)
+	switch {
+	case ej.protects && len(ej.refuses) == 0:
+		return f
+	case !ej.protects && ej.unknown != "":
+		f.Message += "; even enforced, what it does with a Service of another namespace claiming our addresses cannot be told (" + ej.unknown + ")"
+	case !ej.protects:
+		f.Message += "; even enforced, it would let a Service of another namespace claim our addresses (" + ej.allows + ")"
+	default:
+		f.Message += "; enforced, it would refuse " + strings.Join(ej.refuses, "; ")
+	}
+	f.Remediation = suggestion()
+	return f
+}
+
+// nothingRestricts is the finding when no control is about externalIPs, unless a source of
+// controls could not be read (unread then says which: a control there is not seen).
+func nothingRestricts(s *kube.Setup, suggestion func() string) ([]engine.Finding, []string) {
+	var unread []string
+	for _, key := range protectionReads() {
+		if err := s.Unread(key); err != nil {
+			unread = append(unread, fmt.Sprintf("could not read %s, so a control there is not seen: %v", key, err))
+		}
+	}
+	if len(unread) > 0 {
+		return nil, unread
+	}
+	return []engine.Finding{{Code: "LA106-ADMISSION", Severity: engine.SeverityWarn, Object: protectionObject,
+		Message:     "nothing restricts spec.externalIPs (no ValidatingAdmissionPolicy, Kyverno or Gatekeeper policy, nor externalip-webhook is about it, and " + pluginText(s) + "): anyone who may edit a Service in any namespace can claim these addresses and intercept the LAN's traffic",
+		Evidence:    protectionEvidence(s),
+		Remediation: suggestion()}}, nil
 }
 
 // pluginText says what is known of DenyServiceExternalIPs.
@@ -304,8 +342,10 @@ const webhooksKey = "validatingwebhookconfigurations.admissionregistration.k8s.i
 // protectionReads are the reads protection detection relies on.
 func protectionReads() []string {
 	const g = "admissionregistration.k8s.io"
-	keys := []string{kube.ReadKey(g, "validatingwebhookconfigurations", ""), kube.ReadKey(g, "validatingadmissionpolicies", ""), kube.ReadKey(g, "validatingadmissionpolicybindings", "")}
-	for _, r := range kube.KyvernoPolicyResources() {
+	kyverno := kube.KyvernoPolicyResources()
+	keys := make([]string, 0, 4+len(kyverno))
+	keys = append(keys, kube.ReadKey(g, "validatingwebhookconfigurations", ""), kube.ReadKey(g, "validatingadmissionpolicies", ""), kube.ReadKey(g, "validatingadmissionpolicybindings", ""))
+	for _, r := range kyverno {
 		keys = append(keys, r.Key())
 	}
 	keys = append(keys, kube.GatekeeperTemplates().Key())

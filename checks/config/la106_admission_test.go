@@ -129,6 +129,7 @@ func TestExternalIPsSecurityJudgesWhatEachControlPermits(t *testing.T) {
 		}},
 	}
 	kyvernoCRDs := []runtime.Object{crd("kyverno.io", "ClusterPolicy", "clusterpolicies", "v1", "Cluster"), crd("kyverno.io", "Policy", "policies", "v1", "Namespaced")}
+	unbound, _ := denyAllPolicy()
 	tests := []struct {
 		name   string
 		extra  []runtime.Object
@@ -150,6 +151,10 @@ func TestExternalIPsSecurityJudgesWhatEachControlPermits(t *testing.T) {
 			engine.StatusWarn, "LA106-ADMISSION-NOT-ENFORCED", "Kyverno is not running"},
 		{"Kyverno namespaced Policy", append([]runtime.Object{kyvernoWebhook(), kyvernoPolicy("team-x", "Enforce")}, kyvernoCRDs...),
 			engine.StatusWarn, "LA106-ADMISSION-ALLOWS-CLAIMS", "a Policy of namespace team-x applies to that namespace only"},
+		{"Kyverno namespaced Policy without its webhook", append([]runtime.Object{kyvernoPolicy("team-x", "Enforce")}, kyvernoCRDs...),
+			engine.StatusWarn, "LA106-ADMISSION-NOT-ENFORCED", "; even enforced, it would let a Service of another namespace claim our addresses (a Policy of namespace team-x applies to that namespace only)"},
+		{"a ValidatingAdmissionPolicy denying every externalIP, without a binding", []runtime.Object{unbound},
+			engine.StatusWarn, "LA106-ADMISSION-NOT-ENFORCED", "no ValidatingAdmissionPolicyBinding puts it in force; enforced, it would refuse the next update of Service traefik/traefik"},
 		{"externalip-webhook", []runtime.Object{externalIPWebhook},
 			engine.StatusWarn, "LA106-ADMISSION-UNKNOWN", "--allowed-external-ip-cidrs"},
 		{"DenyServiceExternalIPs on in kubeadm's static pod", []runtime.Object{apiServerPod("NodeRestriction,DenyServiceExternalIPs")},

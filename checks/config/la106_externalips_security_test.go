@@ -23,7 +23,7 @@ func TestExternalIPsSecurityBrokenVariants(t *testing.T) {
 
 // withoutAdmissionPolicy removes the healthy fixtures' ValidatingAdmissionPolicy.
 func withoutAdmissionPolicy(objs []runtime.Object) []runtime.Object {
-	var out []runtime.Object
+	out := make([]runtime.Object, 0, len(objs))
 	for _, o := range objs {
 		switch o.(type) {
 		case *admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding:

@@ -52,7 +52,7 @@ func serviceClaims(svc *corev1.Service) []claim {
 			add(in.IP)
 		}
 	}
-	var out []claim
+	out := make([]claim, 0, len(addrs)*len(svc.Spec.Ports))
 	for _, a := range addrs {
 		for _, p := range svc.Spec.Ports {
 			out = append(out, claim{Addr: a, Port: p.Port, Proto: kube.Protocol(p.Protocol)})
@@ -255,7 +255,7 @@ func withdrawClaims(svc *corev1.Service, bad []claim) string {
 		steps = append(steps, remedy.JSONPatch(svc.Namespace, "service", svc.Name, op))
 	}
 	if len(offending) > 0 {
-		var addrs []string
+		addrs := make([]string, 0, len(offending))
 		for a := range offending {
 			addrs = append(addrs, a.String())
 		}

@@ -37,11 +37,14 @@ func audience(s *kube.Setup) engine.Outcome {
 // routeReads are the reads the check relies on: Ingresses, and the Traefik and Gateway API
 // resources that exist.
 func routeReads() []string {
-	keys := []string{kube.ReadKey("networking.k8s.io", "ingresses", "")}
-	for _, r := range append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...) {
+	traefik := append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...)
+	gateway := kube.GatewayAPIResources()
+	keys := make([]string, 0, 1+len(traefik)+len(gateway))
+	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""))
+	for _, r := range traefik {
 		keys = append(keys, r.Key())
 	}
-	for _, versions := range kube.GatewayAPIResources() {
+	for _, versions := range gateway {
 		keys = append(keys, versions[0].Key())
 	}
 	return keys
@@ -49,7 +52,7 @@ func routeReads() []string {
 
 func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 	ev := map[string]any{"hosts": r.Hosts, "middlewares": refsRaw(r.Middlewares), "reach": string(r.Reach)}
-	var via []string
+	via := make([]string, 0, len(r.Via))
 	for _, e := range r.Via {
 		via = append(via, e.Label())
 	}
@@ -102,7 +105,7 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 }
 
 func refsRaw(refs []kube.MiddlewareRef) []string {
-	out := []string{}
+	out := make([]string, 0, len(refs))
 	for _, r := range refs {
 		out = append(out, r.Raw)
 	}

@@ -22,7 +22,7 @@ func TestAudienceBrokenVariants(t *testing.T) {
 func ingressRouteObject(ns, name, match string, middlewares ...map[string]any) *unstructured.Unstructured {
 	route := map[string]any{"kind": "Rule", "match": match, "services": []any{map[string]any{"name": "svc", "port": int64(80)}}}
 	if len(middlewares) > 0 {
-		var mw []any
+		mw := make([]any, 0, len(middlewares))
 		for _, m := range middlewares {
 			mw = append(mw, m)
 		}

@@ -104,64 +104,70 @@ func (c cluster) apply(t *testing.T, remediation string) {
 	}
 }
 
-func (c cluster) kubectl(ctx context.Context, words []string, stdin string) error {
+// kubectlCall is a kubectl command line: its arguments, -n, and the other flags by name.
+type kubectlCall struct {
+	ns    string
+	args  []string
+	flags map[string]string
+}
+
+// parseKubectl reads the kubectl command lines remediations use: -n, -p and -f with their
+// value, --flag=value, and the arguments.
+func parseKubectl(words []string) (kubectlCall, error) {
 	if len(words) == 0 || words[0] != "kubectl" {
-		return fmt.Errorf("not a kubectl command: %v", words)
+		return kubectlCall{}, fmt.Errorf("not a kubectl command: %v", words)
 	}
-	ns, args, flags := "", []string{}, map[string]string{}
+	k := kubectlCall{flags: map[string]string{}}
 	for i := 1; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "-n" && i+1 < len(words):
-			ns = words[i+1]
+			k.ns = words[i+1]
 			i++
-		case w == "-p" && i+1 < len(words):
-			flags["-p"] = words[i+1]
-			i++
-		case w == "-f" && i+1 < len(words):
-			flags["-f"] = words[i+1]
+		case (w == "-p" || w == "-f") && i+1 < len(words):
+			k.flags[w] = words[i+1]
 			i++
 		case strings.HasPrefix(w, "--"):
-			k, v, _ := strings.Cut(w, "=")
-			flags[k] = v
+			name, value, _ := strings.Cut(w, "=")
+			k.flags[name] = value
 		default:
-			args = append(args, w)
+			k.args = append(k.args, w)
 		}
 	}
-	if len(args) == 0 {
-		return fmt.Errorf("no verb")
+	if len(k.args) == 0 {
+		return kubectlCall{}, fmt.Errorf("no verb")
 	}
+	return k, nil
+}
+
+func (c cluster) kubectl(ctx context.Context, words []string, stdin string) error {
+	k, err := parseKubectl(words)
+	if err != nil {
+		return err
+	}
+	args := k.args
 	switch args[0] {
 	case "patch":
 		if len(args) != 3 {
 			return fmt.Errorf("patch wants KIND NAME: %v", args)
 		}
 		pt := types.StrategicMergePatchType
-		switch flags["--type"] {
+		switch k.flags["--type"] {
 		case "json":
 			pt = types.JSONPatchType
 		case "merge":
 			pt = types.MergePatchType
 		}
-		return c.patch(ctx, args[1], ns, args[2], pt, []byte(flags["-p"]))
+		return c.patch(ctx, args[1], k.ns, args[2], pt, []byte(k.flags["-p"]))
 	case "annotate":
-		if len(args) < 4 {
-			return fmt.Errorf("annotate wants KIND NAME KEY=VALUE: %v", args)
-		}
-		ann := map[string]any{}
-		for _, kv := range args[3:] {
-			k, v, _ := strings.Cut(kv, "=")
-			ann[k] = v
-		}
-		raw := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(ann))
-		return c.patch(ctx, args[1], ns, args[2], types.MergePatchType, []byte(raw))
+		return c.annotate(ctx, k)
 	case "get", "describe":
 		return nil // reads: they show the user something and change nothing
 	case "delete":
 		if len(args) != 3 {
 			return fmt.Errorf("delete wants KIND NAME: %v", args)
 		}
-		return c.delete(ctx, args[1], ns, args[2])
+		return c.delete(ctx, args[1], k.ns, args[2])
 	case "rollout":
 		// A restart changes no object the checks read: the configuration it makes a workload
 		// reload was written by the commands before it.
@@ -170,21 +176,40 @@ func (c cluster) kubectl(ctx context.Context, words []string, stdin string) erro
 		}
 		return fmt.Errorf("kubectl rollout %v is not understood by the round trip", args[1:])
 	case "apply":
-		if flags["-f"] != "-" {
-			return fmt.Errorf("apply reads stdin only")
-		}
-		objs, err := fixture.Decode("stdin", []byte(stdin))
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if err := c.create(ctx, o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.applyManifests(ctx, k, stdin)
 	}
 	return fmt.Errorf("kubectl %s is not understood by the round trip", args[0])
+}
+
+// annotate runs kubectl annotate KIND NAME KEY=VALUE... as the merge patch it is.
+func (c cluster) annotate(ctx context.Context, k kubectlCall) error {
+	if len(k.args) < 4 {
+		return fmt.Errorf("annotate wants KIND NAME KEY=VALUE: %v", k.args)
+	}
+	ann := map[string]any{}
+	for _, kv := range k.args[3:] {
+		key, value, _ := strings.Cut(kv, "=")
+		ann[key] = value
+	}
+	raw := fmt.Sprintf(`{"metadata":{"annotations":%s}}`, mustJSON(ann))
+	return c.patch(ctx, k.args[1], k.ns, k.args[2], types.MergePatchType, []byte(raw))
+}
+
+// applyManifests runs kubectl apply -f - on the manifests of stdin.
+func (c cluster) applyManifests(ctx context.Context, k kubectlCall, stdin string) error {
+	if k.flags["-f"] != "-" {
+		return fmt.Errorf("apply reads stdin only")
+	}
+	objs, err := fixture.Decode("stdin", []byte(stdin))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if err := c.create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c cluster) patch(ctx context.Context, kind, ns, name string, pt types.PatchType, data []byte) error {

@@ -46,7 +46,7 @@ type netFixture struct {
 
 func newNetFixture(t *testing.T) *netFixture {
 	t.Helper()
-	var nodes []corev1.Node
+	nodes := make([]corev1.Node, 0, len(lanNodeIPs))
 	for i, ip := range lanNodeIPs {
 		nodes = append(nodes, corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i+1)},

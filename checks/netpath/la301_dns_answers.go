@@ -41,34 +41,7 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
 	}
 	names := netUniqueNames(p.Host.Name, p.Zone, randomLabel(p.Zone))
-	// Every name over UDP (what workstations ask), and the probe host over TCP as well: TCP is
-	// the same server behind another transport, one name proves it, and a TCP exchange costs a
-	// connection per address.
-	var queries []aQuery
-	for _, n := range names {
-		queries = append(queries, aQuery{name: n, network: "udp"})
-	}
-	queries = append(queries, aQuery{name: names[0], network: "tcp"})
-	// The first question (probe host over UDP, what a workstation asks first) goes alone, so
-	// that it is the address's first contact; the others then go out at once: the Set bounds
-	// them, and a server that hangs on TCP only costs one timeout, not one per name.
-	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []aResult {
-		rs := make([]aResult, len(queries))
-		ask := func(i int) {
-			q := queries[i]
-			r, err := env.Probes.Query(ctx, t.Addr, q.name, dns.TypeA, q.network)
-			rs[i] = aResult{aQuery: q, reply: r, err: err}
-		}
-		ask(0)
-		var wg sync.WaitGroup
-		for i := 1; i < len(queries); i++ {
-			wg.Go(func() {
-				ask(i)
-			})
-		}
-		wg.Wait()
-		return rs
-	})
+	results := askEachTarget(ctx, env, targets, aQueries(names))
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}
 	}
@@ -122,6 +95,41 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 		Evidence: ev,
 	})
 	return engine.Outcome{Findings: findings}
+}
+
+// aQueries are LA301's questions: every name over UDP (what workstations ask), and the probe
+// host over TCP as well: TCP is the same server behind another transport, one name proves it,
+// and a TCP exchange costs a connection per address.
+func aQueries(names []string) []aQuery {
+	queries := make([]aQuery, 0, len(names)+1)
+	for _, n := range names {
+		queries = append(queries, aQuery{name: n, network: "udp"})
+	}
+	return append(queries, aQuery{name: names[0], network: "tcp"})
+}
+
+// askEachTarget asks every target the queries. The first question (probe host over UDP, what a
+// workstation asks first) goes alone, so that it is the address's first contact; the others
+// then go out at once: the Set bounds them, and a server that hangs on TCP only costs one
+// timeout, not one per name.
+func askEachTarget(ctx context.Context, env *Env, targets []Target, queries []aQuery) [][]aResult {
+	return netEachTarget(ctx, targets, func(ctx context.Context, t Target) []aResult {
+		rs := make([]aResult, len(queries))
+		ask := func(i int) {
+			q := queries[i]
+			r, err := env.Probes.Query(ctx, t.Addr, q.name, dns.TypeA, q.network)
+			rs[i] = aResult{aQuery: q, reply: r, err: err}
+		}
+		ask(0)
+		var wg sync.WaitGroup
+		for i := 1; i < len(queries); i++ {
+			wg.Go(func() {
+				ask(i)
+			})
+		}
+		wg.Wait()
+		return rs
+	})
 }
 
 func netUniqueNames(names ...string) []string {

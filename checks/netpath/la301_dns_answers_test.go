@@ -14,21 +14,53 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
+// dnsAnswersCase is one LA301 scenario: the zone each node serves, the dead nodes, and what
+// the check must say.
+type dnsAnswersCase struct {
+	name string
+	// zones per node; nil = healthy; dead nodes listed apart.
+	zone   func(i int, z *probetest.Zone)
+	dead   []int
+	want   engine.Status
+	failOn []string // objects with a FAIL finding
+	check  func(t *testing.T, o engine.Outcome)
+}
+
+func (tc dnsAnswersCase) run(t *testing.T) {
+	f := newNetFixture(t)
+	f.cfg.Timeout = 400 * time.Millisecond
+	for i := range lanNodeIPs {
+		if containsIndex(tc.dead, i) {
+			f.blackhole(i)
+			continue
+		}
+		z := healthyLANZone()
+		if tc.zone != nil {
+			tc.zone(i, z)
+		}
+		f.serveDNS(i, z)
+	}
+	st, o := runNetCheck(t, DNSAnswers(f.env()))
+	assert.Equal(t, tc.want, st, "findings: %+v", o.Findings)
+	for _, obj := range tc.failOn {
+		assert.NotEmpty(t, netFindings(o, engine.SeverityFail, obj), "a FAIL about %s", obj)
+	}
+	for _, fd := range o.Findings {
+		assert.Equal(t, "grafana.apps.example.com", fd.Evidence["probeHost"], "every finding names the probe host")
+	}
+	if tc.check != nil {
+		tc.check(t, o)
+	}
+}
+
 func TestDNSAnswers(t *testing.T) {
 	twoAddrs := lanNodeAddrs()[:2]
-	tests := []struct {
-		name string
-		// zones per node; nil = healthy; dead nodes listed apart.
-		zone   func(i int, z *probetest.Zone)
-		dead   []int
-		want   engine.Status
-		failOn []string // objects with a FAIL finding
-		check  func(t *testing.T, o engine.Outcome)
-	}{
+	tests := []dnsAnswersCase{
 		{
 			name: "every address answering the externalIPs over UDP and TCP passes",
 			want: engine.StatusPass,
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				info := netFindings(o, engine.SeverityInfo, "Service lan-dns/lan-dns")
 				require.Len(t, info, 1)
 				ev := info[0].Evidence
@@ -48,6 +80,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(0), lanNode(1), lanNode(2)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				f := netFindings(o, engine.SeverityFail, lanNode(2))[0]
 				assert.Equal(t, []string{"127.0.0.13"}, f.Evidence["missing"])
 				assert.Contains(t, f.Remediation, `answer "{{ .Name }} 60 IN A 127.0.0.13"`)
@@ -64,6 +97,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(1), "Service lan-dns/lan-dns"},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				f := netFindings(o, engine.SeverityFail, "Service lan-dns/lan-dns")[0]
 				assert.Contains(t, f.Message, "disagree")
 				assert.Contains(t, f.Remediation, "rollout restart deployment/lan-dns")
@@ -75,6 +109,7 @@ func TestDNSAnswers(t *testing.T) {
 			zone: func(_ int, z *probetest.Zone) { z.TruncateUDP = true },
 			want: engine.StatusPass,
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				info := netFindings(o, engine.SeverityInfo, "")[0]
 				answers := info.Evidence["answers"].(map[string]any)["127.0.0.11"].(map[string]any)["answers"].(map[string]any)
 				assert.Contains(t, answers["A apps.example.com over udp"], "truncated over UDP, answered over TCP")
@@ -90,6 +125,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(2)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				assert.Contains(t, netFindings(o, engine.SeverityFail, lanNode(2))[0].Message, "SERVFAIL")
 			},
 		},
@@ -103,6 +139,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(0)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				msg := netFindings(o, engine.SeverityFail, lanNode(0))[0].Message
 				assert.Contains(t, msg, "over tcp")
 				assert.NotContains(t, msg, "over udp")
@@ -113,6 +150,7 @@ func TestDNSAnswers(t *testing.T) {
 			zone: func(_ int, z *probetest.Zone) { z.NotAuthoritative = true },
 			want: engine.StatusWarn,
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				assert.Len(t, netFindings(o, engine.SeverityWarn, ""), 3)
 			},
 		},
@@ -121,6 +159,7 @@ func TestDNSAnswers(t *testing.T) {
 			zone: func(_ int, z *probetest.Zone) { z.TTL = 86400 },
 			want: engine.StatusWarn,
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				assert.Contains(t, netFindings(o, engine.SeverityWarn, lanNode(0))[0].Message, "24h0m0s")
 			},
 		},
@@ -134,6 +173,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(0)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				for _, f := range netFindings(o, engine.SeverityFail, lanNode(0)) {
 					assert.Contains(t, f.Message, "message ID")
 					assert.NotContains(t, f.Message, "gave no answer")
@@ -150,6 +190,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(1)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				fs := netFindings(o, engine.SeverityFail, lanNode(1))
 				require.Len(t, fs, 1, "the one name asked over TCP (the probe host)")
 				assert.Contains(t, fs[0].Message, "A grafana.apps.example.com over tcp")
@@ -162,6 +203,7 @@ func TestDNSAnswers(t *testing.T) {
 			want:   engine.StatusFail,
 			failOn: []string{lanNode(2)},
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				fs := netFindings(o, engine.SeverityFail, lanNode(2))
 				require.Len(t, fs, 1)
 				assert.Contains(t, fs[0].Message, "127.0.0.13 gave no answer")
@@ -174,38 +216,14 @@ func TestDNSAnswers(t *testing.T) {
 			dead: []int{0, 1, 2},
 			want: engine.StatusError,
 			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
 				assert.ErrorContains(t, o.Err, "is this machine on the LAN?")
 				assert.Len(t, netFindings(o, engine.SeverityFail, ""), 3)
 			},
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newNetFixture(t)
-			f.cfg.Timeout = 400 * time.Millisecond
-			for i := range lanNodeIPs {
-				if containsIndex(tc.dead, i) {
-					f.blackhole(i)
-					continue
-				}
-				z := healthyLANZone()
-				if tc.zone != nil {
-					tc.zone(i, z)
-				}
-				f.serveDNS(i, z)
-			}
-			st, o := runNetCheck(t, DNSAnswers(f.env()))
-			assert.Equal(t, tc.want, st, "findings: %+v", o.Findings)
-			for _, obj := range tc.failOn {
-				assert.NotEmpty(t, netFindings(o, engine.SeverityFail, obj), "a FAIL about %s", obj)
-			}
-			for _, fd := range o.Findings {
-				assert.Equal(t, "grafana.apps.example.com", fd.Evidence["probeHost"], "every finding names the probe host")
-			}
-			if tc.check != nil {
-				tc.check(t, o)
-			}
-		})
+		t.Run(tc.name, tc.run)
 	}
 }
 

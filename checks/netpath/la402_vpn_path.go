@@ -43,12 +43,7 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 			map[string]any{"resolverError": why})
 	}
 	lan := targetAddrs(targets)
-	var other []netip.Addr
-	for _, a := range resolved {
-		if !slices.Contains(lan, a) {
-			other = append(other, a)
-		}
-	}
+	other := slices.DeleteFunc(slices.Clone(resolved), func(a netip.Addr) bool { return slices.Contains(lan, a) })
 	if len(other) == 0 {
 		return info(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
 			p.Host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
@@ -80,32 +75,45 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	}
 	ev["lan"] = httpsEvidence(lanReply)
 	ev["system"] = httpsEvidence(vpnReply)
+	return engine.Outcome{Findings: comparePaths(p, pathAnswer{lanTarget.Addr, lanReply}, pathAnswer{vpnAddr, vpnReply}, ev)}
+}
+
+// pathAnswer is what one path's address answered over HTTPS.
+type pathAnswer struct {
+	addr  netip.AddrPort
+	reply *probe.HTTPSReply
+}
+
+// comparePaths says whether the LAN path and the system resolver's path serve the same
+// certificate and the same answer, with the commands that compare them where they differ.
+func comparePaths(p *Path, lan, system pathAnswer, ev map[string]any) []engine.Finding {
 	var findings []engine.Finding
 	warn := func(code, msg, fix string) {
 		findings = append(findings, engine.Finding{Code: code, Severity: engine.SeverityWarn, Object: p.ProxyObject, Message: msg, Evidence: p.hostEvidence(ev), Remediation: fix})
 	}
-	if lanReply.TLS.SHA256 != vpnReply.TLS.SHA256 {
+	host := p.Host.Name
+	if lan.reply.TLS.SHA256 != system.reply.TLS.SHA256 {
 		warn("LA402-CERT-DIFFERS", fmt.Sprintf("the LAN path (%s) serves a certificate for %s other than the system resolver's path (%s): %s (%s) versus %s (%s)",
-			lanTarget.Addr.Addr(), p.Host.Name, vpnAddr.Addr(), lanReply.TLS.Subject, lanReply.TLS.SHA256, vpnReply.TLS.Subject, vpnReply.TLS.SHA256),
+			lan.addr.Addr(), host, system.addr.Addr(), lan.reply.TLS.Subject, lan.reply.TLS.SHA256, system.reply.TLS.Subject, system.reply.TLS.SHA256),
 			"# both paths should end at the same proxy with the same TLS secret; compare them:\n"+
-				remedy.Command("openssl", "s_client", "-connect", lanTarget.Addr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -fingerprint -sha256\n"+
-				remedy.Command("openssl", "s_client", "-connect", vpnAddr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -fingerprint -sha256")
+				remedy.Command("openssl", "s_client", "-connect", lan.addr.String(), "-servername", host)+" </dev/null | openssl x509 -noout -fingerprint -sha256\n"+
+				remedy.Command("openssl", "s_client", "-connect", system.addr.String(), "-servername", host)+" </dev/null | openssl x509 -noout -fingerprint -sha256")
 	}
-	if lanReply.Status != vpnReply.Status || lanReply.Location != vpnReply.Location {
+	if lan.reply.Status != system.reply.Status || lan.reply.Location != system.reply.Location {
 		warn("LA402-ANSWER-DIFFERS", fmt.Sprintf("the LAN path (%s) answers %d %s, the system resolver's path (%s) answers %d %s: users see a different site depending on the path",
-			lanTarget.Addr.Addr(), lanReply.Status, lanReply.Location, vpnAddr.Addr(), vpnReply.Status, vpnReply.Location),
+			lan.addr.Addr(), lan.reply.Status, lan.reply.Location, system.addr.Addr(), system.reply.Status, system.reply.Location),
 			"# both paths should reach the same proxy and routes; compare:\n"+
-				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "--resolve", fmt.Sprintf("%s:%d:%s", p.Host.Name, lanTarget.Addr.Port(), lanTarget.Addr.Addr()), "https://"+p.Host.Name+"/")+"\n"+
-				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "https://"+p.Host.Name+"/"))
+				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "--resolve", fmt.Sprintf("%s:%d:%s", host, lan.addr.Port(), lan.addr.Addr()), "https://"+host+"/")+"\n"+
+				remedy.Command("curl", "-sk", "-o", "/dev/null", "-w", `%{http_code} %{redirect_url}\n`, "https://"+host+"/"))
 	}
 	if len(findings) == 0 {
 		findings = append(findings, engine.Finding{
 			Code: "LA402-SAME", Severity: engine.SeverityInfo, Object: p.ProxyObject, Evidence: p.hostEvidence(ev),
 			Message: fmt.Sprintf("the LAN path (%s) and the system resolver's path (%s) serve the same certificate (%s) and answer (%d)",
-				lanTarget.Addr.Addr(), vpnAddr.Addr(), lanReply.TLS.SHA256, lanReply.Status),
+				lan.addr.Addr(), system.addr.Addr(), lan.reply.TLS.SHA256, lan.reply.Status),
 		})
 	}
-	return engine.Outcome{Findings: findings}
+	return findings
 }
 
 // firstLANAnswer asks the LAN addresses in order until one answers; dead ones cost nothing more

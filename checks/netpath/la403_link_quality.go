@@ -44,21 +44,7 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 	if !ok {
 		return out
 	}
-	samples := netEachTarget(ctx, targets, func(ctx context.Context, t Target) linkSample {
-		var s linkSample
-		r, err := env.Probes.Get(ctx, p.request(t))
-		if err != nil {
-			s.err = err
-			return s // a sample that fails is LA401's business; timings are then meaningless
-		}
-		s.connect = []time.Duration{r.Timings.Connect}
-		s.handshake = []time.Duration{r.Timings.Handshake}
-		s.firstByte = r.FirstBytes
-		if len(s.firstByte) == 0 {
-			s.firstByte = []time.Duration{r.Timings.FirstByte}
-		}
-		return s
-	})
+	samples := netEachTarget(ctx, targets, func(ctx context.Context, t Target) linkSample { return sampleLink(ctx, env, p, t) })
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}
 	}
@@ -87,35 +73,11 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 		}}}
 	}
 	for _, i := range measured {
-		t := targets[i]
-		_, h, fb := samples[i].medians()
-		var otherH, otherFB []time.Duration
-		for _, j := range measured {
-			if j != i {
-				_, oh, ofb := samples[j].medians()
-				otherH, otherFB = append(otherH, oh), append(otherFB, ofb)
-			}
-		}
-		for _, m := range []struct {
-			what        string
-			mine, other time.Duration
-		}{
-			{"TLS handshake", h, probe.Median(otherH)},
-			{"first byte", fb, probe.Median(otherFB)},
-		} {
-			if m.mine > slowFactor*m.other && m.mine-m.other > slowMargin {
+		for _, m := range againstTheOthers(samples, measured, i) {
+			if m.slow() {
 				ev := base()
-				ev["address"] = t.Addr.String()
-				findings = append(findings, engine.Finding{
-					Code:     "LA403-SLOW",
-					Severity: engine.SeverityWarn,
-					Object:   t.Object,
-					Message: fmt.Sprintf("%s is slow: median %s %s against %s on the other addresses (%s); a workstation that picks it waits longer",
-						t.Addr.Addr(), m.what, m.mine.Round(time.Millisecond), m.other.Round(time.Millisecond), rule),
-					Evidence: ev,
-					Remediation: fmt.Sprintf("# check the node's link (speed, duplex, errors) on the interface that carries %s:\nip -s link; ethtool <interface>\n", t.Addr.Addr()) +
-						"# or take the address out of the proxy and DNS Services' externalIPs (the zone's template follows when it is rendered from the same list)",
-				})
+				ev["address"] = targets[i].Addr.String()
+				findings = append(findings, slowFinding(targets[i], m, rule, ev))
 			}
 		}
 	}
@@ -124,4 +86,58 @@ func linkQuality(ctx context.Context, env *Env) engine.Outcome {
 		Message: fmt.Sprintf("%d addresses sampled %d times each (%s)", len(measured), linkSamples, rule),
 	})
 	return engine.Outcome{Findings: findings}
+}
+
+// sampleLink times one connection to t (connect, handshake, and each first byte).
+func sampleLink(ctx context.Context, env *Env, p *Path, t Target) linkSample {
+	var s linkSample
+	r, err := env.Probes.Get(ctx, p.request(t))
+	if err != nil {
+		s.err = err
+		return s // a sample that fails is LA401's business; timings are then meaningless
+	}
+	s.connect = []time.Duration{r.Timings.Connect}
+	s.handshake = []time.Duration{r.Timings.Handshake}
+	s.firstByte = r.FirstBytes
+	if len(s.firstByte) == 0 {
+		s.firstByte = []time.Duration{r.Timings.FirstByte}
+	}
+	return s
+}
+
+// linkMedian is one timing of an address against the median of the other addresses'.
+type linkMedian struct {
+	what        string
+	mine, other time.Duration
+}
+
+// slow is the slow-node rule (slowFactor and slowMargin).
+func (m linkMedian) slow() bool { return m.mine > slowFactor*m.other && m.mine-m.other > slowMargin }
+
+// againstTheOthers sets the handshake and first-byte medians of sample i against the median of
+// the other measured samples' medians.
+func againstTheOthers(samples []linkSample, measured []int, i int) []linkMedian {
+	_, h, fb := samples[i].medians()
+	var otherH, otherFB []time.Duration
+	for _, j := range measured {
+		if j != i {
+			_, oh, ofb := samples[j].medians()
+			otherH, otherFB = append(otherH, oh), append(otherFB, ofb)
+		}
+	}
+	return []linkMedian{{"TLS handshake", h, probe.Median(otherH)}, {"first byte", fb, probe.Median(otherFB)}}
+}
+
+// slowFinding says that t is slow on m, with where to look.
+func slowFinding(t Target, m linkMedian, rule string, ev map[string]any) engine.Finding {
+	return engine.Finding{
+		Code:     "LA403-SLOW",
+		Severity: engine.SeverityWarn,
+		Object:   t.Object,
+		Message: fmt.Sprintf("%s is slow: median %s %s against %s on the other addresses (%s); a workstation that picks it waits longer",
+			t.Addr.Addr(), m.what, m.mine.Round(time.Millisecond), m.other.Round(time.Millisecond), rule),
+		Evidence: ev,
+		Remediation: fmt.Sprintf("# check the node's link (speed, duplex, errors) on the interface that carries %s:\nip -s link; ethtool <interface>\n", t.Addr.Addr()) +
+			"# or take the address out of the proxy and DNS Services' externalIPs (the zone's template follows when it is rendered from the same list)",
+	}
 }

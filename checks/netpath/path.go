@@ -100,29 +100,30 @@ func PathFromSetup(s *kube.Setup) Path {
 // serviceTargets lists svc's valid externalIPs on port, in the Service's order (LA101 reports
 // the invalid ones; the probes cannot dial them).
 func serviceTargets(svc *corev1.Service, port uint16, nodes []corev1.Node) []Target {
-	var out []Target
-	for _, a := range kube.ExternalAddrs(svc) {
+	addrs := kube.ExternalAddrs(svc)
+	out := make([]Target, 0, len(addrs))
+	for _, a := range addrs {
 		out = append(out, Target{Addr: netip.AddrPortFrom(a, port), Object: kube.AddressObject(nodes, a)})
 	}
 	return out
 }
 
-// servicePort returns the Service port numbered want, else the first port named one of names,
-// else want itself: the probe then tells what a workstation meets on the standard port.
-func servicePort(svc *corev1.Service, want int32, names ...string) uint16 {
+// servicePort returns the Service port numbered want, else the first valid port named one of
+// names, else want itself: the probe then tells what a workstation meets on the standard port.
+func servicePort(svc *corev1.Service, want uint16, names ...string) uint16 {
 	for _, p := range svc.Spec.Ports {
-		if p.Port == want {
-			return uint16(p.Port)
+		if p.Port == int32(want) {
+			return want
 		}
 	}
 	for _, name := range names {
 		for _, p := range svc.Spec.Ports {
-			if p.Name == name && p.Port > 0 && p.Port < 65536 {
-				return uint16(p.Port)
+			if n, ok := kube.PortNumber(p.Port); ok && p.Name == name {
+				return n
 			}
 		}
 	}
-	return uint16(want)
+	return want
 }
 
 // hostEvidence adds the probe host and where it came from to a finding's evidence: every

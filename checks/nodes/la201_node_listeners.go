@@ -30,6 +30,8 @@ type nodeListenerResult struct {
 	claimsErr error
 	read      *nodeRead
 	readErr   error
+	// left is the helper pod that could not be deleted after the read.
+	left *kube.LeftPodsError
 }
 
 func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
@@ -59,13 +61,11 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = readNode(ctx, env, n, backends)
-		}()
+		})
 	}
 	wg.Wait()
 
@@ -73,6 +73,7 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	for _, r := range results {
 		findings = append(findings, claimFindings(r)...)
 		findings = append(findings, socketFindings(r)...)
+		findings = append(findings, leftFinding(r)...)
 		switch {
 		case r.readErr != nil:
 			var he *kube.HelperError
@@ -120,14 +121,33 @@ func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string
 		r.readErr = err
 		return r
 	}
-	defer func() { _ = sh.Close() }()
 	read, err := readNodeSockets(ctx, sh, n, env.execTimeout())
+	// A helper that cannot be deleted is said, never dropped: it holds the node's network
+	// until the kubelet ends it.
+	if left, ok := errors.AsType[*kube.LeftPodsError](sh.Close()); ok {
+		r.left = left
+	}
 	if err != nil {
 		r.readErr = fmt.Errorf("node %s: %w", n.Node.Name, err)
 		return r
 	}
 	r.read = &read
 	return r
+}
+
+// leftFinding is a helper pod this run could not delete.
+func leftFinding(r nodeListenerResult) []engine.Finding {
+	if r.left == nil {
+		return nil
+	}
+	pods := make([]string, len(r.left.Pods))
+	for i, p := range r.left.Pods {
+		pods[i] = p.String()
+	}
+	return []engine.Finding{{Code: "LA201-HELPER-LEFT", Severity: engine.SeverityWarn, Object: r.node.object(),
+		Message:     r.left.Error(),
+		Evidence:    map[string]any{"pods": pods, "error": fmt.Sprint(r.left.Err)},
+		Remediation: r.left.Cleanup}}
 }
 
 // ownPodsExcluded drops our helper pods: they are hostNetwork but claim no port.
@@ -232,7 +252,8 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 
 func socketRemediation(node string, s nodeSocket) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# on %s (ssh, or: kubectl debug node/%s -it --image=busybox:1.36.1 -- chroot /host sh)\n", node, node)
+	// Node names are DNS subdomains (the API validates them): nothing to escape in the comment.
+	fmt.Fprintf(&b, "# on %s (ssh, or: %s)\n", node, remedy.Command("kubectl", "debug", "node/"+node, "-it", "--image="+kube.DefaultHelperImage, "--", "chroot", "/host", "sh"))
 	fmt.Fprintf(&b, "ss -%slpn 'sport = :%d'\n", map[string]string{"tcp": "t", "udp": "u"}[s.Key.Protocol], s.Key.Port)
 	if len(s.Owners) > 0 {
 		fmt.Fprintf(&b, "systemctl status %d   # names the unit that started it\n", s.Owners[0].PID)

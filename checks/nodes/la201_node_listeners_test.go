@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -50,10 +51,14 @@ func la201Node(name, ip string) corev1.Node {
 	}
 }
 
+// la201KubeProxy is the DaemonSet the reader pods belong to: kube-proxy is a trusted reader.
+var la201KubeProxy = &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy", UID: "kube-proxy-uid"}}
+
 func la201ReaderPod(node string, hostPID bool) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy-" + node},
-		Spec:       corev1.PodSpec{NodeName: node, HostNetwork: true, HostPID: hostPID, Containers: []corev1.Container{{Name: "kube-proxy"}}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy-" + node, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "kube-proxy", UID: "kube-proxy-uid", Controller: new(true)}}},
+		Spec: corev1.PodSpec{NodeName: node, HostNetwork: true, HostPID: hostPID, Containers: []corev1.Container{{Name: "kube-proxy"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 			{Name: "kube-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
 	}
@@ -78,7 +83,7 @@ func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
 		ExternalIPs: []string{"10.0.10.11", "10.0.10.12"},
 		Ports:       []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}},
 	}}
-	objs = append(objs, la201ReaderPod("node-1", true), la201ReaderPod("node-2", true), la201ReaderPod("node-3", true))
+	objs = append(objs, la201KubeProxy, la201ReaderPod("node-1", true), la201ReaderPod("node-2", true), la201ReaderPod("node-3", true))
 	cs := fake.NewClientset(objs...)
 	ex := &kubetest.FakeExecutor{}
 	env := &Env{
@@ -250,6 +255,7 @@ func TestAReaderWithoutHostPIDSaysWhyTheProcessIsUnnamed(t *testing.T) {
 
 // helperFixture has no usable existing pod: exec into kube-proxy is denied, so helpers are made.
 func helperFixture(t *testing.T, kubelet func(*corev1.Pod), createErr error) *la201Fixture {
+	t.Helper()
 	f := newLA201Fixture(t)
 	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Err: fmt.Errorf("exec: %w", apierrors.NewForbidden(corev1.Resource("pods/exec"), "kube-proxy", errors.New("denied")))})
 	f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -350,4 +356,71 @@ func TestExecTimeoutBoundsEveryNodeRead(t *testing.T) {
 	assert.Equal(t, engine.StatusError, st, "a read that did not finish is unknown, not a pass")
 	assert.Contains(t, reason, "deadline")
 	assert.Less(t, time.Since(start), 5*time.Second, "--exec-timeout, not the minute the command would take")
+}
+
+// A tenant who runs hostNetwork pods (with the host's PID namespace, so they would have been
+// preferred) and holds port 80 would answer "clean" for the nodes if LA201 read through them.
+// LA201 reads through its own helper instead, and sees the listener.
+func TestATenantsHostNetworkPodIsNeverTheReader(t *testing.T) {
+	tenants := make([]runtime.Object, 0, 2)
+	for _, node := range []string{"node-1", "node-2"} {
+		tenants = append(tenants, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "exporter-" + node},
+			Spec:       corev1.PodSpec{NodeName: node, HostNetwork: true, HostPID: true, Containers: []corev1.Container{{Name: "x"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "x", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+		})
+	}
+	f := newLA201Fixture(t, tenants...)
+	f.client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		return false, nil, nil
+	})
+	denied := kubetest.Reply{Err: apierrors.NewForbidden(corev1.Resource("pods/exec"), "kube-proxy", errors.New("denied"))}
+	f.exec.On("tenant-a/exporter-node-1", "", kubetest.Reply{Stdout: la201Recording(t, "tables-clean.txt")}).
+		On("tenant-a/exporter-node-2", "", kubetest.Reply{Stdout: la201Recording(t, "tables-clean.txt")}).
+		On("kube-system/kube-proxy-node-1", "", denied).
+		On("kube-system/kube-proxy-node-2", "", denied).
+		On("", "@@lanaccess-table", kubetest.Reply{Stdout: la201Recording(t, "tables-conflict.txt")})
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st, "%+v", fs)
+	for _, c := range f.exec.Calls() {
+		assert.NotEqual(t, "tenant-a", c.Pod.Namespace, "exec into the tenant's pod: %v", c.Command)
+	}
+	for _, x := range engine.WithSeverity(fs, engine.SeverityFail) {
+		if x.Code == "LA201-PROCESS-LISTENS" {
+			assert.Contains(t, x.Evidence["readVia"], "helper pod lanaccess/")
+			assert.Contains(t, x.Message, "the helper reads the socket tables only", "the owner is said to be unnamed, and why")
+			assert.NotContains(t, x.Evidence, "pid")
+		}
+	}
+}
+
+// A helper the run cannot delete is a warning naming the pod and the cleanup command of the run.
+func TestAHelperThatCannotBeDeletedIsAWarningWithTheCleanupCommand(t *testing.T) {
+	f := helperFixture(t, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	}, nil)
+	f.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`User "ci" cannot delete resource "pods"`))
+	})
+	f.exec.On("", "@@lanaccess-table", kubetest.Reply{Stdout: la201Recording(t, "tables-clean.txt")})
+	st, _, fs := f.run(t)
+	assert.Equal(t, engine.StatusWarn, st, "the nodes are clean, but pods were left")
+	var left []engine.Finding
+	for _, x := range fs {
+		if x.Code == "LA201-HELPER-LEFT" {
+			left = append(left, x)
+		}
+	}
+	require.Len(t, left, 2, "one per node read")
+	for _, x := range left {
+		assert.Equal(t, engine.SeverityWarn, x.Severity)
+		assert.Regexp(t, `helper pod lanaccess/lanaccess-t1-\d+-node-\d could not be deleted`, x.Message)
+		assert.Contains(t, x.Message, "cannot delete resource")
+		assert.Equal(t, "kubectl lanaccess cleanup -n lanaccess --run-id t1", x.Remediation)
+	}
 }

@@ -80,7 +80,11 @@ func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode, li
 
 // nameOwners fills Owners in place and returns why some could not be named.
 func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket, limit time.Duration) string {
-	if !sh.HostPID {
+	switch {
+	case !sh.HostPID && sh.Helper:
+		// The default helper reads sockets only (kube.HelperPod says what each read needs).
+		return "the owning process is not named: the helper reads the socket tables only (hostNetwork, uid 65534, no capability); naming it needs the node's PID namespace, uid 0, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, i.e. node root: --name-owners, where the helper namespace admits it"
+	case !sh.HostPID:
 		return fmt.Sprintf("the owning process cannot be named: %s does not share the node's PID namespace", sh.Via())
 	}
 	inodes := make([]uint64, 0, len(socks))
@@ -113,7 +117,7 @@ func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket, lim
 	case unnamed == 0:
 		return ""
 	case owners.Denied > 0:
-		return fmt.Sprintf("the owning process of %d socket(s) was not found: %d process fd directories could not be opened (reading another user's or a more capable process's descriptors needs CAP_SYS_PTRACE, which the helper does not have)", unnamed, owners.Denied)
+		return fmt.Sprintf("the owning process of %d socket(s) was not found: %d process descriptors could not be read (another uid's needs CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE, a more capable process's CAP_SYS_PTRACE; an AppArmor profile on the runtime may refuse even those)", unnamed, owners.Denied)
 	default:
 		return fmt.Sprintf("no process holds %d of these sockets: they belong to the kernel (an in-kernel server) or their process just exited", unnamed)
 	}

@@ -64,52 +64,70 @@ func (n listenerNode) carries(a netip.Addr) bool {
 // order of the Setup's nodes, and the addresses no node carries (LA101 reports those).
 func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
 	byAddr := map[netip.Addr]int{}
-	var out []listenerNode
 	for i := range nodes {
-		n := &nodes[i]
-		for _, a := range kube.NodeInternalIPs(n) {
+		for _, a := range kube.NodeInternalIPs(&nodes[i]) {
 			byAddr[a] = i
 		}
 	}
-	index := map[string]int{}
-	var orphans []netip.Addr
+	b := listenerNodeSet{index: map[string]int{}}
 	for _, svc := range services {
 		if svc == nil {
 			continue
 		}
-		name := svc.Namespace + "/" + svc.Name
 		for _, a := range kube.ExternalAddrs(svc) {
 			i, ok := byAddr[a]
 			if !ok {
-				if !slices.Contains(orphans, a) {
-					orphans = append(orphans, a)
+				if !slices.Contains(b.orphans, a) {
+					b.orphans = append(b.orphans, a)
 				}
 				continue
 			}
-			node := &nodes[i]
-			j, seen := index[node.Name]
-			if !seen {
-				j = len(out)
-				index[node.Name] = j
-				out = append(out, listenerNode{Node: node, Ports: map[servicePortKey][]string{}})
-			}
-			if !slices.Contains(out[j].Addrs, a) {
-				out[j].Addrs = append(out[j].Addrs, a)
-			}
-			for _, p := range svc.Spec.Ports {
-				proto := strings.ToLower(string(kube.Protocol(p.Protocol)))
-				if proto != "tcp" && proto != "udp" {
-					continue // SCTP sockets are not in /proc/net/{tcp,udp}
-				}
-				k := servicePortKey{Protocol: proto, Port: uint16(p.Port)}
-				if !slices.Contains(out[j].Ports[k], name) {
-					out[j].Ports[k] = append(out[j].Ports[k], name)
-				}
-			}
+			b.add(&nodes[i], a, svc)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Node.Name < out[j].Node.Name })
-	return out, orphans
+	sort.SliceStable(b.out, func(i, j int) bool { return b.out[i].Node.Name < b.out[j].Node.Name })
+	return b.out, b.orphans
+}
+
+// listenerNodeSet gathers listenerNodes, one per node.
+type listenerNodeSet struct {
+	out     []listenerNode
+	index   map[string]int
+	orphans []netip.Addr
+}
+
+// add records that node carries a, an externalIP of svc, and captures svc's ports there.
+func (b *listenerNodeSet) add(node *corev1.Node, a netip.Addr, svc *corev1.Service) {
+	j, seen := b.index[node.Name]
+	if !seen {
+		j = len(b.out)
+		b.index[node.Name] = j
+		b.out = append(b.out, listenerNode{Node: node, Ports: map[servicePortKey][]string{}})
+	}
+	n := &b.out[j]
+	if !slices.Contains(n.Addrs, a) {
+		n.Addrs = append(n.Addrs, a)
+	}
+	name := svc.Namespace + "/" + svc.Name
+	for _, p := range svc.Spec.Ports {
+		k, ok := portKey(p.Protocol, p.Port)
+		if !ok {
+			continue // SCTP sockets are not in /proc/net/{tcp,udp}
+		}
+		if !slices.Contains(n.Ports[k], name) {
+			n.Ports[k] = append(n.Ports[k], name)
+		}
+	}
+}
+
+// portKey is the key of a TCP or UDP port as the API gives it; ok is false for another
+// protocol or a number no socket can have.
+func portKey(protocol corev1.Protocol, port int32) (servicePortKey, bool) {
+	proto := strings.ToLower(string(kube.Protocol(protocol)))
+	if (proto != "tcp" && proto != "udp") || port < 1 || port > 65535 {
+		return servicePortKey{}, false
+	}
+	return servicePortKey{Protocol: proto, Port: uint16(port)}, true
 }
 
 // portClaim is a pod that, by its spec alone, takes one of our ports on the node: a
@@ -143,22 +161,9 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 		for _, c := range p.Spec.Containers {
 			for _, cp := range c.Ports {
-				proto := strings.ToLower(string(kube.Protocol(cp.Protocol)))
-				port := cp.HostPort
-				if p.Spec.HostNetwork && port == 0 {
-					port = cp.ContainerPort
-				}
-				if port == 0 {
+				k, ok := claimedPort(n, p, cp)
+				if !ok {
 					continue
-				}
-				k := servicePortKey{Protocol: proto, Port: uint16(port)}
-				if _, ours := n.Ports[k]; !ours {
-					continue
-				}
-				if cp.HostIP != "" && !p.Spec.HostNetwork {
-					if a, err := netip.ParseAddr(cp.HostIP); err == nil && !a.IsUnspecified() && !n.carries(a) {
-						continue // bound to another address of the node
-					}
 				}
 				out = append(out, portClaim{Pod: p, Container: c.Name, Key: k, HostIP: cp.HostIP, HostNet: p.Spec.HostNetwork,
 					Backend: backends[p.Namespace+"/"+p.Name]})
@@ -166,4 +171,26 @@ func podClaims(n listenerNode, pods []corev1.Pod, backends map[string]bool) []po
 		}
 	}
 	return out
+}
+
+// claimedPort is the port of n that container port cp of pod p takes, if it takes one: its
+// hostPort, or with hostNetwork its containerPort, on the wildcard or one of n's addresses.
+func claimedPort(n listenerNode, p *corev1.Pod, cp corev1.ContainerPort) (servicePortKey, bool) {
+	port := cp.HostPort
+	if p.Spec.HostNetwork && port == 0 {
+		port = cp.ContainerPort
+	}
+	k, ok := portKey(cp.Protocol, port)
+	if !ok {
+		return k, false
+	}
+	if _, ours := n.Ports[k]; !ours {
+		return k, false
+	}
+	if cp.HostIP != "" && !p.Spec.HostNetwork {
+		if a, err := netip.ParseAddr(cp.HostIP); err == nil && !a.IsUnspecified() && !n.carries(a) {
+			return k, false // bound to another address of the node
+		}
+	}
+	return k, true
 }

@@ -163,7 +163,25 @@ func TestANodeWithoutAHostNetworkPodLeavesTheOriginUnknownAndSaysWhy(t *testing.
 	f := newVPNFixture(t, vpnScenario{forwarding: "0", node: "none"}, nil)
 	_, fs := durabilityOutcome(t, f)
 	o := byCode(t, fs, "VPN003-ORIGIN-UNKNOWN")
-	assert.Contains(t, o.Message, "no running hostNetwork pod on node node-1 to read it through")
+	assert.Contains(t, o.Message, "no running pod of a trusted system DaemonSet (kube-system/kube-proxy, ")
+	assert.Contains(t, o.Message, ") on node node-1 to read it through")
+}
+
+// A tenant's hostNetwork pod answers whatever its image prints: it never answers for the node,
+// even when it mounts /etc/cni/net.d and its DaemonSet is named like a CNI's.
+func TestATenantsHostNetworkPodNeverAnswersForTheNode(t *testing.T) {
+	objs := cniObjects("calico")
+	for _, o := range objs {
+		m := o.(metav1.Object)
+		m.SetNamespace("tenant")
+	}
+	f := newVPNFixture(t, vpnScenario{forwarding: "0", node: "none"}, nil, objs...)
+	_, fs := durabilityOutcome(t, f)
+	o := byCode(t, fs, "VPN003-ORIGIN-UNKNOWN")
+	assert.Contains(t, o.Message, "no running pod of a trusted system DaemonSet")
+	for _, c := range f.exec.Calls() {
+		assert.NotEqual(t, "tenant", c.Pod.Namespace, "the tenant's pod is never exec'd into: %v", c)
+	}
 }
 
 func TestACNIThatIsNotModelledIsSaid(t *testing.T) {

@@ -173,12 +173,13 @@ func cniObjects(cni string) []runtime.Object {
 	container := corev1.Container{Name: name, Image: image,
 		VolumeMounts: []corev1.VolumeMount{{Name: "cni-net-dir", MountPath: calicoNodeConfDir}}}
 	spec := corev1.PodSpec{HostNetwork: true, Volumes: []corev1.Volume{vol}, Containers: []corev1.Container{container}}
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+	uid := types.UID("uid-" + name)
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name, UID: uid},
 		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: spec}}}
 	podSpec := spec.DeepCopy()
 	podSpec.NodeName = "node-1"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name + "-7xk2p",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, Controller: new(true)}}},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: new(true)}}},
 		Spec: *podSpec,
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
 			{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}

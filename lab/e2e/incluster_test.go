@@ -138,7 +138,7 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 
 	// The pod's volumes, with the content the kubelet would put there.
 	volumes := t.TempDir()
-	var mounts []string // "SOURCE TARGET" pairs
+	mounts := make([]string, 0, len(c.VolumeMounts)+2) // "SOURCE TARGET" pairs: the volumes, resolv.conf and hosts
 	for _, m := range c.VolumeMounts {
 		src := filepath.Join(volumes, m.Name)
 		require.NoError(t, os.MkdirAll(src, 0o755))
@@ -221,7 +221,8 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 	line("mount -t proc proc", shq(filepath.Join(rootfs, "proc")))
 	line("mount --rbind /dev", shq(filepath.Join(rootfs, "dev")))
 	line("mount -o remount,bind,ro", shq(rootfs))
-	quoted := []string{"exec /usr/bin/env -i"}
+	quoted := make([]string, 0, 1+len(env)+4) // env -i, the environment, chroot and its three arguments
+	quoted = append(quoted, "exec /usr/bin/env -i")
 	for _, e := range env {
 		quoted = append(quoted, shq(e))
 	}

@@ -13,16 +13,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 // LA201 reads the nodes' sockets through helper pods (kwok runs their exec in the node's
-// namespace), so these are real sockets of real processes.
+// namespace), so these are real sockets of real processes. The helper bundle (its namespace
+// and admission policy) is installed as a cluster admin would.
 
 func TestLA201NamesAListenerOnNode2ItsPortAndProcessAndPassesOnceItIsGone(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
 	t.Run("listener on node-2:80", func(t *testing.T) {
 		lab.StartListener(t, "node-2", 80, "tcp")
+		// The default helper reads sockets only: the conflict, and why its owner is not named.
 		r := runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201")
 		status, _, fs := r.check(t, "LA201")
+		require.Equal(t, "fail", status, findingText(fs))
+		for _, f := range fs {
+			if f.Severity == engine.SeverityFail {
+				assert.Equal(t, "10.0.10.12:80", f.Evidence["socket"])
+				assert.NotContains(t, f.Evidence, "pid")
+				assert.Contains(t, f.Message, "--name-owners")
+			}
+		}
+		// Naming it is node root: admitted once an administrator labels the namespace.
+		labelHelperNamespace(t, `"`+kube.HelperOwnersAllowed+`"`)
+		t.Cleanup(func() { labelHelperNamespace(t, "null") })
+		r = runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201", "--name-owners")
+		status, _, fs = r.check(t, "LA201")
 		require.Equal(t, "fail", status, findingText(fs))
 		assert.Equal(t, 1, r.Exit)
 		var fails []engine.Finding
@@ -63,6 +80,7 @@ func TestLA201WithNoHelpersWritesNothing(t *testing.T) {
 // A run interrupted while its helper pods exist leaves none behind: Ctrl-C cancels the run and
 // the helpers are deleted with a fresh deadline on the way out.
 func TestLA201InterruptedWhileHelpersExistLeavesNone(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
 	// Slow node-3's answers so that its helper pod is still there when the signal comes.
 	lab.AddLatency(t, "node-3", 3*time.Second)
 	pw := watchOurPods(t)
@@ -95,4 +113,23 @@ func TestLA201InterruptedWhileHelpersExistLeavesNone(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The shipped helper bundle is enough for LA201 and no more: doctor run as a ServiceAccount
+// holding exactly its grants (with the read-only role) reads every node through helpers the
+// admission policy admits, and leaves none; the owner-naming helper is refused until an
+// administrator allows it, and LA201 says how.
+func TestLA201RunsUnderTheShippedHelperBundle(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
+	kubeconfig := lab.SwapRBAC(t, "shipped-helpers", shippedGrants(t, "", "rbac-doctor", "rbac-helpers")...)
+	r := runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201", "--kubeconfig", kubeconfig)
+	status, reason, fs := r.check(t, "LA201")
+	require.Equal(t, "pass", status, "%s\n%s\n%s", reason, findingText(fs), r.Stderr)
+	assert.Empty(t, ourPodsLeft(t))
+
+	r = runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201", "--name-owners", "--kubeconfig", kubeconfig)
+	status, reason, _ = r.check(t, "LA201")
+	assert.Equal(t, "skip", status)
+	assert.Contains(t, reason, "kubectl label namespace "+kube.DefaultHelperNamespace+" "+kube.HelperOwnersLabel+"="+kube.HelperOwnersAllowed)
+	assert.Empty(t, ourPodsLeft(t))
 }

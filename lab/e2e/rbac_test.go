@@ -63,7 +63,7 @@ func permissionSkips(r result) []string {
 // ServiceAccount holding exactly those rules and get no permission SKIP; removing one grant
 // gives a SKIP that names the missing verb and resource.
 func TestShippedRBACIsEnoughAndEachGrantIsNeeded(t *testing.T) {
-	full := lab.SwapRBAC(t, "shipped-rbac", shippedGrants(t, "", "rbac-doctor", "rbac-vpn-exec")...)
+	full := lab.SwapRBAC(t, "shipped-rbac", shippedGrants(t, "", "rbac-doctor", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read")...)
 	r := runPlugin(t, "doctor", "-o", "json", "--no-helpers", "--skip", "LA402", "--ca-file", lab.CAFile, "--kubeconfig", full)
 	require.Equal(t, 0, r.Code, "%s\n%s", r.statuses(), r.Stderr)
 	assert.Empty(t, permissionSkips(r))

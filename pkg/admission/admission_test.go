@@ -260,3 +260,120 @@ func TestDenyServiceExternalIPsRefusesNewAddressesOnly(t *testing.T) {
 	adding := Request{Operation: Update, Object: svc("traefik", "traefik", append(nodeAddrs, "10.0.10.14")...), OldObject: svc("traefik", "traefik", nodeAddrs...)}
 	assert.Equal(t, Denied, c.Admit(adding).Decision)
 }
+
+func TestValidatingAdmissionPolicyMatchConditionsThatFailTakeTheFailurePolicy(t *testing.T) {
+	const denyAll = "!has(object.spec.externalIPs)"
+	foreign := create(svc("team-b", "x", "10.0.10.12"))
+	withCondition := func(expression string, failurePolicy admissionregistrationv1.FailurePolicyType) Control {
+		p := vap(denyAll, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			p.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: expression}}
+			p.Spec.FailurePolicy = &failurePolicy
+		})
+		return one(t, ValidatingAdmissionPolicies([]admissionregistrationv1.ValidatingAdmissionPolicy{p}, []admissionregistrationv1.ValidatingAdmissionPolicyBinding{binding(admissionregistrationv1.Deny)}))
+	}
+	for _, tc := range []struct {
+		name, expression string
+		fail, ignore     Decision
+		why              string
+	}{
+		{"a condition that does not compile", "object.spec.nope(", Denied, Allowed, "a matchCondition fails"},
+		{"a condition that fails to evaluate", "object.metadata.labels['team'] == 'b'", Denied, Allowed, "a matchCondition fails"},
+		{"a condition that asks who sends the request", "authorizer.group('').resource('services').check('create').allowed()", Unknown, Unknown, "depends on who sends the request"},
+		{"a condition that holds", "true", Denied, Denied, `validation "!has(object.spec.externalIPs)" is false`},
+	} {
+		v := withCondition(tc.expression, admissionregistrationv1.Fail).Admit(foreign)
+		assert.Equal(t, tc.fail, v.Decision, "%s, failurePolicy Fail: %s", tc.name, v.Why)
+		assert.Contains(t, v.Why, tc.why, tc.name)
+		v = withCondition(tc.expression, admissionregistrationv1.Ignore).Admit(foreign)
+		assert.Equal(t, tc.ignore, v.Decision, "%s, failurePolicy Ignore: %s", tc.name, v.Why)
+	}
+
+	// The binding's matchResources narrow the policy's.
+	b := binding(admissionregistrationv1.Deny)
+	b.Spec.MatchResources = &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"restricted": "true"}}}
+	c := one(t, ValidatingAdmissionPolicies([]admissionregistrationv1.ValidatingAdmissionPolicy{vap(denyAll)}, []admissionregistrationv1.ValidatingAdmissionPolicyBinding{b}))
+	v := c.Admit(foreign)
+	assert.Equal(t, Allowed, v.Decision)
+	assert.Contains(t, v.Why, "binding b's matchResources do not select it (namespaceSelector)")
+}
+
+// changeKyvernoRule changes the one rule of a policy built by kyvernoPolicy.
+func changeKyvernoRule(t *testing.T, pol *unstructured.Unstructured, change func(rule map[string]any)) {
+	t.Helper()
+	rules, _, _ := unstructured.NestedSlice(pol.Object, "spec", "rules")
+	require.Len(t, rules, 1)
+	change(rules[0].(map[string]any))
+	require.NoError(t, unstructured.SetNestedSlice(pol.Object, rules, "spec", "rules"))
+}
+
+func TestKyvernoFailureActionOverridesEnforceInTheirNamespacesOnly(t *testing.T) {
+	deny := map[string]any{"X(externalIPs)": "null"}
+	policyLevel := kyvernoPolicy("", deny)
+	require.NoError(t, unstructured.SetNestedField(policyLevel.Object, "Audit", "spec", "validationFailureAction"))
+	require.NoError(t, unstructured.SetNestedSlice(policyLevel.Object, []any{map[string]any{"action": "Enforce", "namespaces": []any{"restricted-*"}}}, "spec", "validationFailureActionOverrides"))
+	ruleLevel := kyvernoPolicy("", deny)
+	require.NoError(t, unstructured.SetNestedField(ruleLevel.Object, "Audit", "spec", "validationFailureAction"))
+	changeKyvernoRule(t, &ruleLevel, func(rule map[string]any) {
+		rule["validate"].(map[string]any)["failureActionOverrides"] = []any{map[string]any{"action": "Enforce", "namespaces": []any{"restricted-*"}}}
+	})
+	for name, pol := range map[string]unstructured.Unstructured{"validationFailureActionOverrides": policyLevel, "failureActionOverrides": ruleLevel} {
+		c := one(t, KyvernoPolicies([]unstructured.Unstructured{pol}, nil, false))
+		assert.True(t, c.Enforcing, "%s: it enforces somewhere", name)
+		assert.Equal(t, Denied, c.Admit(create(svc("restricted-a", "x", "10.0.10.12"))).Decision, name)
+		v := c.Admit(create(svc("team-b", "x", "10.0.10.12")))
+		assert.Equal(t, Allowed, v.Decision, name)
+		assert.Contains(t, v.Why, "it is in Audit for namespace team-b", name)
+	}
+}
+
+func TestKyvernoRegistrationAndAdmissionSwitch(t *testing.T) {
+	pol := kyvernoPolicy("", map[string]any{"X(externalIPs)": "null"})
+	webhook := admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "kyverno-resource-validating-webhook-cfg", Labels: map[string]string{"webhook.kyverno.io/managed-by": "kyverno"}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "validate.kyverno.svc-ignore", FailurePolicy: ptr.To(admissionregistrationv1.Ignore),
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}}}}}},
+	}
+	c := one(t, KyvernoPolicies([]unstructured.Unstructured{pol}, []admissionregistrationv1.ValidatingWebhookConfiguration{webhook}, true))
+	assert.True(t, c.Enforcing)
+	require.Len(t, c.Notes, 1)
+	assert.Contains(t, c.Notes[0], "validate.kyverno.svc-ignore has failurePolicy Ignore")
+
+	require.NoError(t, unstructured.SetNestedField(pol.Object, false, "spec", "admission"))
+	c = one(t, KyvernoPolicies([]unstructured.Unstructured{pol}, []admissionregistrationv1.ValidatingWebhookConfiguration{webhook}, true))
+	assert.False(t, c.Enforcing)
+	assert.Contains(t, c.NotEnforcedWhy, "spec.admission is false")
+	assert.Contains(t, c.Remedy, `"admission":true`)
+}
+
+func TestKyvernoPatternForms(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pattern map[string]any
+		ips     []string
+		want    Decision
+		why     string
+	}{
+		{"a required externalIPs without any", map[string]any{"externalIPs": "10.0.10.*"}, nil, Denied, "requires spec.externalIPs"},
+		{"a conditional anchor without any", map[string]any{"=(externalIPs)": "10.0.10.*"}, nil, Allowed, "no externalIPs"},
+		{"a negation anchor without any", map[string]any{"X(externalIPs)": "null"}, nil, Allowed, "no externalIPs"},
+		{"a required externalIPs that match", map[string]any{"externalIPs": "10.0.10.*"}, []string{"10.0.10.12"}, Allowed, `every externalIP matches "10.0.10.*"`},
+		{"a numeric operator", map[string]any{"=(externalIPs)": "<10"}, []string{"10.0.10.12"}, Unknown, "operators that are not evaluated"},
+		{"a pattern that is not a string", map[string]any{"=(externalIPs)": int64(1)}, []string{"10.0.10.12"}, Unknown, "is not a string pattern"},
+		{"another anchor", map[string]any{"^(externalIPs)": "10.0.10.*"}, []string{"10.0.10.12"}, Unknown, "is not evaluated"},
+	} {
+		c := one(t, KyvernoPolicies([]unstructured.Unstructured{kyvernoPolicy("", tc.pattern)}, nil, false))
+		v := c.Admit(create(svc("team-b", "x", tc.ips...)))
+		assert.Equal(t, tc.want, v.Decision, "%s: %s", tc.name, v.Why)
+		assert.Contains(t, v.Why, tc.why, tc.name)
+	}
+
+	// A rule that selects requests by who sends them may or may not apply.
+	pol := kyvernoPolicy("", map[string]any{"X(externalIPs)": "null"})
+	changeKyvernoRule(t, &pol, func(rule map[string]any) {
+		rule["match"] = map[string]any{"any": []any{map[string]any{"subjects": []any{map[string]any{"kind": "Group", "name": "devs"}}}}}
+	})
+	v := one(t, KyvernoPolicies([]unstructured.Unstructured{pol}, nil, false)).Admit(create(svc("team-b", "x", "10.0.10.12")))
+	assert.Equal(t, Unknown, v.Decision)
+	assert.Contains(t, v.Why, "selects requests by who sends them")
+}

@@ -32,7 +32,7 @@ func GatekeeperConstraints(templates, constraints []unstructured.Unstructured, w
 		kind, _, _ := unstructured.NestedString(t.Object, "spec", "crd", "spec", "names", "kind")
 		library[kind] = isExternalIPsLibraryTemplate(t)
 	}
-	var out []Control
+	out := make([]Control, 0, len(constraints))
 	for _, c := range constraints {
 		out = append(out, gatekeeperConstraint(c, library[c.GetKind()], webhooks, webhooksKnown))
 	}

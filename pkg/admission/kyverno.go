@@ -60,20 +60,8 @@ func kyvernoRule(pol unstructured.Unstructured, rule map[string]any, webhooks []
 		c.What = fmt.Sprintf("Kyverno Policy %s/%s rule %s", pol.GetNamespace(), pol.GetName(), name)
 	}
 	validate, _ := rule["validate"].(map[string]any)
-	action, _ := validate["failureAction"].(string)
-	if action == "" {
-		action, _, _ = unstructured.NestedString(pol.Object, "spec", "validationFailureAction")
-	}
-	overrides := kyvernoOverrides(pol, validate)
-	enforce := func(ns string) bool {
-		for _, o := range overrides {
-			if slices.ContainsFunc(o.namespaces, func(p string) bool { return wildcard(p, ns) }) {
-				return strings.EqualFold(o.action, "enforce")
-			}
-		}
-		return strings.EqualFold(action, "enforce")
-	}
-	c.Enforcing = enforce("") || slices.ContainsFunc(overrides, func(o kyvernoOverride) bool { return strings.EqualFold(o.action, "enforce") })
+	actions := kyvernoActionsOf(pol, validate)
+	c.Enforcing = actions.enforcesSomewhere()
 	kind := strings.ToLower(pol.GetKind()) + ".kyverno.io"
 	c.Remove = remedy.Kubectl(pol.GetNamespace(), "delete", kind, pol.GetName())
 	if !c.Enforcing {
@@ -86,47 +74,115 @@ func kyvernoRule(pol unstructured.Unstructured, rule map[string]any, webhooks []
 		c.Remedy = remedy.MergePatch(pol.GetNamespace(), kind, pol.GetName(), map[string]any{"spec": map[string]any{"admission": true}})
 	}
 	if webhooksKnown {
-		wh, ok := kyvernoWebhook(webhooks)
-		switch {
-		case !ok:
-			c.Enforcing = false
-			c.NotEnforcedWhy = joinWhy(c.NotEnforcedWhy, "no Kyverno validating webhook covers Services: Kyverno is not running or has not registered its policies, so the rule is not applied")
-			c.Remedy = "kubectl get validatingwebhookconfigurations -l webhook.kyverno.io/managed-by=kyverno   # is Kyverno running?"
-		case wh.FailurePolicy != nil && *wh.FailurePolicy == admissionregistrationv1.Ignore:
-			c.Notes = append(c.Notes, fmt.Sprintf("Kyverno's webhook %s has failurePolicy Ignore: while Kyverno is down, Services are not checked", wh.Name))
-		}
+		kyvernoRegistration(&c, webhooks)
 	}
 	allowExisting := true
 	if v, ok := validate["allowExistingViolations"].(bool); ok {
 		allowExisting = v
 	}
-	check := kyvernoCheck(validate)
-	c.violates = func(r Request) Verdict {
-		if ns := pol.GetNamespace(); ns != "" && ns != r.Object.Namespace {
-			return allowed("a Policy of namespace %s applies to that namespace only", ns)
+	k := kyvernoRuleCheck{namespace: pol.GetNamespace(), rule: rule, actions: actions, allowExisting: allowExisting, check: kyvernoCheck(validate)}
+	c.violates = k.violates
+	return c
+}
+
+// kyvernoRegistration tells c whether Kyverno's webhook puts the rule in force: the rule runs
+// only while a Kyverno webhook covers Services, and not at all while Kyverno is down when that
+// webhook ignores failures.
+func kyvernoRegistration(c *Control, webhooks []admissionregistrationv1.ValidatingWebhookConfiguration) {
+	wh, ok := kyvernoWebhook(webhooks)
+	switch {
+	case !ok:
+		c.Enforcing = false
+		c.NotEnforcedWhy = joinWhy(c.NotEnforcedWhy, "no Kyverno validating webhook covers Services: Kyverno is not running or has not registered its policies, so the rule is not applied")
+		c.Remedy = "kubectl get validatingwebhookconfigurations -l webhook.kyverno.io/managed-by=kyverno   # is Kyverno running?"
+	case wh.FailurePolicy != nil && *wh.FailurePolicy == admissionregistrationv1.Ignore:
+		c.Notes = append(c.Notes, fmt.Sprintf("Kyverno's webhook %s has failurePolicy Ignore: while Kyverno is down, Services are not checked", wh.Name))
+	}
+}
+
+// kyvernoActions are a rule's failure actions: its own (validate.failureAction, else the
+// policy's validationFailureAction) and the overrides per namespace.
+type kyvernoActions struct {
+	action    string
+	overrides []kyvernoOverride
+}
+
+func kyvernoActionsOf(pol unstructured.Unstructured, validate map[string]any) kyvernoActions {
+	action, _ := validate["failureAction"].(string)
+	if action == "" {
+		action, _, _ = unstructured.NestedString(pol.Object, "spec", "validationFailureAction")
+	}
+	return kyvernoActions{action: action, overrides: kyvernoOverrides(pol, validate)}
+}
+
+// enforces says whether the rule refuses violations in namespace ns: the first override that
+// names ns decides, else the rule's action.
+func (a kyvernoActions) enforces(ns string) bool {
+	for _, o := range a.overrides {
+		if slices.ContainsFunc(o.namespaces, func(p string) bool { return wildcard(p, ns) }) {
+			return strings.EqualFold(o.action, "enforce")
 		}
-		if ok, why := kyvernoMatches(rule, r); !ok {
-			return allowed("%s", why)
-		} else if why != "" {
-			return unknown("%s", why)
-		}
-		v := check(r.Object, r)
-		if v.Decision != Denied {
-			return v
-		}
-		if !enforce(r.Object.Namespace) && len(overrides) > 0 {
-			return allowed("it is in Audit for namespace %s", r.Object.Namespace)
-		}
-		if r.Operation == Update && r.OldObject != nil && allowExisting {
-			prev := r
-			prev.Operation, prev.Object, prev.OldObject = Create, r.OldObject, nil
-			if ok, _ := kyvernoMatches(rule, prev); ok && check(r.OldObject, prev).Decision == Denied {
-				return allowed("the Service already violated it and allowExistingViolations is true (Kyverno's default) (%s)", v.Why)
-			}
-		}
+	}
+	return strings.EqualFold(a.action, "enforce")
+}
+
+// enforcesSomewhere says whether the rule refuses violations in some namespace.
+func (a kyvernoActions) enforcesSomewhere() bool {
+	return a.enforces("") || slices.ContainsFunc(a.overrides, func(o kyvernoOverride) bool { return strings.EqualFold(o.action, "enforce") })
+}
+
+// kyvernoRuleCheck is what one rule does with a request, as Kyverno applies it.
+type kyvernoRuleCheck struct {
+	namespace     string // a namespaced Policy's namespace; "" for a ClusterPolicy
+	rule          map[string]any
+	actions       kyvernoActions
+	allowExisting bool
+	check         func(obj *corev1.Service, r Request) Verdict
+}
+
+func (k kyvernoRuleCheck) violates(r Request) Verdict {
+	if v, applies := k.applies(r); !applies {
 		return v
 	}
-	return c
+	v := k.check(r.Object, r)
+	if v.Decision != Denied {
+		return v
+	}
+	if !k.actions.enforces(r.Object.Namespace) && len(k.actions.overrides) > 0 {
+		return allowed("it is in Audit for namespace %s", r.Object.Namespace)
+	}
+	if k.grandfathered(r) {
+		return allowed("the Service already violated it and allowExistingViolations is true (Kyverno's default) (%s)", v.Why)
+	}
+	return v
+}
+
+// applies says whether the rule applies to r (its policy's namespace, its match and exclude
+// blocks); when it does not, or that cannot be told, v says so.
+func (k kyvernoRuleCheck) applies(r Request) (v Verdict, applies bool) {
+	if k.namespace != "" && k.namespace != r.Object.Namespace {
+		return allowed("a Policy of namespace %s applies to that namespace only", k.namespace), false
+	}
+	ok, why := kyvernoMatches(k.rule, r)
+	switch {
+	case !ok:
+		return allowed("%s", why), false
+	case why != "":
+		return unknown("%s", why), false
+	}
+	return Verdict{}, true
+}
+
+// grandfathered says whether Kyverno lets the update r through because the stored Service
+// already violated the rule (allowExistingViolations).
+func (k kyvernoRuleCheck) grandfathered(r Request) bool {
+	if r.Operation != Update || r.OldObject == nil || !k.allowExisting {
+		return false
+	}
+	prev := r
+	prev.Operation, prev.Object, prev.OldObject = Create, r.OldObject, nil
+	ok, _ := kyvernoMatches(k.rule, prev)
+	return ok && k.check(r.OldObject, prev).Decision == Denied
 }
 
 type kyvernoOverride struct {
@@ -311,59 +367,71 @@ func kyvernoCheck(validate map[string]any) func(obj *corev1.Service, r Request) 
 	if cel, ok := validate["cel"].(map[string]any); ok {
 		return kyvernoCEL(cel)
 	}
+	key, want, why := externalIPsPattern(validate)
+	if why != "" {
+		return func(*corev1.Service, Request) Verdict { return unknown("%s", why) }
+	}
+	return func(obj *corev1.Service, _ Request) Verdict { return kyvernoPattern(key, want, obj.Spec.ExternalIPs) }
+}
+
+// externalIPsPattern reads a validate pattern on spec.externalIPs alone: its key (with its
+// anchor) and its value. why says why the rule is not such a pattern.
+func externalIPsPattern(validate map[string]any) (key string, want any, why string) {
 	pattern, ok := validate["pattern"].(map[string]any)
 	if !ok || len(pattern) != 1 {
-		return func(*corev1.Service, Request) Verdict {
-			return unknown("the rule is not a pattern on spec.externalIPs alone (deny, anyPattern, foreach... are not evaluated)")
-		}
+		return "", nil, "the rule is not a pattern on spec.externalIPs alone (deny, anyPattern, foreach... are not evaluated)"
 	}
 	spec, ok := pattern["spec"].(map[string]any)
 	if !ok || len(spec) != 1 {
-		return func(*corev1.Service, Request) Verdict {
-			return unknown("the rule's pattern checks more than spec.externalIPs, which is not evaluated")
-		}
+		return "", nil, "the rule's pattern checks more than spec.externalIPs, which is not evaluated"
 	}
-	var key string
-	var want any
 	for k, v := range spec {
 		key, want = k, v
 	}
-	return func(obj *corev1.Service, _ Request) Verdict {
-		ips := obj.Spec.ExternalIPs
-		switch key {
-		case "X(externalIPs)":
-			if len(ips) > 0 {
-				return denied("the negation anchor X(externalIPs) refuses any externalIPs")
+	return key, want, ""
+}
+
+// kyvernoPattern applies the pattern entry key: want to a Service's externalIPs.
+func kyvernoPattern(key string, want any, ips []string) Verdict {
+	switch key {
+	case "X(externalIPs)":
+		if len(ips) > 0 {
+			return denied("the negation anchor X(externalIPs) refuses any externalIPs")
+		}
+		return allowed("no externalIPs")
+	case "=(externalIPs)", "externalIPs":
+		if len(ips) == 0 {
+			if key == "externalIPs" {
+				return denied("the pattern requires spec.externalIPs")
 			}
 			return allowed("no externalIPs")
-		case "=(externalIPs)", "externalIPs":
-			if len(ips) == 0 {
-				if key == "externalIPs" {
-					return denied("the pattern requires spec.externalIPs")
-				}
-				return allowed("no externalIPs")
-			}
-			p := want
-			if l, ok := want.([]any); ok && len(l) > 0 {
-				p = l[0] // a list pattern applies its first element to every element
-			}
-			s, ok := p.(string)
-			if !ok {
-				return unknown("the externalIPs pattern %v is not a string pattern", want)
-			}
-			for _, ip := range ips {
-				m, known := stringPattern(s, ip)
-				if !known {
-					return unknown("the externalIPs pattern %q uses operators that are not evaluated", s)
-				}
-				if !m {
-					return denied("%s does not match the pattern %q", ip, s)
-				}
-			}
-			return allowed("every externalIP matches %q", s)
 		}
-		return unknown("the pattern's key %q is not evaluated", key)
+		return addressesMatch(want, ips)
 	}
+	return unknown("the pattern's key %q is not evaluated", key)
+}
+
+// addressesMatch applies an externalIPs pattern value to every address (a list pattern applies
+// its first element to every element).
+func addressesMatch(want any, ips []string) Verdict {
+	p := want
+	if l, ok := want.([]any); ok && len(l) > 0 {
+		p = l[0]
+	}
+	s, ok := p.(string)
+	if !ok {
+		return unknown("the externalIPs pattern %v is not a string pattern", want)
+	}
+	for _, ip := range ips {
+		m, known := stringPattern(s, ip)
+		if !known {
+			return unknown("the externalIPs pattern %q uses operators that are not evaluated", s)
+		}
+		if !m {
+			return denied("%s does not match the pattern %q", ip, s)
+		}
+	}
+	return allowed("every externalIP matches %q", s)
 }
 
 // stringPattern applies a Kyverno string pattern to s: alternatives "|", conjunctions "&",

@@ -42,6 +42,14 @@ func ValidatingAdmissionPolicies(policies []admissionregistrationv1.ValidatingAd
 }
 
 func vapControl(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) Control {
+	c := vapEnforcement(p, b)
+	c.violates = compileVAP(p, b).violates
+	return c
+}
+
+// vapEnforcement is what the binding makes of the policy: it enforces when a binding puts it in
+// force with the Deny action; else NotEnforcedWhy and Remedy say why not and what would.
+func vapEnforcement(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) Control {
 	c := Control{What: "ValidatingAdmissionPolicy " + p.Name}
 	if b != nil {
 		c.Remove = remedy.Kubectl("", "delete", "validatingadmissionpolicybinding", b.Name) + "\n"
@@ -64,89 +72,121 @@ func vapControl(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissi
 		c.What += " (binding " + b.Name + ")"
 		c.Enforcing = true
 	}
-	fail := p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy == admissionregistrationv1.Fail
-	var vars []variable
+	return c
+}
+
+// compiledVAP is a policy and its binding (nil: none), compiled as the API server compiles them.
+type compiledVAP struct {
+	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
+	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// validations and conditions (nil: no matchConditions) are the compiled expressions, or
+	// the error that compiling them gave.
+	validations, conditions       *program
+	validationsErr, conditionsErr error
+}
+
+func compileVAP(p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) compiledVAP {
+	vars := make([]variable, 0, len(p.Spec.Variables))
 	for _, v := range p.Spec.Variables {
 		vars = append(vars, variable{name: v.Name, expression: v.Expression})
 	}
-	hasParams := p.Spec.ParamKind != nil
-	var validations, conditions []expr
+	validations := make([]expr, 0, len(p.Spec.Validations))
 	for _, v := range p.Spec.Validations {
 		validations = append(validations, expr(v.Expression))
 	}
+	conditions := make([]expr, 0, len(p.Spec.MatchConditions))
 	for _, m := range p.Spec.MatchConditions {
 		conditions = append(conditions, expr(m.Expression))
 	}
-	valProg, valErr := compile(vars, validations, hasParams)
-	var condProg *program
-	var condErr error
+	hasParams := p.Spec.ParamKind != nil
+	c := compiledVAP{policy: p, binding: b}
+	c.validations, c.validationsErr = compile(vars, validations, hasParams)
 	if len(conditions) > 0 {
-		condProg, condErr = compile(vars, conditions, hasParams)
-	}
-	onError := func(what string, err error) Verdict {
-		if fail {
-			return denied("%s fails (%v) and failurePolicy is Fail", what, err)
-		}
-		return allowed("%s fails (%v) and failurePolicy is Ignore", what, err)
-	}
-	c.violates = func(r Request) Verdict {
-		if ok, why := matchResources(p.Spec.MatchConstraints, r); !ok {
-			return allowed("its matchConstraints do not select it (%s)", why)
-		}
-		if b != nil && b.Spec.MatchResources != nil {
-			if ok, why := matchResources(b.Spec.MatchResources, r); !ok {
-				return allowed("binding %s's matchResources do not select it (%s)", b.Name, why)
-			}
-		}
-		if hasParams {
-			return unknown("it reads parameters (%s %s) that are not read", p.Spec.ParamKind.APIVersion, p.Spec.ParamKind.Kind)
-		}
-		ctx := context.Background()
-		if condErr != nil {
-			return onError("a matchCondition", condErr)
-		}
-		if condProg != nil {
-			res, err := condProg.run(ctx, r)
-			if err != nil {
-				return onError("the matchConditions", err)
-			}
-			var errs []error
-			for _, o := range res {
-				if o.err == errAuthorizer {
-					return unknown("a matchCondition depends on who sends the request")
-				}
-				if o.err != nil {
-					errs = append(errs, o.err)
-					continue
-				}
-				if !o.value {
-					return allowed("matchCondition %q is false", o.expr)
-				}
-			}
-			if len(errs) > 0 {
-				return onError("a matchCondition", errs[0])
-			}
-		}
-		if valErr != nil {
-			return onError("a validation", valErr)
-		}
-		res, err := valProg.run(ctx, r)
-		if err != nil {
-			return onError("the validations", err)
-		}
-		for _, o := range res {
-			switch {
-			case o.err == errAuthorizer:
-				return unknown("validation %q depends on who sends the request", o.expr)
-			case o.err != nil:
-				return onError(fmt.Sprintf("validation %q", o.expr), o.err)
-			case !o.value:
-				return denied("validation %q is false", o.expr)
-			}
-		}
-		return allowed("every validation holds")
+		c.conditions, c.conditionsErr = compile(vars, conditions, hasParams)
 	}
 	return c
+}
+
+// violates says what the policy does with r, in the API server's order: the policy's and the
+// binding's resources select r, every matchCondition is true, then every validation must be.
+func (c compiledVAP) violates(r Request) Verdict {
+	if ok, why := matchResources(c.policy.Spec.MatchConstraints, r); !ok {
+		return allowed("its matchConstraints do not select it (%s)", why)
+	}
+	if c.binding != nil && c.binding.Spec.MatchResources != nil {
+		if ok, why := matchResources(c.binding.Spec.MatchResources, r); !ok {
+			return allowed("binding %s's matchResources do not select it (%s)", c.binding.Name, why)
+		}
+	}
+	if k := c.policy.Spec.ParamKind; k != nil {
+		return unknown("it reads parameters (%s %s) that are not read", k.APIVersion, k.Kind)
+	}
+	ctx := context.Background()
+	if v, applies := c.matchConditions(ctx, r); !applies {
+		return v
+	}
+	return c.validate(ctx, r)
+}
+
+// matchConditions evaluates the matchConditions on r: applies is true when they all hold (or
+// there are none); else v says what the policy does with r.
+func (c compiledVAP) matchConditions(ctx context.Context, r Request) (v Verdict, applies bool) {
+	if c.conditionsErr != nil {
+		return c.failed("a matchCondition", c.conditionsErr), false
+	}
+	if c.conditions == nil {
+		return Verdict{}, true
+	}
+	res, err := c.conditions.run(ctx, r)
+	if err != nil {
+		return c.failed("the matchConditions", err), false
+	}
+	var errs []error
+	for _, o := range res {
+		switch {
+		case o.err == errAuthorizer:
+			return unknown("a matchCondition depends on who sends the request"), false
+		case o.err != nil:
+			errs = append(errs, o.err)
+		case !o.value:
+			return allowed("matchCondition %q is false", o.expr), false
+		}
+	}
+	if len(errs) > 0 {
+		return c.failed("a matchCondition", errs[0]), false
+	}
+	return Verdict{}, true
+}
+
+// validate evaluates the validations on r: the first that is false refuses it.
+func (c compiledVAP) validate(ctx context.Context, r Request) Verdict {
+	if c.validationsErr != nil {
+		return c.failed("a validation", c.validationsErr)
+	}
+	res, err := c.validations.run(ctx, r)
+	if err != nil {
+		return c.failed("the validations", err)
+	}
+	for _, o := range res {
+		switch {
+		case o.err == errAuthorizer:
+			return unknown("validation %q depends on who sends the request", o.expr)
+		case o.err != nil:
+			return c.failed(fmt.Sprintf("validation %q", o.expr), o.err)
+		case !o.value:
+			return denied("validation %q is false", o.expr)
+		}
+	}
+	return allowed("every validation holds")
+}
+
+// failed is the policy's verdict when what (an expression, a group of them) fails to compile
+// or to evaluate: its failurePolicy decides (Fail by default).
+func (c compiledVAP) failed(what string, err error) Verdict {
+	if fp := c.policy.Spec.FailurePolicy; fp == nil || *fp == admissionregistrationv1.Fail {
+		return denied("%s fails (%v) and failurePolicy is Fail", what, err)
+	}
+	return allowed("%s fails (%v) and failurePolicy is Ignore", what, err)
 }
 
 // matchResources applies a MatchResources to a Service request (k8s.io/apiserver

@@ -203,7 +203,7 @@ func TestClientCheckPassesOnAHealthyWorkstationWithTheJSONContract(t *testing.T)
 	assert.Equal(t, 1, doc.SchemaVersion)
 	assert.Equal(t, "client-check", doc.Command)
 	assert.Equal(t, 4, doc.Summary.Pass)
-	var ids []string
+	ids := make([]string, 0, len(doc.Checks))
 	for _, c := range doc.Checks {
 		ids = append(ids, c.ID)
 	}

@@ -92,8 +92,7 @@ func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericcliop
 }
 
 func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := &ClientCheckFlags{Checks: NewCheckFlags()}
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "client-check",
 		Short: "Check that this workstation sends the zone to the node addresses, and everything else as before",
 		Long: `client-check runs on a workstation of the LAN. It asks this machine's resolver, as any program
@@ -104,18 +103,8 @@ the zone's names. The zone and addresses come from the cluster, or from --zone a
 on a workstation without cluster access.`,
 		Example: `  kubectl lanaccess client-check --zone apps.example.com --dns-server 10.0.10.11,10.0.10.12,10.0.10.13
   kubectl lanaccess client-check -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	registerCheckCompletions(cmd, catalogue.ClientCheck)
-	return cmd
+		Catalogue: catalogue.ClientCheck,
+	}, &ClientCheckFlags{Checks: NewCheckFlags()}, kubeFlags, streams, connect)
 }
 
 // probeNameFlag: a name given with --host, or a random label that is resolved under the zone

@@ -14,6 +14,7 @@ func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.I
 		newCleanupCommand(kube, streams, connect),
 		newClientConfigCommand(kube, streams, connect),
 		newClientCheckCommand(kube, streams, connect),
+		newMonitorCommand(kube, streams, connect),
 		newManifestsCommand(streams),
 		newVersionCommand(streams),
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -36,13 +37,16 @@ type DoctorFlags struct {
 	Insecure       bool
 	CAFile         string
 	NoHelpers      bool
+	NameOwners     bool
 	Image          string
 	HelperNS       string
+	// Addresses describe the setup without the cluster (doctor_offline.go).
+	Addresses []string
 }
 
 // NewDoctorFlags returns the defaults.
 func NewDoctorFlags() *DoctorFlags {
-	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: "default"}
+	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: kube.DefaultHelperNamespace}
 }
 
 // AddFlags registers doctor's flags.
@@ -61,8 +65,10 @@ func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVar(&f.Insecure, "insecure", false, "do not fail on an untrusted certificate (validity is still reported)")
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM bundle of the private CA that signs the proxy's certificate")
 	fs.BoolVar(&f.NoHelpers, "no-helpers", false, "read-only: never create helper pods (LA201 then skips)")
-	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default a pinned busybox; set it for air-gapped clusters)")
-	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (must admit hostNetwork pods)")
+	fs.BoolVar(&f.NameOwners, "name-owners", false, "LA201 names the process holding a port: the helper then runs as root with hostPID, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (node root), which the helper namespace must allow")
+	fs.StringVar(&f.Image, "image", "", "image of the helper pods (default busybox pinned by digest; for air-gapped clusters, a mirror that keeps the digest)")
+	fs.StringVar(&f.HelperNS, "helper-namespace", f.HelperNS, "namespace for helper pods (the rbac-helpers manifest creates the default one)")
+	fs.StringSliceVar(&f.Addresses, "addresses", nil, "without cluster access: the node addresses (the Services' externalIPs) to check the DNS and HTTPS paths on; needs --zone, the cluster is not read")
 }
 
 // DoctorOptions is doctor's validated input: every flag value parsed, nothing left to fail
@@ -75,6 +81,10 @@ type DoctorOptions struct {
 	Probes    probe.Config
 	NoHelpers bool
 	Helpers   kube.HelperConfig
+	// Offline is the path given by --addresses (nil: discovered from the cluster).
+	Offline *netpath.Path
+	// warnings receives what the run could not undo (a helper pod left): stderr.
+	warnings io.Writer
 
 	kubeFlags *genericclioptions.ConfigFlags
 	connect   clientFactory
@@ -105,12 +115,19 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 			return nil, usageErr("invalid %s %q: %v", flag, ref, err)
 		}
 	}
+	if f.NoHelpers && f.NameOwners {
+		return nil, usageErr("--name-owners reads through a helper pod, which --no-helpers forbids: give one or the other")
+	}
 	if err := kube.ValidateNamespace(f.HelperNS); err != nil {
 		return nil, usageErr("invalid --helper-namespace %q: %v", f.HelperNS, err)
 	}
 	pcfg := probe.Config{Timeout: f.Checks.Timeout, CAFile: f.CAFile}
 	if err := pcfg.Validate(); err != nil {
 		return nil, usageErr("--ca-file %s: %v (give a PEM file of CA certificates)", f.CAFile, err)
+	}
+	offline, err := f.offlinePath()
+	if err != nil {
+		return nil, err
 	}
 	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, Host: f.Host, AllNamespaces: f.AllNamespaces}
 	if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
@@ -119,18 +136,22 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image},
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners}, Offline: offline,
 		kubeFlags: kubeFlags, connect: connect,
 	}, nil
 }
 
 // Run runs doctor (with --wait, again until it passes).
 func (o *DoctorOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
+	o.warnings = streams.ErrOut
 	return runChecks(ctx, streams, o.Checks, catalogue.Doctor, o)
 }
 
 // Prepare discovers the setup and wires the families' environments for one attempt.
 func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) (attempt, error) {
+	if o.Offline != nil {
+		return o.prepareOffline()
+	}
 	c, err := o.connect(o.kubeFlags, 10*time.Second)
 	if err != nil {
 		return attempt{}, err
@@ -145,7 +166,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 		return a, fmt.Errorf("could not read the cluster at %s (context %s): %w", c.cluster.Server, c.cluster.Context, err)
 	}
 	setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
-	rt, err := newRuntime(c, o.Probes, o.Helpers)
+	rt, err := newRuntime(c, o.Probes, o.Helpers, progress, o.warnings)
 	if err != nil {
 		return a, err
 	}
@@ -161,8 +182,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 }
 
 func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := NewDoctorFlags()
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "doctor",
 		Short: "Diagnose LAN access: Services with externalIPs, the zone CoreDNS, node listeners, DNS and HTTPS paths",
 		Example: `  # everything, discovering the proxy, the DNS Service, the ConfigMap and the zone
@@ -175,19 +195,12 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
   kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com
 
   # accept one known warning, and only that one
-  kubectl lanaccess doctor --skip LA106-ADMISSION`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	registerCheckCompletions(cmd, catalogue.Doctor)
-	return cmd
+  kubectl lanaccess doctor --skip LA106-ADMISSION
+
+  # without cluster access: the DNS and HTTPS paths on the given node addresses
+  kubectl lanaccess doctor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 --zone apps.example.com --host grafana.apps.example.com`,
+		Catalogue: catalogue.Doctor,
+	}, NewDoctorFlags(), kubeFlags, streams, connect)
 }
 
 func describeSetup(s *kube.Setup) []report.KV {

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,9 +64,11 @@ type jsonDoc struct {
 		ID       string
 		Status   string
 		Reason   string
-		Findings []struct{ Severity, Object, Message string }
+		Findings []jsonFinding
 	}
 }
+
+type jsonFinding struct{ Severity, Object, Message string }
 
 func decode(t *testing.T, out string) jsonDoc {
 	t.Helper()
@@ -102,45 +104,33 @@ func TestDoctorOnEachBrokenVariantFailsWithItsID(t *testing.T) {
 			}
 			out, errOut, code := runCLI(t, fixtureClients(t, fixtures+"/healthy", dir), args...)
 			doc := decode(t, out)
-			expect, err := os.Open(filepath.Join(dir, "expect"))
+			expectations, err := fixture.ReadExpectations(filepath.Join(dir, "expect"))
 			require.NoError(t, err)
-			defer func() { _ = expect.Close() }()
 			wantFail := false
-			scanner := bufio.NewScanner(expect)
-			for scanner.Scan() {
-				fields := strings.SplitN(strings.TrimSpace(scanner.Text()), " ", 3)
-				if len(fields) < 2 || strings.HasPrefix(fields[0], "#") {
-					continue
-				}
-				id, status := fields[0], fields[1]
-				object := ""
-				if len(fields) == 3 {
-					object = fields[2]
-				}
-				wantFail = wantFail || status == "fail"
-				found := false
-				for _, c := range doc.Checks {
-					if c.ID != id {
-						continue
-					}
-					if status == "pass" {
-						assert.Equal(t, "pass", c.Status, "%s", id)
-					} else {
-						assert.Equal(t, status, c.Status, "%s %+v", id, c.Findings)
-					}
-					for _, f := range c.Findings {
-						if f.Object == object {
-							found = true
-						}
-					}
-				}
-				assert.True(t, found || object == "", "%s: no finding on %q in %s", id, object, out)
+			for _, e := range expectations {
+				wantFail = wantFail || e.Status == "fail"
+				assert.True(t, metBy(t, e, doc), "%s: no finding on %q in %s", e.ID, e.Object, out)
 			}
 			if wantFail {
 				assert.Equal(t, ExitFailed, code, errOut)
 			}
 		})
 	}
+}
+
+// metBy checks the expected check's status in doc, and says whether one of its findings is
+// about the expected object.
+func metBy(t *testing.T, e fixture.Expectation, doc jsonDoc) bool {
+	t.Helper()
+	found := false
+	for _, c := range doc.Checks {
+		if c.ID != e.ID {
+			continue
+		}
+		assert.Equal(t, e.Status, c.Status, "%s %+v", e.ID, c.Findings)
+		found = found || slices.ContainsFunc(c.Findings, func(f jsonFinding) bool { return f.Object == e.Object })
+	}
+	return found
 }
 
 func TestDoctorNamingAMissingObjectExitsTwoNamingIt(t *testing.T) {

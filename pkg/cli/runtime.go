@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
 // attemptRuntime is what one attempt talks to besides the API: network probes, exec and node shells.
@@ -14,9 +16,12 @@ type attemptRuntime struct {
 	probes *probe.Set
 	exec   kube.Executor
 	shells *kube.NodeShells
+	// progress is cleared before a warning, warn receives it (stderr).
+	progress *report.Progress
+	warn     io.Writer
 }
 
-func newRuntime(c *clients, pcfg probe.Config, helpers kube.HelperConfig) (*attemptRuntime, error) {
+func newRuntime(c *clients, pcfg probe.Config, helpers kube.HelperConfig, progress *report.Progress, warn io.Writer) (*attemptRuntime, error) {
 	set, err := probe.NewSet(pcfg)
 	if err != nil {
 		return nil, &kube.UsageError{Message: fmt.Sprintf("--ca-file %s: %v", pcfg.CAFile, err), Fix: "give a PEM file of CA certificates"}
@@ -26,11 +31,18 @@ func newRuntime(c *clients, pcfg probe.Config, helpers kube.HelperConfig) (*atte
 		set.Close()
 		return nil, fmt.Errorf("building the exec client: %w", err)
 	}
-	return &attemptRuntime{probes: set, exec: exec, shells: kube.NewNodeShells(c.typed, exec, helpers)}, nil
+	return &attemptRuntime{probes: set, exec: exec, shells: kube.NewNodeShells(c.typed, exec, helpers), progress: progress, warn: warn}, nil
 }
 
-// Close deletes the helper pods still present and closes the probes' sockets.
+// Close deletes the helper pods still present and closes the probes' sockets. A helper pod it
+// cannot delete is a warning on stderr naming the pod and the cleanup command: never silent.
 func (r *attemptRuntime) Close() {
-	_ = r.shells.Close()
+	if err := r.shells.Close(); err != nil && r.warn != nil {
+		if r.progress != nil {
+			r.progress.Clear()
+		}
+		// Best effort: stderr is where the run says what it could not do.
+		_, _ = fmt.Fprintf(r.warn, "warning: %s\n", report.EscapeLines(err.Error()))
+	}
 	r.probes.Close()
 }

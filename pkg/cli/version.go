@@ -17,7 +17,7 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "version",
 		Short: "Print the plugin's version, commit and build date",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(*cobra.Command, []string) error {
 			v := version.Get()
 			switch output {
 			case "json":

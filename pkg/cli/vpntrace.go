@@ -105,8 +105,7 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 }
 
 func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	f := NewVPNTraceFlags()
-	cmd := &cobra.Command{
+	return newRunCommand(runCommand{
 		Use:   "vpn-trace",
 		Short: "Why an OpenVPN pod forwards nothing: ip_forward, durability, tunnel, return path, first silent hop",
 		Example: `  # every OpenVPN pod of the namespace, hop ladder from inside each pod
@@ -114,16 +113,6 @@ func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams generi
 
   # pick the pods, add a public hop, and walk the same ladder from this laptop through the tunnel
   kubectl lanaccess vpn-trace -n vpn -l app=openvpn --public 198.51.100.80:80 --from-client`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.ToOptions(cmd, kubeFlags, connect)
-			if err != nil {
-				return err
-			}
-			return o.Run(cmd.Context(), streams)
-		},
-	}
-	f.AddFlags(cmd)
-	registerCheckCompletions(cmd, catalogue.VPNTraceCmd)
-	return cmd
+		Catalogue: catalogue.VPNTraceCmd,
+	}, NewVPNTraceFlags(), kubeFlags, streams, connect)
 }

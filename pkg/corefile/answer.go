@@ -16,9 +16,11 @@ type Answer struct {
 	// Text is the Go template as written in the Corefile.
 	Text string
 	// Static is true when the text uses only .Name, .Zone, .Class and .Type, so the record
-	// is known without a query. Other answers (.Match, .Remote, if/range...) are not judged.
+	// is known for any name asked. Answers that use .Group or .Match are computed per name
+	// (Query does), anything else (.Remote, .Meta, if/range...) is not evaluated.
 	Static bool
-	// Record is the text rendered for a sample query (static answers only).
+	// The fields below describe the record rendered for a sample name of the template's first
+	// zone (static answers only).
 	Record string
 	// OwnerIsQueryName is true when the owner is {{ .Name }}: the answer fits any name asked.
 	OwnerIsQueryName bool
@@ -29,66 +31,101 @@ type Answer struct {
 	Data string
 	// Addr is the address of a valid A or AAAA record.
 	Addr netip.Addr
-	// Err says why the record is not valid ("" when it is, or when it is not static).
+	// Err says why the record is not valid: CoreDNS builds it at query time with dns.NewRR, and
+	// a record that does not parse makes the query SERVFAIL (plugin/template/template.go
+	// executeRRTemplate). "" when it is valid, or not static.
 	Err string
+
+	tmpl *gotmpl.Template
 }
 
-type sampleQuery struct {
-	Name, Zone, Class, Type string
+// tmplData is what CoreDNS gives an answer template (plugin/template/template.go templateData),
+// minus what a configuration cannot show (the client's address, metadata, the message).
+type tmplData struct {
+	Name, Zone, Class, Type, Regex string
+	Match                          []string
+	Group                          map[string]string
 }
 
-func parseAnswer(text string, line int, q sampleQuery) Answer {
+// compileAnswer compiles text as CoreDNS's newTemplate does (text/template with parseInt).
+func compileAnswer(text string, line int) (Answer, error) {
 	a := Answer{Line: line, Text: text}
 	tmpl, err := gotmpl.New("answer").Funcs(gotmpl.FuncMap{"parseInt": strconv.ParseUint}).Parse(text)
 	if err != nil {
-		a.Err = "not a valid template: " + err.Error()
-		return a
+		return a, err
 	}
-	rendered, ok := renderStatic(tmpl, q)
+	a.tmpl = tmpl
+	a.Static = usesOnly(tmpl, "Name", "Zone", "Class", "Type")
+	return a, nil
+}
+
+// describe fills the sample fields for a name of zone, of the given class and type.
+func (a *Answer) describe(zone, class, qtype string) {
+	if !a.Static {
+		return
+	}
+	name := "lanaccess-probe." + zone
+	if zone == "." || zone == "" {
+		name, zone = "lanaccess-probe.", "."
+	}
+	if class == "" || class == "ANY" {
+		class = "IN"
+	}
+	if qtype == "" || qtype == "ANY" {
+		qtype = "A"
+	}
+	text, ok := a.render(tmplData{Name: name, Zone: zone, Class: class, Type: qtype})
 	if !ok {
-		return a
+		a.Static = false
+		return
 	}
-	a.Static, a.Record = true, rendered
-	a.Type, a.Data = typeAndData(rendered)
-	rr, err := dns.NewRR(rendered)
+	a.Record = text
+	a.Type, a.Data = typeAndData(text)
+	rr, err := dns.NewRR(text)
 	switch {
 	case err != nil:
 		a.Err = err.Error()
-		return a
+		return
 	case rr == nil:
 		a.Err = "empty record"
-		return a
+		return
 	}
 	h := rr.Header()
 	a.TTL = h.Ttl
-	a.OwnerIsQueryName = strings.EqualFold(h.Name, q.Name)
+	a.OwnerIsQueryName = strings.EqualFold(h.Name, name)
+	a.Addr = rrAddr(rr)
+}
+
+func rrAddr(rr dns.RR) netip.Addr {
 	switch r := rr.(type) {
 	case *dns.A:
 		if ip, ok := netip.AddrFromSlice(r.A.To4()); ok {
-			a.Addr = ip
+			return ip
 		}
 	case *dns.AAAA:
 		if ip, ok := netip.AddrFromSlice(r.AAAA.To16()); ok {
-			a.Addr = ip
+			return ip
 		}
 	}
-	return a
+	return netip.Addr{}
 }
 
-// renderStatic substitutes the simple field actions of tmpl without executing it: executing
-// arbitrary templates from a cluster object could loop (range over a large number).
-func renderStatic(tmpl *gotmpl.Template, q sampleQuery) (string, bool) {
-	if tmpl.Tree == nil || tmpl.Root == nil {
-		return "", true
+// render executes the template for data without running arbitrary template code (a cluster
+// object could loop forever with range): only text, comments, fields of data and `index` of
+// .Match or .Group are evaluated; ok is false for anything else. A missing .Group key prints
+// "<no value>", as text/template does for a map.
+func (a *Answer) render(data tmplData) (string, bool) {
+	if a.tmpl == nil || a.tmpl.Tree == nil || a.tmpl.Root == nil {
+		return "", a.tmpl != nil
 	}
 	var b strings.Builder
-	for _, n := range tmpl.Root.Nodes {
+	for _, n := range a.tmpl.Root.Nodes {
 		switch n := n.(type) {
 		case *parse.TextNode:
 			b.Write(n.Text)
 		case *parse.CommentNode:
 		case *parse.ActionNode:
-			v, ok := fieldValue(n, q)
+			v, ok := evalAction(n, data)
 			if !ok {
 				return "", false
 			}
@@ -100,25 +137,90 @@ func renderStatic(tmpl *gotmpl.Template, q sampleQuery) (string, bool) {
 	return b.String(), true
 }
 
-func fieldValue(n *parse.ActionNode, q sampleQuery) (string, bool) {
-	if n.Pipe == nil || len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 || len(n.Pipe.Cmds[0].Args) != 1 {
+func evalAction(n *parse.ActionNode, data tmplData) (string, bool) {
+	if n.Pipe == nil || len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 {
 		return "", false
 	}
-	f, ok := n.Pipe.Cmds[0].Args[0].(*parse.FieldNode)
-	if !ok || len(f.Ident) != 1 {
-		return "", false
-	}
-	switch f.Ident[0] {
-	case "Name":
-		return q.Name, true
-	case "Zone":
-		return q.Zone, true
-	case "Class":
-		return q.Class, true
-	case "Type":
-		return q.Type, true
+	args := n.Pipe.Cmds[0].Args
+	switch {
+	case len(args) == 1:
+		f, ok := args[0].(*parse.FieldNode)
+		if !ok {
+			return "", false
+		}
+		return field(f.Ident, data)
+	case len(args) == 3:
+		id, ok := args[0].(*parse.IdentifierNode)
+		f, okf := args[1].(*parse.FieldNode)
+		if !ok || !okf || id.Ident != "index" || len(f.Ident) != 1 {
+			return "", false
+		}
+		switch key := args[2].(type) {
+		case *parse.NumberNode:
+			if f.Ident[0] != "Match" || !key.IsInt || key.Int64 < 0 || key.Int64 >= int64(len(data.Match)) {
+				return "", false // out of range is an execution error: not modelled
+			}
+			return data.Match[key.Int64], true
+		case *parse.StringNode:
+			if f.Ident[0] != "Group" {
+				return "", false
+			}
+			v, ok := data.Group[key.Text]
+			if !ok {
+				return "<no value>", true
+			}
+			return v, true
+		}
 	}
 	return "", false
+}
+
+func field(ident []string, data tmplData) (string, bool) {
+	switch {
+	case len(ident) == 1:
+		switch ident[0] {
+		case "Name":
+			return data.Name, true
+		case "Zone":
+			return data.Zone, true
+		case "Class":
+			return data.Class, true
+		case "Type":
+			return data.Type, true
+		case "Regex":
+			return data.Regex, true
+		}
+	case len(ident) == 2 && ident[0] == "Group":
+		v, ok := data.Group[ident[1]]
+		if !ok {
+			return "<no value>", true
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// usesOnly reports whether every action of tmpl is one of the named fields.
+func usesOnly(tmpl *gotmpl.Template, fields ...string) bool {
+	if tmpl.Tree == nil || tmpl.Root == nil {
+		return true
+	}
+	for _, n := range tmpl.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode, *parse.CommentNode:
+		case *parse.ActionNode:
+			if n.Pipe == nil || len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 || len(n.Pipe.Cmds[0].Args) != 1 {
+				return false
+			}
+			f, ok := n.Pipe.Cmds[0].Args[0].(*parse.FieldNode)
+			if !ok || len(f.Ident) != 1 || !contains(fields, f.Ident[0]) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // typeAndData finds the record type in "owner [ttl] [class] type data..." and returns it

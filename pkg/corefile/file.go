@@ -2,6 +2,7 @@ package corefile
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -43,6 +44,41 @@ func (b *ServerBlock) FileZones() []FileZone {
 		out = append(out, fz)
 	}
 	return out
+}
+
+// parseZoneFile reads a zone file as plugin/file/file.go Parse does at start-up.
+func parseZoneFile(origin, name, text string) error {
+	zp := dns.NewZoneParser(strings.NewReader(text), dns.Fqdn(origin), name)
+	seenSOA := false
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		if _, isSOA := rr.(*dns.SOA); isSOA {
+			seenSOA = true
+		}
+	}
+	if zp.Err() != nil {
+		return fmt.Errorf("failed to parse file %q for origin %s with error %v", name, origin, zp.Err())
+	}
+	if !seenSOA {
+		return fmt.Errorf("file %q has no SOA record for origin %s", name, origin)
+	}
+	return nil
+}
+
+// ResolvePath is where CoreDNS reads a relative path of a plugin of block b: under the block's
+// `root` directory when it has one (core/dnsserver config.Root), else in the process's working
+// directory (the container's; / in the official image), not next to the Corefile.
+func (c *Corefile) ResolvePath(b *ServerBlock, p string) string {
+	if path.IsAbs(p) {
+		return path.Clean(p)
+	}
+	if r := b.PluginsNamed("root"); len(r) > 0 && len(r[0].Args) > 0 {
+		return path.Join(r[0].Args[0], p)
+	}
+	wd := "/"
+	if c.files != nil && c.files.WorkDir != "" {
+		wd = c.files.WorkDir
+	}
+	return path.Join(wd, p)
 }
 
 // ZoneFileSerial returns the SOA serial of a zone file's text, reading the whole file as

@@ -1,127 +1,144 @@
 package corefile
 
 import (
-	"bytes"
-	"regexp"
-	"sort"
-	"strconv"
-	"strings"
+	"errors"
+	"fmt"
 
 	"github.com/coredns/caddy/caddyfile"
 )
 
-// Parse reads a Corefile. name says where it came from and appears in errors. A syntax error
-// CoreDNS would refuse to start with is a *ParseError naming the line; content CoreDNS would
-// reject later (a bad zone key, a bad template) is listed in Corefile.Problems.
-func Parse(name string, src []byte) (*Corefile, error) {
-	toks := lex(name, src)
-	kept, imports, changed := neutralize(toks)
-	input := src
-	if changed {
-		input = render(kept)
-	}
-	blocks, err := caddyfile.Parse(name, bytes.NewReader(input), nil)
-	if err != nil {
-		return nil, toParseError(name, err)
-	}
-	c := &Corefile{Name: name, Imports: imports}
-	keys := topLevelKeys(kept)
-	next := 0
-	for _, sb := range blocks {
-		line := 0
-		for i := next; i < len(keys); i++ {
-			if len(sb.Keys) > 0 && keys[i].key == restore(sb.Keys[0]) {
-				line, next = keys[i].line, i+1
-				break
-			}
+// Load reads the Corefile CoreDNS is started with (-conf conf) from the pod's files, expanding
+// its imports from the same files, and checks it as CoreDNS does at start-up. name says where
+// it comes from and appears in errors. A Corefile CoreDNS cannot even group into server blocks
+// (a syntax error, an unknown directive, an import it cannot read) is a *ParseError naming the
+// file and line; what it refuses later (a bad key, a plugin argument, a zone defined twice) is
+// listed in Corefile.Problems.
+func Load(name string, files *Files, conf string) (*Corefile, error) {
+	f, ok := files.Read(conf)
+	if !ok {
+		if files.Known(conf) {
+			// coremain/run.go confLoader: os.ReadFile of the -conf path
+			return nil, &ParseError{Name: name, Msg: fmt.Sprintf("open %s: no such file or directory", conf)}
 		}
-		c.Blocks = append(c.Blocks, buildBlock(c, name, sb, line))
+		return nil, &ParseError{Name: name, Msg: errUnknownPath{conf}.Error()}
 	}
+	return load(name, files, conf, []byte(f.Content))
+}
+
+// Parse reads one Corefile's text alone: the files it imports are unknown (Corefile.Incomplete
+// says so), snippets are expanded.
+func Parse(name string, src []byte) (*Corefile, error) {
+	return load(name, nil, "Corefile", src)
+}
+
+func load(name string, files *Files, conf string, src []byte) (*Corefile, error) {
+	g := newGrouper(files, conf, src)
+	raws, err := g.parseAll()
+	if err != nil {
+		if _, big := errors.AsType[*tooLarge](err); big {
+			return nil, &ParseError{Name: name, Msg: err.Error(), Unknown: true}
+		}
+		if pe, ok := errors.AsType[*ParseError](err); ok {
+			pe.Name = name
+			pe.Hint = explainUnknownDirective(pe.Msg)
+			return nil, pe
+		}
+		return nil, &ParseError{Name: name, Msg: err.Error()}
+	}
+	c := &Corefile{Name: name, Conf: conf, Imports: g.imports, Incomplete: g.unknown, files: files}
+	for _, imp := range g.imports {
+		if !imp.Snippet && imp.Unknown == "" && len(imp.Matched) == 0 {
+			// caddy logs "[WARNING] No files matching import glob pattern" and goes on
+			c.Warnings = append(c.Warnings, Problem{File: imp.File, Line: imp.Line,
+				Message: "No files matching import glob pattern: " + imp.Pattern})
+		}
+	}
+	for _, rb := range raws {
+		c.Blocks = append(c.Blocks, c.buildBlock(rb))
+	}
+	c.inspectKeys()
+	c.setupPlugins()
+	c.checkServers()
 	return c, nil
 }
 
-// caddyfile errors read "<file>:<line> - <message>".
-var caddyErr = regexp.MustCompile(`(?s)^.*:(\d+) - (.*)$`)
-
-func toParseError(name string, err error) *ParseError {
-	m := caddyErr.FindStringSubmatch(err.Error())
-	if m == nil {
-		return &ParseError{Name: name, Msg: err.Error()}
+// explainUnknownDirective gives the likely cause when an "unknown directive" is a server block
+// key: a '}' missing above it made the parser read the next block as directives.
+func explainUnknownDirective(msg string) string {
+	const prefix = "Unknown directive '"
+	if len(msg) <= len(prefix) || msg[:len(prefix)] != prefix {
+		return ""
 	}
-	line, _ := strconv.Atoi(m[1])
-	return &ParseError{Name: name, Line: line, Msg: restore(m[2])}
+	name := msg[len(prefix) : len(msg)-1]
+	if _, err := parseKey(name); err == nil && (name == "." || containsAny(name, ".:")) {
+		return "it looks like a server block key: a '}' is probably missing above it"
+	}
+	return ""
 }
 
-func buildBlock(c *Corefile, name string, sb caddyfile.ServerBlock, line int) ServerBlock {
-	b := ServerBlock{Line: line}
-	for _, k := range sb.Keys {
-		k = restore(k)
-		b.Keys = append(b.Keys, k)
-		addr, err := ParseAddress(k)
-		if err != nil {
-			c.Problems = append(c.Problems, Problem{Line: line, Message: err.Error()})
-			continue
-		}
-		b.Addresses = append(b.Addresses, addr)
-	}
-	plugins := pluginsOf(name, sb)
-	for _, p := range plugins {
-		if !IsStockDirective(p.Name) {
-			c.Problems = append(c.Problems, Problem{Line: p.Line, Message: unknownDirective(p.Name)})
+func containsAny(s, chars string) bool {
+	for _, r := range chars {
+		for _, x := range s {
+			if x == r {
+				return true
+			}
 		}
 	}
-	// Templates keep the order of their tokens, which is the order CoreDNS tries them in,
-	// even when a snippet import gives them lines out of order.
-	for _, p := range plugins {
-		if p.Name != "template" {
-			continue
-		}
-		t, problems := parseTemplate(p, b.Zones())
-		b.Templates = append(b.Templates, t)
-		c.Problems = append(c.Problems, problems...)
+	return false
+}
+
+func (c *Corefile) buildBlock(rb rawBlock) ServerBlock {
+	b := ServerBlock{raw: rb}
+	if len(rb.keys) > 0 {
+		b.File, b.Line = rb.keys[0].File, rb.keys[0].Line
 	}
-	sort.SliceStable(plugins, func(i, j int) bool { return plugins[i].Line < plugins[j].Line })
-	b.Plugins = plugins
-	if b.Line == 0 && len(b.Plugins) > 0 {
-		b.Line = b.Plugins[0].Line
+	for _, k := range rb.keys {
+		b.Keys = append(b.Keys, k.Text)
+	}
+	if rb.close.File == b.File {
+		b.EndLine = rb.close.Line
+	}
+	for _, e := range rb.entries {
+		toks := make([]caddyfile.Token, len(e.toks))
+		for i, t := range e.toks {
+			toks[i] = t.Token
+		}
+		d := caddyfile.NewDispenserTokens("", toks)
+		d.Next()
+		p := Plugin{Name: e.dir, File: e.toks[0].File, Line: e.toks[0].Line, Args: d.RemainingArgs()}
+		for _, t := range e.toks {
+			if t.File == p.File {
+				p.EndLine = t.Line + lineBreaks(t)
+			}
+		}
+		for d.NextBlock() {
+			p.Block = append(p.Block, Line{Name: d.Val(), Line: d.Line(), Args: d.RemainingArgs()})
+		}
+		b.Plugins = append(b.Plugins, p)
 	}
 	return b
 }
 
-// pluginsOf reads each directive the way CoreDNS plugins do: with a Dispenser over the
-// directive's tokens, arguments up to the line end or '{', then the lines of its block.
-// Entries of one directive keep their token order; directives come in name order.
-func pluginsOf(name string, sb caddyfile.ServerBlock) []Plugin {
-	dirs := make([]string, 0, len(sb.Tokens))
-	for dir := range sb.Tokens {
-		dirs = append(dirs, dir)
-	}
-	sort.Strings(dirs)
-	var out []Plugin
-	for _, dir := range dirs {
-		d := caddyfile.NewDispenserTokens(name, sb.Tokens[dir])
-		for d.Next() {
-			p := Plugin{Name: restore(d.Val()), Line: d.Line(), Args: restoreAll(d.RemainingArgs())}
-			for d.NextBlock() {
-				p.Block = append(p.Block, Line{Name: restore(d.Val()), Line: d.Line(), Args: restoreAll(d.RemainingArgs())})
+// inspectKeys normalises every key as CoreDNS's InspectServerBlocks does; the first key it
+// cannot read stops CoreDNS ("error inspecting server blocks: ...").
+func (c *Corefile) inspectKeys() {
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		for j, k := range b.Keys {
+			addrs, err := parseKey(k)
+			if err != nil {
+				c.problem(b.raw.keys[j].File, b.raw.keys[j].Line, "error inspecting server blocks: "+err.Error())
+				return
 			}
-			out = append(out, p)
+			b.Addresses = append(b.Addresses, addrs...)
 		}
 	}
-	return out
 }
 
-func unknownDirective(name string) string {
-	msg := "unknown directive \"" + name + "\": a stock CoreDNS refuses to start"
-	if _, err := ParseAddress(name); err == nil && (name == "." || strings.ContainsAny(name, ".:")) {
-		msg += " (it looks like a server block key: a '}' is probably missing above it)"
-	}
-	return msg
+func (c *Corefile) problem(file string, line int, msg string) {
+	c.Problems = append(c.Problems, Problem{File: file, Line: line, Message: msg})
 }
 
-func restoreAll(args []string) []string {
-	for i := range args {
-		args[i] = restore(args[i])
-	}
-	return args
+func (c *Corefile) warn(file string, line int, msg string) {
+	c.Warnings = append(c.Warnings, Problem{File: file, Line: line, Message: msg})
 }

@@ -1,110 +1,421 @@
 package corefile
 
-// BlocksServing returns the blocks with a key for zone (any port when port is "").
-func (c *Corefile) BlocksServing(zone, port string) []*ServerBlock {
-	var out []*ServerBlock
-	for i := range c.Blocks {
-		if c.Blocks[i].Serves(zone, port) {
-			out = append(out, &c.Blocks[i])
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// Question is one query a client sends to CoreDNS.
+type Question struct {
+	// Name is the name asked (any case, with or without the final dot).
+	Name string
+	Type uint16
+	// Port is the server port the query arrives on, as written in the Corefile ("53").
+	Port string
+}
+
+// Outcome is what CoreDNS does with a question, as far as the configuration shows.
+type Outcome struct {
+	Question Question
+	// Block is the server block that takes the query (nil when none does: REFUSED).
+	Block *ServerBlock
+	// By is the plugin that answers, or forwards (nil when no plugin of the block answers).
+	By *Plugin
+	// Rcode is the response code (dns.RcodeSuccess...); -1 when it is not known (the answer
+	// of an upstream, or of a plugin this model does not evaluate).
+	Rcode int
+	// Records are the answer section, Authority the authority section, when RecordsKnown.
+	Records      []dns.RR
+	Authority    []dns.RR
+	RecordsKnown bool
+	// Authoritative is the AA flag of the answer.
+	Authoritative bool
+	// Forwarded is true when the forward plugin sends the query to Upstreams: the answer is
+	// theirs (SERVFAIL when none answers in time).
+	Forwarded bool
+	Upstreams []string
+	// Unknown says why part of the outcome cannot be predicted ("" when all of it can).
+	Unknown string
+}
+
+// NoData reports a predicted NOERROR answer with no record.
+func (o Outcome) NoData() bool {
+	return o.Rcode == dns.RcodeSuccess && o.RecordsKnown && len(o.Records) == 0 && !o.Forwarded
+}
+
+// Known reports whether the whole outcome is predicted.
+func (o Outcome) Known() bool { return o.Unknown == "" }
+
+// Addrs are the addresses of the A and AAAA records answered, sorted, each once.
+func (o Outcome) Addrs() []netip.Addr {
+	var out []netip.Addr
+	for _, rr := range o.Records {
+		if a := rrAddr(rr); a.IsValid() && !slices.Contains(out, a) {
+			out = append(out, a)
 		}
 	}
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
 	return out
 }
 
-// ZoneBlockWithTemplateA returns the first block serving zone whose templates answer A
-// queries (nil if none). With zone "", the block must be the only such block outside ".".
-func (c *Corefile) ZoneBlockWithTemplateA(zone string) *ServerBlock {
-	if zone == "" {
-		blocks := c.TemplateABlocks()
-		if len(blocks) == 1 {
-			return blocks[0]
+// Describe says in a few words what happens: "answers 10.0.10.11, 10.0.10.12 (template at line
+// 4)", "NODATA", "forwarded to /etc/resolv.conf", "SERVFAIL", "REFUSED".
+func (o Outcome) Describe() string {
+	var s string
+	switch {
+	case o.Forwarded:
+		s = "forwarded to " + strings.Join(o.Upstreams, " ")
+	case o.Rcode == -1:
+		s = "answered by a source the configuration does not show"
+	case o.Rcode != dns.RcodeSuccess:
+		s = dns.RcodeToString[o.Rcode]
+	case !o.RecordsKnown:
+		s = "answered"
+	case len(o.Records) == 0:
+		s = "NODATA (NOERROR, no record)"
+	default:
+		var recs []string
+		for _, rr := range o.Records {
+			if a := rrAddr(rr); a.IsValid() {
+				recs = append(recs, a.String())
+			} else {
+				recs = append(recs, strings.Join(strings.Fields(rr.String()), " "))
+			}
 		}
-		return nil
+		s = "answers " + strings.Join(recs, ", ")
 	}
-	for _, b := range c.BlocksServing(zone, "") {
-		if b.HasTemplateA() {
-			return b
-		}
+	if o.By != nil {
+		s += fmt.Sprintf(" (%s at %s)", o.By.Name, o.By.Where())
 	}
-	return nil
+	if o.Unknown != "" {
+		s += "; " + o.Unknown
+	}
+	return s
 }
 
-// HasTemplateA reports whether the block has an entry meant for A queries (class IN or ANY,
-// type A), whether or not an earlier catch-all entry shadows it.
-func (b *ServerBlock) HasTemplateA() bool {
-	for _, t := range b.Templates {
-		if t.Matches("IN", "A") && !t.CatchAll() {
-			return true
-		}
-	}
-	return false
+// passThrough are the plugins that let an IN A or AAAA query for an ordinary name go on to the
+// next plugin unchanged (they log, measure, cache, set flags, or only act on other classes,
+// types or names: chaos on CH, any on ANY, local on localhost, transfer on AXFR).
+var passThrough = map[string]bool{
+	"root": true, "metadata": true, "geoip": true, "cancel": true, "proxyproto": true, "quic": true,
+	"grpc_server": true, "https": true, "https3": true, "timeouts": true, "multisocket": true,
+	"reload": true, "nsid": true, "bufsize": true, "bind": true, "debug": true, "trace": true,
+	"ready": true, "health": true, "pprof": true, "shed": true, "prometheus": true, "errors": true,
+	"log": true, "dnstap": true, "local": true, "any": true, "chaos": true, "loadbalance": true,
+	"cache": true, "header": true, "dnssec": true, "tls": true, "minimal": true, "transfer": true,
+	"loop": true, "on": true, "view": true,
 }
 
-// TemplateABlocks returns the blocks, other than ".", that have a template entry for IN A:
-// the candidates for the LAN zone.
-func (c *Corefile) TemplateABlocks() []*ServerBlock {
-	var out []*ServerBlock
-	for i := range c.Blocks {
-		b := &c.Blocks[i]
-		if b.Serves(".", "") && len(b.Zones()) == 1 {
+// Query predicts what CoreDNS does with q: the server block for the name on the port (the
+// longest zone that is a suffix of the name, else "."; none: REFUSED; core/dnsserver/server.go
+// ServeDNS), then the block's plugins in plugin.cfg order until one answers; none: SERVFAIL
+// (plugin.NextOrFailure).
+func (c *Corefile) Query(q Question) (o Outcome) {
+	o = Outcome{Question: q, Rcode: -1}
+	name := strings.ToLower(dns.Fqdn(q.Name))
+	var unknown []string
+	if !c.Starts() {
+		unknown = append(unknown, "CoreDNS does not start with this configuration")
+	}
+	unknown = append(unknown, c.Incomplete...)
+	defer func() {
+		if o.Unknown != "" {
+			unknown = append(unknown, o.Unknown)
+		}
+		o.Unknown = strings.Join(unknown, "; ")
+	}()
+	b, ambiguous := c.blockFor(name, q.Port)
+	if ambiguous != "" {
+		o.Unknown = ambiguous
+		return o
+	}
+	if b == nil || len(b.Plugins) == 0 {
+		o.Rcode, o.RecordsKnown = dns.RcodeRefused, true
+		return o
+	}
+	o.Block = b
+	if len(b.Listen) > 0 {
+		unknown = append(unknown, "the block listens only on "+strings.Join(b.Listen, ", ")+" (bind)")
+	}
+	for _, p := range b.chain() {
+		if passThrough[p.Name] {
 			continue
 		}
-		if b.HasTemplateA() {
-			out = append(out, b)
+		var done bool
+		switch p.Name {
+		case "template":
+			done = b.serveTemplate(name, q.Type, &o)
+		case "hosts":
+			done = b.serveHosts(name, q.Type, &o)
+		case "forward":
+			done = b.serveForward(name, &o)
+		case "kubernetes", "file":
+			done = b.serveZonePlugin(p.Name, name, &o)
+		case "whoami":
+			// plugin/whoami: authoritative, the client's address in the additional section
+			o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true
+			done = true
+		default:
+			o.Unknown = fmt.Sprintf("the %s plugin may answer: this model does not evaluate it", p.Name)
+			done = true
+		}
+		if done {
+			if o.By == nil {
+				o.By = &p
+			}
+			b.capTTL(name, &o)
+			return o
 		}
 	}
-	return out
+	o.Rcode, o.RecordsKnown = dns.RcodeServerFailure, true
+	return o
 }
 
-// TemplateFor returns the entry CoreDNS uses first for a query of this class and type
-// (entries are tried in order; regular expressions are not evaluated here).
-func (b *ServerBlock) TemplateFor(class, qtype string) (Template, bool) {
-	for _, t := range b.Templates {
-		if t.Matches(class, qtype) {
-			return t, true
-		}
-	}
-	return Template{}, false
-}
-
-// AAnswers returns the answers of the entry that answers A queries in this block.
-func (b *ServerBlock) AAnswers() []Answer {
-	t, ok := b.TemplateFor("IN", "A")
-	if !ok {
-		return nil
-	}
-	return t.Answers
-}
-
-// ForwardsDot reports whether the block forwards every name (`forward . UPSTREAM...`).
-func (b *ServerBlock) ForwardsDot() bool {
-	for _, p := range b.PluginsNamed("forward") {
-		if len(p.Args) >= 2 && NormalizeZone(p.Args[0]) == "." {
-			return true
-		}
-	}
-	return false
-}
-
-// Forwarders returns the upstreams of the block's `forward .` entry.
-func (b *ServerBlock) Forwarders() []string {
-	for _, p := range b.PluginsNamed("forward") {
-		if len(p.Args) >= 2 && NormalizeZone(p.Args[0]) == "." {
-			return append([]string(nil), p.Args[1:]...)
-		}
-	}
-	return nil
-}
-
-// Ports lists every port a block listens on, in block order, without duplicates.
-func (c *Corefile) Ports() []string {
-	var out []string
+// blockFor finds the block serving name on port (dns transport). Blocks with the view plugin
+// are chosen by the client's address: not predictable here.
+func (c *Corefile) blockFor(name, port string) (*ServerBlock, string) {
+	zones := map[string][]*ServerBlock{}
 	for i := range c.Blocks {
-		for _, p := range c.Blocks[i].Ports() {
-			if !contains(out, p) {
-				out = append(out, p)
+		b := &c.Blocks[i]
+		for _, a := range b.Addresses {
+			if a.Transport == "dns" && a.Port == port && !slices.Contains(zones[a.Zone], b) {
+				zones[a.Zone] = append(zones[a.Zone], b)
 			}
 		}
 	}
+	pick := func(bs []*ServerBlock) (*ServerBlock, string) {
+		for _, b := range bs {
+			if b.Has("view") {
+				return nil, "the view plugin chooses the server block by the client's address"
+			}
+		}
+		// Several blocks without view: CoreDNS refuses to start (checkServers); the model
+		// still reads the first, as the configuration meant it.
+		return bs[0], ""
+	}
+	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
+		if bs, ok := zones[name[off:]]; ok {
+			return pick(bs)
+		}
+	}
+	if bs, ok := zones["."]; ok {
+		return pick(bs)
+	}
+	return nil, ""
+}
+
+// chain is the block's plugins, each once, in plugin.cfg order.
+func (b *ServerBlock) chain() []Plugin {
+	var out []Plugin
+	for _, p := range b.Plugins {
+		if !slices.ContainsFunc(out, func(x Plugin) bool { return x.Name == p.Name }) {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return directiveRank(out[i].Name) < directiveRank(out[j].Name) })
 	return out
+}
+
+// matchZone is plugin.Zones.Matches: the longest zone name is a subdomain of.
+func matchZone(zones []string, name string) string {
+	best := ""
+	for _, z := range zones {
+		if dns.IsSubDomain(z, name) && len(z) > len(best) {
+			best = z
+		}
+	}
+	return best
+}
+
+// serveTemplate is plugin/template/template.go ServeDNS: a name outside every entry's zones
+// goes on; entries are tried in order; an entry of another class or type, or another zone, is
+// skipped; a name no `match` expression matches gets SERVFAIL unless the entry falls through
+// for it; the first matching entry answers with its rcode and records, and a record that does
+// not parse (dns.NewRR) makes it SERVFAIL.
+func (b *ServerBlock) serveTemplate(name string, qtype uint16, o *Outcome) bool {
+	var all []string
+	for _, t := range b.Templates {
+		all = append(all, t.Zones...)
+	}
+	if matchZone(all, name) == "" {
+		return false
+	}
+	for i := range b.Templates {
+		t := &b.Templates[i]
+		zone := matchZone(t.Zones, name)
+		if zone == "" || (t.qclass != dns.ClassANY && t.qclass != dns.ClassINET) || (t.qtype != dns.TypeANY && qtype != dns.TypeANY && t.qtype != qtype) {
+			continue
+		}
+		data, matched := t.matchName(name, zone, qtype)
+		o.By = t.plugin()
+		if !matched {
+			if t.Fallthrough && matchZone(t.FallZones, name) != "" {
+				continue
+			}
+			o.Rcode, o.RecordsKnown = dns.RcodeServerFailure, true
+			return true
+		}
+		if t.rcode == dns.RcodeServerFailure {
+			o.Rcode, o.RecordsKnown = dns.RcodeServerFailure, true
+			return true
+		}
+		t.answer(data, o)
+		return true
+	}
+	o.By = nil
+	return false
+}
+
+// answer builds the entry's records for data as executeRRTemplate does (answers, additional,
+// authority, in that order): a record that does not parse makes the query SERVFAIL.
+func (t *Template) answer(data tmplData, o *Outcome) {
+	o.Rcode, o.RecordsKnown, o.Authoritative = t.rcode, true, true
+	for si, sec := range [][]Answer{t.Answers, t.Additional, t.Authority} {
+		for j := range sec {
+			text, ok := sec[j].render(data)
+			if !ok {
+				o.Rcode, o.RecordsKnown, o.Records, o.Authority, o.Authoritative = -1, false, nil, nil, false
+				o.Unknown = fmt.Sprintf("the answer at line %d depends on more than the name asked: not evaluated", sec[j].Line)
+				return
+			}
+			rr, err := dns.NewRR(text)
+			if err != nil || rr == nil {
+				o.Rcode, o.Records, o.Authority, o.Authoritative = dns.RcodeServerFailure, nil, nil, false
+				return
+			}
+			switch si {
+			case 0:
+				o.Records = append(o.Records, rr)
+			case 2:
+				o.Authority = append(o.Authority, rr)
+			}
+		}
+	}
+}
+
+// plugin names a template entry as a Plugin for outcomes.
+func (t *Template) plugin() *Plugin {
+	return &Plugin{Name: "template", File: t.File, Line: t.Line, Args: []string{t.Class, t.Type}}
+}
+
+// matchName runs the entry's match expressions on the lower-case name, as template.go match.
+func (t *Template) matchName(name, zone string, qtype uint16) (tmplData, bool) {
+	for _, re := range t.regex {
+		if !re.MatchString(name) {
+			continue
+		}
+		d := tmplData{Name: name, Zone: zone, Regex: re.String(), Class: "IN", Type: dns.TypeToString[qtype], Group: map[string]string{}}
+		m := re.FindStringSubmatch(name)
+		d.Match = m
+		names := re.SubexpNames()
+		for i, s := range m {
+			d.Group[strconv.Itoa(i)] = s
+		}
+		for i, s := range m {
+			if names[i] != "" {
+				d.Group[names[i]] = s
+			}
+		}
+		return d, true
+	}
+	return tmplData{}, false
+}
+
+// serveHosts is plugin/hosts/hosts.go ServeDNS for A and AAAA: a name outside the plugin's
+// zones goes on; a name with addresses of the type asked is answered; a name with addresses of
+// the other family only gets NODATA; a name the file does not hold falls through when allowed,
+// else SERVFAIL.
+func (b *ServerBlock) serveHosts(name string, qtype uint16, o *Outcome) bool {
+	h := b.hosts
+	if h == nil || matchZone(h.origins, name) == "" || (qtype != dns.TypeA && qtype != dns.TypeAAAA) {
+		return false
+	}
+	o.By = &h.plugin
+	if !h.known {
+		o.Unknown = fmt.Sprintf("the hosts plugin reads %s, which the API does not show", h.path)
+		return true
+	}
+	addrs := h.names[name]
+	if len(addrs) == 0 {
+		if h.fall != nil && matchZone(h.fall, name) != "" {
+			o.By = nil
+			return false
+		}
+		o.Rcode, o.RecordsKnown = dns.RcodeServerFailure, true
+		return true
+	}
+	o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true
+	for _, a := range addrs {
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			continue
+		}
+		switch {
+		case qtype == dns.TypeA && ip.Unmap().Is4():
+			o.Records = append(o.Records, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600}, A: ip.Unmap().AsSlice()})
+		case qtype == dns.TypeAAAA && !ip.Unmap().Is4():
+			o.Records = append(o.Records, &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: 3600}, AAAA: ip.AsSlice()})
+		}
+	}
+	return true
+}
+
+// serveForward is plugin/forward/forward.go ServeDNS's match: the first stanza whose FROM
+// zone holds the name (and whose `except` does not) sends the query upstream.
+func (b *ServerBlock) serveForward(name string, o *Outcome) bool {
+	for i := range b.forwards {
+		f := &b.forwards[i]
+		if !dns.IsSubDomain(f.from, name) {
+			continue
+		}
+		if !strings.EqualFold(dns.Fqdn(name), f.from) && matchZone(f.except, name) != "" {
+			continue
+		}
+		o.By = &f.plugin
+		o.Forwarded, o.Upstreams = true, f.to
+		return true
+	}
+	return false
+}
+
+// serveZonePlugin: the kubernetes and file plugins answer every name of their zones from data
+// the configuration does not hold (the cluster's Services, a zone file); with `fallthrough`
+// for the name, a name they do not have goes on to the next plugin.
+func (b *ServerBlock) serveZonePlugin(plugin, name string, o *Outcome) bool {
+	for i := range b.zonePlugins {
+		zp := &b.zonePlugins[i]
+		if zp.plugin.Name != plugin || matchZone(zp.zones, name) == "" {
+			continue
+		}
+		o.By = &zp.plugin
+		o.Unknown = fmt.Sprintf("the %s plugin answers from data the configuration does not show", plugin)
+		if zp.fall != nil && matchZone(zp.fall, name) != "" {
+			o.Unknown += ", and falls through to the next plugins for names it does not have"
+		}
+		return true
+	}
+	return false
+}
+
+// capTTL applies the cache plugin of the block to the answer's TTLs (plugin/cache/cache.go
+// WriteMsg: every record gets the message's lowest TTL, at least 5s and at most the cap).
+func (b *ServerBlock) capTTL(name string, o *Outcome) {
+	if !b.Has("cache") || len(o.Records)+len(o.Authority) == 0 || o.Rcode != dns.RcodeSuccess || matchZone(b.cacheZones, name) == "" {
+		return
+	}
+	all := append(append([]dns.RR{}, o.Records...), o.Authority...)
+	ttl := b.cacheCap
+	for _, rr := range all {
+		ttl = min(ttl, rr.Header().Ttl)
+	}
+	ttl = min(max(ttl, 5), b.cacheCap)
+	for _, rr := range all {
+		rr.Header().Ttl = ttl
+	}
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -59,11 +60,7 @@ func readAPIServerFlags(pods []corev1.Pod) APIServerFlags {
 		}
 		var fl flags
 		args := append(append([]string{}, c.Command...), c.Args...)
-		for i := range len(args) {
-			name, value, ok := flagValue(args, &i)
-			if !ok {
-				continue
-			}
+		for name, value := range commandFlags(args) {
 			switch name {
 			case "enable-admission-plugins", "admission-control":
 				fl.enabled = append(fl.enabled, splitCSV(value)...)
@@ -99,20 +96,25 @@ func apiServerContainer(spec corev1.PodSpec) (corev1.Container, bool) {
 	return corev1.Container{}, false
 }
 
-// flagValue reads the flag at args[*i] in pflag's forms "--name=value" and "--name value"
-// (advancing *i past the value).
-func flagValue(args []string, i *int) (string, string, bool) {
-	a := args[*i]
-	if !strings.HasPrefix(a, "--") {
-		return "", "", false
-	}
-	name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-	if !hasValue {
-		if *i+1 >= len(args) || strings.HasPrefix(args[*i+1], "-") {
-			return name, "", true
+// commandFlags yields the flags of args in pflag's forms "--name=value" and "--name value" (the
+// next argument is the value unless it starts with "-"; a flag without one has value ""), in
+// order; other arguments are skipped.
+func commandFlags(args []string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for len(args) > 0 {
+			arg := args[0]
+			args = args[1:]
+			flag, ok := strings.CutPrefix(arg, "--")
+			if !ok {
+				continue
+			}
+			name, value, hasValue := strings.Cut(flag, "=")
+			if !hasValue && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+				value, args = args[0], args[1:]
+			}
+			if !yield(name, value) {
+				return
+			}
 		}
-		*i++
-		value = args[*i]
 	}
-	return name, value, true
 }

@@ -55,3 +55,13 @@ func TestAPIServerFlagsWithoutAPodAreNotSeen(t *testing.T) {
 	assert.False(t, known)
 	assert.Contains(t, f.Why, "k3s and managed control planes show none")
 }
+
+func TestCommandFlagsReadPflagsFormsAndTakeAValueOnce(t *testing.T) {
+	type flag struct{ name, value string }
+	var got []flag
+	for name, value := range commandFlags([]string{"kube-apiserver", "--a=1", "--b", "2", "positional", "--c", "--d", "-x", "--e"}) {
+		got = append(got, flag{name, value})
+	}
+	assert.Equal(t, []flag{{"a", "1"}, {"b", "2"}, {"c", ""}, {"d", ""}, {"e", ""}}, got,
+		"a value is taken once (not read again as an argument); a flag followed by a flag has none")
+}

@@ -44,6 +44,18 @@ func listAll[T any](ctx context.Context, base metav1.ListOptions, list func(cont
 	return nil, fmt.Errorf("more than %d pages of %d objects: giving up", maxPages, pageSize)
 }
 
+// pagesOf adapts a typed client's List (which returns *XList) to listAll's page function; items
+// picks the list's Items.
+func pagesOf[L interface{ GetContinue() string }, T any](list func(context.Context, metav1.ListOptions) (L, error), items func(L) []T) func(context.Context, metav1.ListOptions) ([]T, string, error) {
+	return func(ctx context.Context, o metav1.ListOptions) ([]T, string, error) {
+		l, err := list(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return items(l), l.GetContinue(), nil
+	}
+}
+
 // listServices keeps, page by page, only the Services keep accepts: memory then stays flat
 // however many Services the cluster has.
 func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep func(*corev1.Service) bool) ([]corev1.Service, error) {
@@ -63,124 +75,58 @@ func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep f
 }
 
 func listNodes(ctx context.Context, c kubernetes.Interface) ([]corev1.Node, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Node, string, error) {
-		l, err := c.CoreV1().Nodes().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.CoreV1().Nodes().List, func(l *corev1.NodeList) []corev1.Node { return l.Items }))
 }
 
 func listNamespaces(ctx context.Context, c kubernetes.Interface) ([]corev1.Namespace, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
-		l, err := c.CoreV1().Namespaces().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.CoreV1().Namespaces().List, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items }))
 }
 
 func listPods(ctx context.Context, c kubernetes.Interface, ns, selector string) ([]corev1.Pod, error) {
-	return listAll(ctx, metav1.ListOptions{LabelSelector: selector}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Pod, string, error) {
-		l, err := c.CoreV1().Pods(ns).List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{LabelSelector: selector}, pagesOf(c.CoreV1().Pods(ns).List, func(l *corev1.PodList) []corev1.Pod { return l.Items }))
 }
 
 func listConfigMaps(ctx context.Context, c kubernetes.Interface, ns, fieldSelector string) ([]corev1.ConfigMap, error) {
-	return listAll(ctx, metav1.ListOptions{FieldSelector: fieldSelector}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.ConfigMap, string, error) {
-		l, err := c.CoreV1().ConfigMaps(ns).List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{FieldSelector: fieldSelector}, pagesOf(c.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }))
 }
 
 func listDeployments(ctx context.Context, c kubernetes.Interface, ns string) ([]appsv1.Deployment, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]appsv1.Deployment, string, error) {
-		l, err := c.AppsV1().Deployments(ns).List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AppsV1().Deployments(ns).List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }))
 }
 
 func listEndpointSlices(ctx context.Context, c kubernetes.Interface, ns, service string) ([]discoveryv1.EndpointSlice, error) {
 	sel := discoveryv1.LabelServiceName + "=" + service
-	return listAll(ctx, metav1.ListOptions{LabelSelector: sel}, func(ctx context.Context, o metav1.ListOptions) ([]discoveryv1.EndpointSlice, string, error) {
-		l, err := c.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{LabelSelector: sel}, pagesOf(c.DiscoveryV1().EndpointSlices(ns).List, func(l *discoveryv1.EndpointSliceList) []discoveryv1.EndpointSlice { return l.Items }))
 }
 
 func listPDBs(ctx context.Context, c kubernetes.Interface, ns string) ([]policyv1.PodDisruptionBudget, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]policyv1.PodDisruptionBudget, string, error) {
-		l, err := c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.PolicyV1().PodDisruptionBudgets(ns).List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }))
 }
 
 func listIngresses(ctx context.Context, c kubernetes.Interface) ([]networkingv1.Ingress, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]networkingv1.Ingress, string, error) {
-		l, err := c.NetworkingV1().Ingresses("").List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().Ingresses("").List, func(l *networkingv1.IngressList) []networkingv1.Ingress { return l.Items }))
 }
 
 func listIngressClasses(ctx context.Context, c kubernetes.Interface) ([]networkingv1.IngressClass, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]networkingv1.IngressClass, string, error) {
-		l, err := c.NetworkingV1().IngressClasses().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().IngressClasses().List, func(l *networkingv1.IngressClassList) []networkingv1.IngressClass { return l.Items }))
 }
 
 func listWebhooks(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]admissionregistrationv1.ValidatingWebhookConfiguration, string, error) {
-		l, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingWebhookConfigurations().List, func(l *admissionregistrationv1.ValidatingWebhookConfigurationList) []admissionregistrationv1.ValidatingWebhookConfiguration {
+		return l.Items
+	}))
 }
 
 func listAdmissionPolicies(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicy, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]admissionregistrationv1.ValidatingAdmissionPolicy, string, error) {
-		l, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingAdmissionPolicies().List, func(l *admissionregistrationv1.ValidatingAdmissionPolicyList) []admissionregistrationv1.ValidatingAdmissionPolicy {
+		return l.Items
+	}))
 }
 
 func listAdmissionPolicyBindings(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
-	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, string, error) {
-		l, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, o)
-		if err != nil {
-			return nil, "", err
-		}
-		return l.Items, l.Continue, nil
-	})
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List, func(l *admissionregistrationv1.ValidatingAdmissionPolicyBindingList) []admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+		return l.Items
+	}))
 }
 
 func listDynamic(ctx context.Context, d dynamic.Interface, r DynamicResource) ([]unstructured.Unstructured, error) {

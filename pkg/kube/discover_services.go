@@ -65,13 +65,7 @@ var (
 		all: []portProto{{53, corev1.ProtocolUDP}, {53, corev1.ProtocolTCP}}}
 )
 
-func (r serviceRole) portsText() string {
-	var out []string
-	for _, p := range r.any {
-		out = append(out, p.String())
-	}
-	return strings.Join(out, " or ")
-}
+func (r serviceRole) portsText() string { return joinPorts(r.any, " or ") }
 
 // exposes reports whether svc has a port p (number and protocol).
 func exposes(svc *corev1.Service, p portProto) bool {
@@ -281,7 +275,7 @@ func (d *discoverer) ambiguity(role serviceRole, candidates []*corev1.Service, p
 		return &UsageError{Message: msg, Candidates: describeServices(append(withIPs, lbs...)), Fix: fix}
 	}
 	msg := fmt.Sprintf("%d Services with externalIPs expose %s%s (looking for the %s Service)", len(candidates), role.portsText(), d.scopeText(), role.name)
-	criteria := "none of them is the only one that exposes " + joinPorts(role.all)
+	criteria := "none of them is the only one that exposes " + joinPorts(role.all, " and ")
 	if partner != nil {
 		criteria += " on the addresses of " + ServiceRef(partner)
 	}
@@ -293,12 +287,13 @@ func (d *discoverer) ambiguity(role serviceRole, candidates []*corev1.Service, p
 	return &UsageError{Message: msg, Candidates: describeServices(candidates), Fix: fix}
 }
 
-func joinPorts(ps []portProto) string {
-	var out []string
+// joinPorts is "53/UDP or 53/TCP" (sep " or ").
+func joinPorts(ps []portProto, sep string) string {
+	out := make([]string, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, p.String())
 	}
-	return strings.Join(out, " and ")
+	return strings.Join(out, sep)
 }
 
 // loadBalancers lists the Services in scope that expose one of the role's ports on a
@@ -356,7 +351,7 @@ func sharedAddresses(svcs []*corev1.Service) []string {
 // describeService is "ports 80/TCP,443/TCP; externalIPs a,b" with, for a LoadBalancer, its
 // type and load-balancer addresses.
 func describeService(s *corev1.Service) string {
-	var ports []string
+	ports := make([]string, 0, len(s.Spec.Ports))
 	for _, p := range s.Spec.Ports {
 		ports = append(ports, fmt.Sprintf("%d/%s", p.Port, Protocol(p.Protocol)))
 	}

@@ -50,7 +50,7 @@ func TestDiscoverTheProxyAmongServicesClaimingOurAddressOn443(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "traefik/traefik", s.ProxyService.Namespace+"/"+s.ProxyService.Name)
 	assert.Equal(t, "lan-dns/lan-dns", s.DNSService.Namespace+"/"+s.DNSService.Name)
-	var kept []string
+	kept := make([]string, 0, len(s.Services))
 	for _, svc := range s.Services {
 		kept = append(kept, svc.Namespace+"/"+svc.Name)
 	}

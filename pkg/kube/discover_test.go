@@ -38,26 +38,24 @@ func cluster(t *testing.T, mutate ...func(objs []runtime.Object) []runtime.Objec
 	return cs, dc
 }
 
-func service(ns, name string, f func(*corev1.Service)) func([]runtime.Object) []runtime.Object {
+// named changes, with f, the fixture objects of type T named ns/name.
+func named[T metav1.Object](ns, name string, f func(T)) func([]runtime.Object) []runtime.Object {
 	return func(objs []runtime.Object) []runtime.Object {
 		for _, o := range objs {
-			if s, ok := o.(*corev1.Service); ok && s.Namespace == ns && s.Name == name {
-				f(s)
+			if x, ok := o.(T); ok && x.GetNamespace() == ns && x.GetName() == name {
+				f(x)
 			}
 		}
 		return objs
 	}
 }
 
+func service(ns, name string, f func(*corev1.Service)) func([]runtime.Object) []runtime.Object {
+	return named(ns, name, f)
+}
+
 func deployment(ns, name string, f func(*appsv1.Deployment)) func([]runtime.Object) []runtime.Object {
-	return func(objs []runtime.Object) []runtime.Object {
-		for _, o := range objs {
-			if d, ok := o.(*appsv1.Deployment); ok && d.Namespace == ns && d.Name == name {
-				f(d)
-			}
-		}
-		return objs
-	}
+	return named(ns, name, f)
 }
 
 func add(extra ...runtime.Object) func([]runtime.Object) []runtime.Object {
@@ -116,7 +114,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 
 func TestDiscoverMakesTheSameListCallsWhateverTheClusterSize(t *testing.T) {
 	count := func(extra int) (int, []string) {
-		var objs []runtime.Object
+		objs := make([]runtime.Object, 0, 3*extra)
 		for i := range extra {
 			ns := fmt.Sprintf("team-%d", i)
 			objs = append(objs,
@@ -291,7 +289,7 @@ func TestDiscoverAnUnparsableCorefileIsKeptForLA104NotAnError(t *testing.T) {
 func TestDiscoverRecordsForbiddenReadsAndCarriesOn(t *testing.T) {
 	cs, dc := cluster(t)
 	forbid := func(resource string) clienttesting.ReactionFunc {
-		return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return func(clienttesting.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC: access denied"))
 		}
 	}
@@ -328,7 +326,7 @@ func TestDiscoverFallsBackToTheNamespaceWhenServicesCannotBeListedClusterWide(t 
 func TestDiscoverAnUnreachableAPIIsAPlainError(t *testing.T) {
 	cs, dc := cluster(t)
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
-	cs.PrependReactor("*", "*", func(a clienttesting.Action) (bool, runtime.Object, error) { return true, nil, refused })
+	cs.PrependReactor("*", "*", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, refused })
 	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
 	require.Error(t, err)
 	assert.False(t, kube.IsUsage(err))

@@ -46,6 +46,7 @@ type execServer struct {
 }
 
 func newExecServer(t *testing.T, websocket bool) (*execServer, *rest.Config) {
+	t.Helper()
 	s := &execServer{t: t, websocket: websocket, exited: make(chan *os.ProcessState, 8)}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -120,84 +120,124 @@ func (s *Setup) httpRoutes() []Route {
 // unsure why that may be so.
 func (s *Setup) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSpec) (via []EntryPoint, known bool, notServed, unsure string) {
 	known = s.Traefik.EntryPointsKnown
-	var why, unsures []string
+	var a attachment
 	for _, ref := range spec.ParentRefs {
 		if (ref.Group != nil && *ref.Group != GatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
 			continue
 		}
-		ns := ref.Namespace
-		if ns == "" {
-			ns = hr.GetNamespace()
+		p := routeParent{route: hr, hostnames: spec.Hostnames, ref: ref, ns: ref.Namespace}
+		if p.ns == "" {
+			p.ns = hr.GetNamespace()
 		}
-		gw, ok := findObject(s.Gateways, ns, ref.Name)
+		gw, ok := s.traefikGateway(p, &a)
 		if !ok {
-			why = append(why, fmt.Sprintf("Gateway %s/%s does not exist", ns, ref.Name))
 			continue
 		}
-		class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName")
-		gc, ok := findObject(s.GatewayClasses, "", class)
-		controller, _, _ := unstructured.NestedString(gc.Object, "spec", "controllerName")
-		if !ok || controller != TraefikGatewayController {
-			why = append(why, fmt.Sprintf("its Gateway %s/%s is of class %q (controller %q), not Traefik's", ns, ref.Name, class, controller))
-			continue
-		}
-		if accepted, msg := routeAccepted(hr, ref, ns); accepted == "False" {
-			why = append(why, fmt.Sprintf("Traefik reports it not Accepted by Gateway %s/%s: %s", ns, ref.Name, msg))
-			continue
-		}
-		if !s.Traefik.Gateway {
-			if s.Traefik.Found && len(s.Traefik.Unsure) == 0 {
-				why = append(why, "the proxy's Traefik does not run the kubernetesGateway provider ("+s.Traefik.Source+")")
-				continue
-			}
-			unsures = append(unsures, "whether the proxy's Traefik runs the kubernetesGateway provider is not known")
-		}
-		var gws gatewaySpec
-		if raw, ok := gw.Object["spec"].(map[string]any); ok {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &gws); err != nil {
-				why = append(why, fmt.Sprintf("Gateway %s/%s does not read: %v", ns, ref.Name, err))
-				continue
-			}
-		}
-		for _, l := range gws.Listeners {
-			if (ref.SectionName != "" && l.Name != ref.SectionName) || (ref.Port != 0 && l.Port != ref.Port) {
-				continue
-			}
-			if l.Protocol != "HTTP" && l.Protocol != "HTTPS" {
-				continue
-			}
-			if allowed, maybe := s.listenerAllows(l, gw.GetNamespace(), hr.GetNamespace()); !allowed {
-				if maybe != "" {
-					unsures = append(unsures, maybe)
-				} else {
-					why = append(why, fmt.Sprintf("listener %s of Gateway %s/%s does not allow routes from namespace %s", l.Name, ns, ref.Name, hr.GetNamespace()))
-					continue
-				}
-			}
-			if !hostnamesIntersect(l.Hostname, spec.Hostnames) {
-				why = append(why, fmt.Sprintf("listener %s of Gateway %s/%s serves %s only", l.Name, ns, ref.Name, l.Hostname))
-				continue
-			}
-			if !known {
-				continue
-			}
-			e, ok := s.Traefik.EntryPointForListener(l.Port, l.Protocol)
-			if !ok {
-				why = append(why, fmt.Sprintf("listener %s (port %d) of Gateway %s/%s matches no entry point of the proxy", l.Name, l.Port, ns, ref.Name))
-				continue
-			}
-			if !slices.ContainsFunc(via, func(x EntryPoint) bool { return x.Name == e.Name }) {
-				via = append(via, e)
-			}
+		for _, l := range gw.Listeners {
+			s.attachToListener(p, l, &a)
 		}
 	}
-	if len(via) == 0 && known {
-		if len(why) == 0 {
-			why = append(why, "it names no Gateway listener")
+	if len(a.via) == 0 && known {
+		if len(a.why) == 0 {
+			a.why = append(a.why, "it names no Gateway listener")
 		}
-		return nil, known, "not attached to a Traefik listener: " + strings.Join(why, "; "), ""
+		return nil, known, "not attached to a Traefik listener: " + strings.Join(a.why, "; "), ""
 	}
-	return via, known, "", strings.Join(unsures, "; ")
+	return a.via, known, "", strings.Join(a.unsure, "; ")
+}
+
+// attachment is what an HTTPRoute's parents make of it: the entry points that serve it, why a
+// parent does not take it, and why it may not be served after all.
+type attachment struct {
+	via         []EntryPoint
+	why, unsure []string
+}
+
+// routeParent is one parentRef of an HTTPRoute naming a Gateway, in its namespace ns.
+type routeParent struct {
+	route     unstructured.Unstructured
+	hostnames []string
+	ref       parentRef
+	ns        string
+}
+
+func (p routeParent) gateway() string { return p.ns + "/" + p.ref.Name }
+
+// takes says whether the parentRef names listener l (sectionName, port) and l serves HTTP.
+func (p routeParent) takes(l gatewayListener) bool {
+	if (p.ref.SectionName != "" && l.Name != p.ref.SectionName) || (p.ref.Port != 0 && l.Port != p.ref.Port) {
+		return false
+	}
+	return l.Protocol == "HTTP" || l.Protocol == "HTTPS"
+}
+
+// traefikGateway reads the Gateway of p when Traefik serves it: the Gateway exists, its class is
+// Traefik's, Traefik has not refused the route, and the proxy runs the Gateway provider (or
+// that is not known, which a is told). Else a is told why not, and ok is false.
+func (s *Setup) traefikGateway(p routeParent, a *attachment) (gatewaySpec, bool) {
+	gw, ok := findObject(s.Gateways, p.ns, p.ref.Name)
+	if !ok {
+		a.why = append(a.why, fmt.Sprintf("Gateway %s does not exist", p.gateway()))
+		return gatewaySpec{}, false
+	}
+	class, _, _ := unstructured.NestedString(gw.Object, "spec", "gatewayClassName")
+	gc, ok := findObject(s.GatewayClasses, "", class)
+	controller, _, _ := unstructured.NestedString(gc.Object, "spec", "controllerName")
+	if !ok || controller != TraefikGatewayController {
+		a.why = append(a.why, fmt.Sprintf("its Gateway %s is of class %q (controller %q), not Traefik's", p.gateway(), class, controller))
+		return gatewaySpec{}, false
+	}
+	if accepted, msg := routeAccepted(p.route, p.ref, p.ns); accepted == "False" {
+		a.why = append(a.why, fmt.Sprintf("Traefik reports it not Accepted by Gateway %s: %s", p.gateway(), msg))
+		return gatewaySpec{}, false
+	}
+	if !s.Traefik.Gateway {
+		if s.Traefik.Found && len(s.Traefik.Unsure) == 0 {
+			a.why = append(a.why, "the proxy's Traefik does not run the kubernetesGateway provider ("+s.Traefik.Source+")")
+			return gatewaySpec{}, false
+		}
+		a.unsure = append(a.unsure, "whether the proxy's Traefik runs the kubernetesGateway provider is not known")
+	}
+	var spec gatewaySpec
+	if raw, ok := gw.Object["spec"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
+			a.why = append(a.why, fmt.Sprintf("Gateway %s does not read: %v", p.gateway(), err))
+			return gatewaySpec{}, false
+		}
+	}
+	return spec, true
+}
+
+// attachToListener adds the entry point of listener l to a when l takes the route: p names it,
+// it allows routes of the route's namespace (or may: a is told), a hostname of the route
+// matches it, and an entry point of the proxy serves its port. Else a is told why not.
+func (s *Setup) attachToListener(p routeParent, l gatewayListener, a *attachment) {
+	if !p.takes(l) {
+		return
+	}
+	allowed, maybe := s.listenerAllows(l, p.ns, p.route.GetNamespace())
+	if !allowed && maybe == "" {
+		a.why = append(a.why, fmt.Sprintf("listener %s of Gateway %s does not allow routes from namespace %s", l.Name, p.gateway(), p.route.GetNamespace()))
+		return
+	}
+	if !allowed {
+		a.unsure = append(a.unsure, maybe)
+	}
+	if !hostnamesIntersect(l.Hostname, p.hostnames) {
+		a.why = append(a.why, fmt.Sprintf("listener %s of Gateway %s serves %s only", l.Name, p.gateway(), l.Hostname))
+		return
+	}
+	if !s.Traefik.EntryPointsKnown {
+		return
+	}
+	e, ok := s.Traefik.EntryPointForListener(l.Port, l.Protocol)
+	if !ok {
+		a.why = append(a.why, fmt.Sprintf("listener %s (port %d) of Gateway %s matches no entry point of the proxy", l.Name, l.Port, p.gateway()))
+		return
+	}
+	if !slices.ContainsFunc(a.via, func(x EntryPoint) bool { return x.Name == e.Name }) {
+		a.via = append(a.via, e)
+	}
 }
 
 // listenerAllows applies allowedRoutes.namespaces (default Same; Gateway API spec). maybe says

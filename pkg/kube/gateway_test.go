@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,4 +114,76 @@ func TestHTTPRoutesWithoutTheGatewayProviderAreNotServedByTheProxy(t *testing.T)
 	r := routeNamed(t, s, "wiki")
 	assert.False(t, r.Served)
 	assert.Contains(t, r.NotServed, "does not run the kubernetesGateway provider")
+}
+
+// Each way a Gateway parent does not take an HTTPRoute, or may not, is said on the route.
+func TestHTTPRouteAttachmentSaysWhyAParentDoesNotTakeIt(t *testing.T) {
+	listener := func(changes map[string]any) map[string]any {
+		l := map[string]any{"name": "web", "port": int64(8000), "protocol": "HTTP", "allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}}}
+		maps.Copy(l, changes)
+		return l
+	}
+	for _, tc := range []struct {
+		name     string
+		listener map[string]any
+		change   func(s *Setup, hr *unstructured.Unstructured)
+		// notServed: the route is not served, for this reason; else served, unsure for this one ("" none).
+		notServed, unsure string
+	}{
+		{name: "a Gateway that does not exist", listener: webListenerFromAll,
+			change: func(_ *Setup, hr *unstructured.Unstructured) {
+				_ = unstructured.SetNestedSlice(hr.Object, []any{map[string]any{"name": "nope", "namespace": "traefik"}}, "spec", "parentRefs")
+			},
+			notServed: "Gateway traefik/nope does not exist"},
+		{name: "a sectionName no listener has", listener: webListenerFromAll,
+			change: func(_ *Setup, hr *unstructured.Unstructured) {
+				_ = unstructured.SetNestedSlice(hr.Object, []any{map[string]any{"name": "gw", "namespace": "traefik", "sectionName": "other"}}, "spec", "parentRefs")
+			},
+			notServed: "it names no Gateway listener"},
+		{name: "a listener that does not serve HTTP", listener: listener(map[string]any{"protocol": "TCP"}),
+			notServed: "it names no Gateway listener"},
+		{name: "a listener of other hostnames", listener: listener(map[string]any{"hostname": "*.other.example.com"}),
+			notServed: "listener web of Gateway traefik/gw serves *.other.example.com only"},
+		{name: "a listener port no entry point serves", listener: listener(map[string]any{"port": int64(9999)}),
+			notServed: "listener web (port 9999) of Gateway traefik/gw matches no entry point of the proxy"},
+		{name: "a Gateway whose spec does not read", listener: webListenerFromAll,
+			change: func(s *Setup, _ *unstructured.Unstructured) {
+				s.Gateways[0].Object["spec"].(map[string]any)["listeners"] = "web"
+			},
+			notServed: "Gateway traefik/gw does not read"},
+		{name: "a selector over a namespace whose labels were not read",
+			listener: listener(map[string]any{"allowedRoutes": map[string]any{"namespaces": map[string]any{
+				"from": "Selector", "selector": map[string]any{"matchLabels": map[string]any{"team": "docs"}}}}}),
+			change: func(s *Setup, _ *unstructured.Unstructured) { s.Namespaces = nil },
+			unsure: "the labels of namespace wiki were not read"},
+		{name: "a proxy whose Gateway provider is not known", listener: webListenerFromAll,
+			change: func(s *Setup, _ *unstructured.Unstructured) {
+				s.Traefik.Gateway, s.Traefik.Unsure = false, []string{"a configuration file"}
+			},
+			unsure: "whether the proxy's Traefik runs the kubernetesGateway provider is not known"},
+		{name: "a proxy whose entry points are not known", listener: listener(map[string]any{"port": int64(9999)}),
+			change: func(s *Setup, _ *unstructured.Unstructured) { s.Traefik.EntryPointsKnown = false }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := gatewaySetup(TraefikGatewayController, tc.listener, httpRoute("wiki", "wiki"))
+			s.DeriveModels("")
+			if tc.change != nil {
+				tc.change(s, &s.HTTPRoutes[0])
+			}
+			routes := s.httpRoutes()
+			assert.Len(t, routes, 1)
+			r := routes[0]
+			if tc.notServed != "" {
+				assert.False(t, r.Served)
+				assert.Contains(t, r.NotServed, tc.notServed)
+				return
+			}
+			assert.True(t, r.Served, r.NotServed)
+			if tc.unsure == "" {
+				assert.Empty(t, r.ServedUnsure)
+			} else {
+				assert.Contains(t, r.ServedUnsure, tc.unsure)
+			}
+		})
+	}
 }

@@ -9,10 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -34,6 +36,17 @@ func hostNetPod(ns, name, node string, hostPID bool) *corev1.Pod {
 			{Name: "main", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
 		}},
 	}
+}
+
+// daemonSet is a DaemonSet with a UID, for pods to name as their controller.
+func daemonSet(ns, name string) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
+}
+
+// controlledBy makes ds the pod's controller, as the DaemonSet controller does.
+func controlledBy(p *corev1.Pod, ds *appsv1.DaemonSet) *corev1.Pod {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: new(true)}}
+	return p
 }
 
 // kubeletStarts makes created pods look like the kubelet ran them with the given status.
@@ -60,28 +73,70 @@ func fastConfig() kube.HelperConfig {
 	return kube.HelperConfig{Namespace: "lanaccess", RunID: "r1", StartTimeout: 2 * time.Second, PollInterval: 20 * time.Millisecond}
 }
 
-func TestAnExistingHostNetworkPodWithHostPIDIsPreferredAndNothingIsCreated(t *testing.T) {
-	cs := fake.NewClientset(
-		hostNetPod("kube-system", "kube-proxy-a", "node-2", false),
-		hostNetPod("monitoring", "node-exporter-a", "node-2", true),
-		hostNetPod("kube-system", "kube-proxy-b", "node-1", true),
+func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
+	proxy, cilium := daemonSet("kube-system", "kube-proxy"), daemonSet("kube-system", "cilium")
+	cs := fake.NewClientset(proxy, cilium,
+		controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy),
+		controlledBy(hostNetPod("kube-system", "cilium-x", "node-2", true), cilium),
+		controlledBy(hostNetPod("kube-system", "kube-proxy-b", "node-1", true), proxy),
 	)
 	ex := (&kubetest.FakeExecutor{}).On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"})
 	shells := kube.NewNodeShells(cs, ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
-	assert.Equal(t, kube.PodRef{Namespace: "monitoring", Name: "node-exporter-a"}, sh.Pod)
+	assert.Equal(t, kube.PodRef{Namespace: "kube-system", Name: "cilium-x"}, sh.Pod, "the one sharing the host PID namespace first")
 	assert.True(t, sh.HostPID)
 	assert.False(t, sh.Helper)
-	assert.Equal(t, "existing hostNetwork pod monitoring/node-exporter-a", sh.Via())
+	assert.Equal(t, "pod kube-system/cilium-x of DaemonSet kube-system/cilium", sh.Via())
 	require.NoError(t, sh.Close())
 	assert.Empty(t, ourPods(t, cs))
-	_, err = cs.CoreV1().Pods("monitoring").Get(context.Background(), "node-exporter-a", metav1.GetOptions{})
+	_, err = cs.CoreV1().Pods("kube-system").Get(context.Background(), "cilium-x", metav1.GetOptions{})
 	require.NoError(t, err)
 }
 
+// Whoever runs a hostNetwork pod controls what its `cat /proc/net/tcp` prints: such a pod
+// could answer for LA201. Only the pods of allowlisted system DaemonSets, confirmed by their
+// controller's UID, are read; anything else gets our own helper.
+func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testing.T) {
+	proxy := daemonSet("kube-system", "kube-proxy")
+	impostorDS := daemonSet("tenant-a", "kube-proxy")
+	forged := controlledBy(hostNetPod("kube-system", "kube-proxy-forged", "node-1", true), proxy)
+	forged.OwnerReferences[0].UID = "not-the-daemonsets-uid"
+	cs := fake.NewClientset(proxy, impostorDS,
+		hostNetPod("tenant-a", "node-exporter", "node-1", true),
+		hostNetPod("kube-system", "kube-proxy-lookalike", "node-1", true),
+		controlledBy(hostNetPod("tenant-a", "kube-proxy-t", "node-1", true), impostorDS),
+		forged,
+	)
+	kubeletStarts(cs, running)
+	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
+	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	sh, err := shells.Open(context.Background(), readyNode("node-1"))
+	require.NoError(t, err)
+	assert.True(t, sh.Helper, "read through %s", sh.Via())
+	for _, c := range ex.Calls() {
+		assert.Equal(t, "lanaccess", c.Pod.Namespace, "exec into %s", c.Pod)
+	}
+	require.NoError(t, sh.Close())
+}
+
+func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
+	proxy := daemonSet("kube-system", "kube-proxy")
+	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-1", false), proxy))
+	kubeletStarts(cs, running)
+	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
+	cfg := fastConfig()
+	cfg.NameOwners = true
+	sh, err := kube.NewNodeShells(cs, ex, cfg).Open(context.Background(), readyNode("node-1"))
+	require.NoError(t, err)
+	assert.True(t, sh.Helper, "kube-proxy does not see the node's processes")
+	assert.True(t, sh.HostPID)
+	require.NoError(t, sh.Close())
+}
+
 func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.T) {
-	cs := fake.NewClientset(hostNetPod("kube-system", "kube-proxy-a", "node-2", false))
+	proxy := daemonSet("kube-system", "kube-proxy")
+	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy))
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).
 		On("kube-system/kube-proxy-a", "", kubetest.Missing("sh")).
@@ -106,10 +161,6 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 	assert.Equal(t, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, p.Spec.Tolerations)
 	c := p.Spec.Containers[0]
 	assert.Equal(t, "registry.local/busybox:1.36.1", c.Image)
-	require.NotNil(t, c.SecurityContext)
-	assert.False(t, *c.SecurityContext.Privileged)
-	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
-	assert.Nil(t, c.SecurityContext.Capabilities, "no capability is added")
 	assert.False(t, *p.Spec.AutomountServiceAccountToken)
 
 	require.NoError(t, sh.Close())
@@ -137,10 +188,19 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 		fix       string
 		permitted bool
 	}{
-		{"pod security", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true, hostPID=true)`)),
-			kube.CausePodSecurity, "--helper-namespace", false},
+		{"pod security", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`)),
+			kube.CausePodSecurity, "kubectl lanaccess manifests rbac-helpers", false},
+		{"no namespace", apierrors.NewNotFound(corev1.Resource("namespaces"), "lanaccess"),
+			kube.CauseNoNamespace, "kubectl lanaccess manifests rbac-helpers", false},
+		// The message format of k8s.io/apiserver's validating policy dispatcher (dispatcher.go).
+		{"admission policy", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: the image is pinned by digest`)),
+			kube.CauseAdmission, kube.HelperImageDigest, false},
+		// A policy validation without a reason answers 422 Invalid (the API's default).
+		{"admission policy without a reason", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+			Message: `pods "x" is forbidden: ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: a helper pod shares the node's network only`}},
+			kube.CauseAdmission, kube.HelperImageDigest, false},
 		{"rbac", apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(`User "viewer" cannot create resource "pods" in API group "" in the namespace "lanaccess"`)),
-			kube.CauseForbidden, "grant create, get, delete on pods", false},
+			kube.CauseForbidden, "grant create, get, list, delete on pods", false},
 		{"webhook", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`admission webhook "validate.kyverno.svc" denied the request: host namespaces are not allowed`)),
 			kube.CauseAdmission, "--no-helpers", false},
 		{"api down", apierrors.NewServiceUnavailable("etcd leader changed"), kube.CauseAPI, "", true},
@@ -253,23 +313,6 @@ func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
 	left := ourPods(t, cs)
 	require.Len(t, left, 1)
 	assert.Equal(t, "lanaccess-r2-1-node-1", left[0].Name)
-}
-
-func TestCleanupRemovesOnlyPodsLabelledAsOurs(t *testing.T) {
-	a := kube.HelperPod(kube.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
-	b := kube.HelperPod(kube.HelperConfig{Namespace: "kube-system", RunID: "r2"}, "lanaccess-r2-1-node-2", "node-2")
-	user := hostNetPod("kube-system", "kube-proxy-a", "node-1", false)
-	cs := fake.NewClientset(a, b, user)
-
-	deleted, err := kube.Cleanup(context.Background(), cs, "lanaccess", false)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"lanaccess/lanaccess-r1-1-node-1"}, deleted)
-
-	deleted, err = kube.Cleanup(context.Background(), cs, "", true)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"kube-system/lanaccess-r2-1-node-2"}, deleted)
-	_, err = cs.CoreV1().Pods("kube-system").Get(context.Background(), "kube-proxy-a", metav1.GetOptions{})
-	require.NoError(t, err)
 }
 
 func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {

@@ -184,7 +184,7 @@ func ServicePortFor(svc *corev1.Service, port int32, proto corev1.Protocol) (cor
 
 // DescribePorts lists a Service's ports, "443/TCP -> websecure".
 func DescribePorts(svc *corev1.Service) []string {
-	var out []string
+	out := make([]string, 0, len(svc.Spec.Ports))
 	for _, p := range svc.Spec.Ports {
 		out = append(out, fmt.Sprintf("%d/%s -> %s", p.Port, Protocol(p.Protocol), p.TargetPort.String()))
 	}
@@ -270,7 +270,7 @@ func joinOrNone(list []string) string {
 // ReadKeysIn names the discovery reads of a namespace, for Setup.UnreadReason: resources are
 // "pods" or "deployments.apps".
 func ReadKeysIn(ns string, resources ...string) []string {
-	var out []string
+	out := make([]string, 0, len(resources))
 	for _, r := range resources {
 		group := ""
 		if i := strings.Index(r, "."); i >= 0 {

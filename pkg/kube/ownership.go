@@ -41,7 +41,10 @@ func (o Owner) Describe() string {
 	case "Argo CD":
 		s = "the Argo CD Application " + o.Name
 	case "k3s":
-		s = "k3s's deploy controller (" + o.Name + ")"
+		s = "k3s's deploy controller"
+		if o.Name != "" {
+			s += " (manifest " + o.Name + ")"
+		}
 	default:
 		s = "the Helm release " + o.Name
 	}
@@ -62,7 +65,10 @@ func (o Owner) Describe() string {
 // the default since Argo CD 3.0) wins over Helm's labels, which a chart writes whoever
 // installs it; a Helm release is told by meta.helm.sh/release-name, which only `helm install`
 // and `helm upgrade` write (helm pkg/action/validate.go setMetadataVisitor); k3s's deploy
-// controller writes objectset.rio.cattle.io/id.
+// controller applies its manifests with wrangler's apply, owned by an Addon: it writes
+// objectset.rio.cattle.io/owner-gvk "k3s.cattle.io/v1, Kind=Addon" and owner-name (the
+// manifest's name), and an objectset.rio.cattle.io/id that is empty (the k3s corpus cases
+// show both, as k3s v1.31 wrote them).
 func OwnerOf(obj metav1.Object) (Owner, bool) {
 	a, l := obj.GetAnnotations(), obj.GetLabels()
 	chart := l["helm.sh/chart"]
@@ -73,7 +79,10 @@ func OwnerOf(obj metav1.Object) (Owner, bool) {
 	if rel := a["meta.helm.sh/release-name"]; rel != "" {
 		return Owner{Tool: "Helm", Name: rel, Namespace: a["meta.helm.sh/release-namespace"], Chart: chart}, true
 	}
-	if id := a["objectset.rio.cattle.io/id"]; id != "" {
+	if strings.Contains(a["objectset.rio.cattle.io/owner-gvk"], "k3s.cattle.io/") {
+		return Owner{Tool: "k3s", Name: a["objectset.rio.cattle.io/owner-name"]}, true
+	}
+	if id, ok := a["objectset.rio.cattle.io/id"]; ok {
 		return Owner{Tool: "k3s", Name: id}, true
 	}
 	return Owner{}, false
@@ -138,6 +147,12 @@ func ManagedNote(obj metav1.Object, kind, field string) string {
 			where = "the Application's Helm values in Git"
 		}
 		note += fmt.Sprintf("# Set %s in %s (values key %s); the patch below only bridges until then:\n", field, where, key)
+	} else if o.Tool == "Helm" && o.Chart == "" {
+		// A chart's own templates write helm.sh/chart (Helm's chart best practices; the
+		// traefik and coredns charts do); an object without it came verbatim from the
+		// release's values, as the seed's lan-dns objects do through the Traefik chart's
+		// extraObjects (corpus case traefik-41-seed-extraobjects-verbatim).
+		note += fmt.Sprintf("# It has no helm.sh/chart label: it comes verbatim from the release's values (e.g. the Traefik chart's extraObjects). Change %s in that values entry; the patch below only bridges until then:\n", field)
 	} else {
 		note += fmt.Sprintf("# Change %s where %s renders it; the patch below only bridges until then:\n", field, o.Describe())
 	}

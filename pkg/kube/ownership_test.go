@@ -29,10 +29,24 @@ func TestOwnerOfTellsHelmArgoCDAndK3s(t *testing.T) {
 	assert.Contains(t, note, "Argo CD sets a direct change back")
 	assert.Contains(t, note, "service.spec.externalIPs")
 
-	k3s := &metav1.ObjectMeta{Annotations: map[string]string{"objectset.rio.cattle.io/id": "coredns"}}
+	// As k3s writes them (testdata/corpus k3s cases): an empty id, the Addon as owner.
+	k3s := &metav1.ObjectMeta{Annotations: map[string]string{
+		"objectset.rio.cattle.io/id":              "",
+		"objectset.rio.cattle.io/owner-gvk":       "k3s.cattle.io/v1, Kind=Addon",
+		"objectset.rio.cattle.io/owner-name":      "coredns",
+		"objectset.rio.cattle.io/owner-namespace": "kube-system",
+	}}
 	o, ok = OwnerOf(k3s)
 	assert.True(t, ok)
-	assert.Equal(t, "k3s", o.Tool)
+	assert.Equal(t, Owner{Tool: "k3s", Name: "coredns"}, o)
+	assert.Contains(t, ManagedNote(k3s, "ConfigMap", "data.Corefile"), "k3s rewrites it from its manifests at every server start")
+
+	// The seed's lan-dns ConfigMap rendered from the Traefik chart's extraObjects: the release
+	// annotations, but no chart label (testdata/corpus/traefik-41-seed-extraobjects-verbatim).
+	extra := &metav1.ObjectMeta{Namespace: "traefik", Name: "lan-dns",
+		Labels:      map[string]string{"app.kubernetes.io/managed-by": "Helm"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "traefik", "meta.helm.sh/release-namespace": "traefik"}}
+	assert.Contains(t, ManagedNote(extra, "ConfigMap", "data.Corefile"), "verbatim from the release's values (e.g. the Traefik chart's extraObjects)")
 
 	_, ok = OwnerOf(&metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}})
 	assert.False(t, ok, "a chart's label alone is no release")

@@ -68,7 +68,7 @@ func GatewayAPIResources() [][]DynamicResource {
 		resource, kind string
 		namespaced     bool
 	}{{"gatewayclasses", "GatewayClass", false}, {"gateways", "Gateway", true}, {"httproutes", "HTTPRoute", true}}
-	var out [][]DynamicResource
+	out := make([][]DynamicResource, 0, len(kinds))
 	for _, k := range kinds {
 		out = append(out, []DynamicResource{
 			dyn(GatewayAPIGroup, "v1", k.resource, k.kind, k.namespaced),

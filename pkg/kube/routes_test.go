@@ -13,7 +13,7 @@ import (
 func testIngressRoute(ns, name, match string, middlewares ...string) unstructured.Unstructured {
 	route := map[string]any{"match": match}
 	if len(middlewares) > 0 {
-		var mws []any
+		mws := make([]any, 0, len(middlewares))
 		for _, m := range middlewares {
 			mws = append(mws, map[string]any{"name": m})
 		}

@@ -75,8 +75,9 @@ func TestTraefikEntryPointsAreReadFromTheArgumentsAndMappedToServicePorts(t *tes
 	assert.False(t, internal.Exposed(), "the chart does not expose the internal entry point")
 	assert.True(t, cfg.AllowCrossNamespaceKnown)
 	assert.False(t, cfg.AllowCrossNamespace, "Traefik's default")
-	var defaults []string
-	for _, e := range cfg.DefaultEntryPoints() {
+	entryPoints := cfg.DefaultEntryPoints()
+	defaults := make([]string, 0, len(entryPoints))
+	for _, e := range entryPoints {
 		defaults = append(defaults, e.Name)
 	}
 	assert.Equal(t, []string{"metrics", "web", "websecure"}, defaults, "every TCP entry point but traefik")
@@ -148,7 +149,7 @@ func TestTraefikUDPCompanionServiceExposesTheHTTP3EntryPoint(t *testing.T) {
 func entryIngressRoute(ns, name, match string, entryPoints ...string) unstructured.Unstructured {
 	u := testIngressRoute(ns, name, match)
 	if len(entryPoints) > 0 {
-		var eps []any
+		eps := make([]any, 0, len(entryPoints))
 		for _, e := range entryPoints {
 			eps = append(eps, e)
 		}

@@ -3,29 +3,49 @@ package kube
 import (
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/miekg/dns"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 )
 
-// ZoneAnswers are the A answers the zone's `template IN A` gives, read once from the parsed
-// Corefile with corefile's own accessors: LA101 compares them with the Services' externalIPs,
-// the DNS path checks show them as evidence.
+// ZoneAnswers are what the zone answers to A and AAAA, read once from the parsed Corefile with
+// its query model (corefile.Query): LA101 compares them with the Services' externalIPs (A with
+// the IPv4 ones, AAAA with the IPv6 ones), the DNS path checks show them as evidence.
 type ZoneAnswers struct {
-	// Known is false when the set cannot be read from the configuration: no readable Corefile,
-	// no template IN A for the zone, or an answer that depends on the query.
+	// Known is false when the address sets cannot be read from the configuration: no readable
+	// Corefile, the zone's A queries answered by something else than a template, or answers
+	// computed from the name asked (a `match` expression).
 	Known bool
 	Why   string
 	// Object names where they are written: "ConfigMap lan-dns/lan-dns (zone apps.example.com.)".
 	Object string
-	// Answers are the static A answers in Corefile order (their Line, Data, Addr and Err).
-	Answers []corefile.Answer
+	// Port is the server port asked (the DNS Service's target port when the Corefile serves it).
+	Port string
+	// Name is the name asked: a label of the zone nobody created, which any zone-wide template
+	// answers. A and AAAA are what CoreDNS does with it.
+	Name    string
+	A, AAAA corefile.Outcome
+	// Answers are the A answers of the template entry that answers A in the zone, as written
+	// (their Line, Data, Addr and Err: an answer CoreDNS cannot build SERVFAILs every A query);
+	// AAAAAnswers those of the entry that answers AAAA.
+	Answers, AAAAAnswers []corefile.Answer
+	// File is the pod path of the file the A template is written in ("" for the Corefile).
+	File string
 }
 
-// Addrs are the valid addresses of the answers, sorted, each once.
-func (z ZoneAnswers) Addrs() []netip.Addr {
+// Addrs are the IPv4 addresses the zone answers A with (of the valid answers), sorted, each once.
+func (z ZoneAnswers) Addrs() []netip.Addr { return answerAddrs(z.Answers, true) }
+
+// Addrs6 are the IPv6 addresses the zone answers AAAA with, sorted, each once.
+func (z ZoneAnswers) Addrs6() []netip.Addr { return answerAddrs(z.AAAAAnswers, false) }
+
+func answerAddrs(answers []corefile.Answer, v4 bool) []netip.Addr {
 	var out []netip.Addr
-	for _, a := range z.Answers {
-		if a.Addr.IsValid() && !slices.Contains(out, a.Addr) {
+	for _, a := range answers {
+		if a.Addr.IsValid() && a.Addr.Is4() == v4 && !slices.Contains(out, a.Addr) {
 			out = append(out, a.Addr)
 		}
 	}
@@ -43,7 +63,39 @@ func (s *Setup) DeriveModels(host string) {
 	s.ProbeHost = chooseProbeHost(host, s.Zone, s.Routes)
 }
 
-// readZoneAnswers fills Setup.ZoneAnswers from the parsed Corefile.
+// ZonePort is the Corefile port the DNS Service's port 53 reaches: its target port when a
+// server block listens there, else the port of the blocks that serve the zone, else the only
+// port of the Corefile ("" when none of these is known).
+func (s *Setup) ZonePort() string {
+	cf := s.Corefile
+	if cf == nil {
+		return ""
+	}
+	ports := cf.Ports()
+	if s.DNSService != nil {
+		spec := PodSpecOf(nil, s.DNSPods)
+		if s.DNSWorkload != nil {
+			spec = &s.DNSWorkload.Spec.Template.Spec
+		}
+		for _, sp := range s.DNSService.Spec.Ports {
+			if sp.Port != 53 {
+				continue
+			}
+			if t := ResolveTargetPort(sp, spec); t.Port > 0 && slices.Contains(ports, strconv.Itoa(int(t.Port))) {
+				return strconv.Itoa(int(t.Port))
+			}
+		}
+	}
+	for _, b := range cf.BlocksServing(s.Zone, "") {
+		return b.Ports()[0]
+	}
+	if len(ports) == 1 {
+		return ports[0]
+	}
+	return ""
+}
+
+// readZoneAnswers fills Setup.ZoneAnswers from the Corefile's query model.
 func (s *Setup) readZoneAnswers() {
 	z := ZoneAnswers{Object: "zone " + s.Zone}
 	if s.ConfigMap != nil {
@@ -53,28 +105,96 @@ func (s *Setup) readZoneAnswers() {
 		}
 	}
 	defer func() { s.ZoneAnswers = z }()
-	if s.Corefile == nil {
+	cf := s.Corefile
+	if cf == nil || s.Zone == "" {
 		z.Why = "no readable Corefile"
 		return
 	}
-	b := s.Corefile.ZoneBlockWithTemplateA(s.Zone)
-	if b == nil {
-		z.Why = "no server block answers A for the zone with a template"
+	z.Port = s.ZonePort()
+	if z.Port == "" {
+		z.Why = "the port the zone is served on is not known"
 		return
 	}
-	for _, t := range b.Templates {
-		if !t.Matches("IN", "A") || t.CatchAll() {
-			continue
+	z.Name = "lanaccess-zone-probe." + s.Zone
+	z.A = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeA, Port: z.Port})
+	z.AAAA = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeAAAA, Port: z.Port})
+	var aT, aaaaT *corefile.Template
+	for _, b := range cf.ServedOn(z.Port) {
+		for i := range b.Templates {
+			t := &b.Templates[i]
+			if t.File == templateFile(z.A) && t.Line == templateLine(z.A) {
+				aT = t
+			}
+			if t.File == templateFile(z.AAAA) && t.Line == templateLine(z.AAAA) {
+				aaaaT = t
+			}
 		}
-		for _, a := range t.Answers {
-			if !a.Static {
-				z.Why, z.Answers = "an answer depends on the query (.Match, .Remote...)", nil
-				return
-			}
-			if a.Type == "A" {
-				z.Answers = append(z.Answers, a)
-			}
+	}
+	if dynamic := dynamicTemplate(cf, s.Zone); dynamic != nil {
+		z.Why = "the zone's answers are computed from the name asked (" + dynamic.Label() + ": match " + strings.Join(dynamic.Match, " ") + ")"
+		return
+	}
+	if aT == nil {
+		z.Why = "A queries of the zone are not answered by a template: " + z.A.Describe()
+		return
+	}
+	z.File = aT.File
+	if f, ok := cf.Files().Read(aT.File); ok && aT.File != "" {
+		z.Object = f.Object + " key " + f.Key + " (zone " + s.Zone + ")"
+	}
+	z.Answers = typed(aT.Answers, "A")
+	if aaaaT != nil && !aaaaT.CatchAll() {
+		z.AAAAAnswers = typed(aaaaT.Answers, "AAAA")
+	}
+	for _, a := range append(append([]corefile.Answer{}, aT.Answers...), z.AAAAAnswers...) {
+		if !a.Static {
+			z.Why, z.Answers, z.AAAAAnswers = "an answer depends on the query (.Remote, .Meta...)", nil, nil
+			return
 		}
 	}
 	z.Known = true
+}
+
+// typed keeps the answers of one record type.
+func typed(answers []corefile.Answer, t string) []corefile.Answer {
+	var out []corefile.Answer
+	for _, a := range answers {
+		if a.Type == t || !a.Static {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func templateFile(o corefile.Outcome) string {
+	if o.By == nil || o.By.Name != "template" {
+		return "\x00"
+	}
+	return o.By.File
+}
+
+func templateLine(o corefile.Outcome) int {
+	if o.By == nil || o.By.Name != "template" {
+		return -1
+	}
+	return o.By.Line
+}
+
+// dynamicTemplate is a template entry of the zone whose answers depend on the name (match
+// expressions): the zone's addresses then cannot be listed.
+func dynamicTemplate(cf *corefile.Corefile, zone string) *corefile.Template {
+	for i := range cf.Blocks {
+		for j := range cf.Blocks[i].Templates {
+			t := &cf.Blocks[i].Templates[j]
+			if len(t.Match) == 0 || len(t.Answers) == 0 {
+				continue
+			}
+			for _, z := range t.Zones {
+				if z != "." && (dns.IsSubDomain(z, zone) || dns.IsSubDomain(zone, z)) {
+					return t
+				}
+			}
+		}
+	}
+	return nil
 }

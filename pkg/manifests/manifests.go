@@ -19,10 +19,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
-//go:embed yaml/*.yaml yaml/*.tmpl
+//go:embed yaml/*.yaml yaml/*.tmpl yaml/monitor
 var files embed.FS
 
 // CAMountPath is where the examples mount the CA ConfigMap; doctor reads CAMountPath/ca.crt.
@@ -50,6 +51,20 @@ type podData struct {
 	// binary's, or "dev" for a build that is not a release (see version.ImageTag): no such
 	// release exists, and the download fails with a 404 rather than install another version.
 	Version string
+	// Helper is what the helper bundle must agree on with the helper pods the plugin makes.
+	Helper helperData
+}
+
+// helperData are the names the helper bundle shares with package kube's helper pods: the
+// namespace, the image digest and the labels its admission policy checks.
+type helperData struct {
+	Namespace, Digest, ManagedByLabel, ManagedByValue, OwnersLabel, OwnersAllowed string
+}
+
+var helper = helperData{
+	Namespace: kube.DefaultHelperNamespace, Digest: kube.HelperImageDigest,
+	ManagedByLabel: kube.ManagedByLabel, ManagedByValue: kube.ManagedByValue,
+	OwnersLabel: kube.HelperOwnersLabel, OwnersAllowed: kube.HelperOwnersAllowed,
 }
 
 var templates = template.Must(parseTemplates())
@@ -73,7 +88,7 @@ func parseTemplates() (*template.Template, error) {
 			return d
 		},
 	})
-	return t.ParseFS(files, "yaml/*.yaml", "yaml/*.tmpl")
+	return t.ParseFS(files, "yaml/*.yaml", "yaml/*.tmpl", "yaml/monitor/*")
 }
 
 // Manifest is one printable document set.
@@ -87,21 +102,30 @@ type Manifest struct {
 // All lists the manifests in the order help shows them.
 func All() []Manifest {
 	return []Manifest{
-		{Name: "rbac", Description: "all the RBAC below: read-only doctor, exec into VPN pods, helper pods", Files: []string{"rbac-doctor.yaml", "rbac-vpn-exec.yaml", "rbac-helpers.yaml"}},
-		{Name: "rbac-doctor", Description: "namespace, ServiceAccount and read-only ClusterRole for doctor --no-helpers and client-config", Files: []string{"rbac-doctor.yaml"}},
-		{Name: "rbac-vpn-exec", Description: "exec into the VPN pods' namespace for vpn-trace, and the optional kubelet configz grant", Files: []string{"rbac-vpn-exec.yaml"}},
-		{Name: "rbac-helpers", Description: "helper pods in the lanaccess namespace for the node listener check LA201", Files: []string{"rbac-helpers.yaml"}},
+		{Name: "rbac", Description: "the read-only RBAC the Job and hooks run as (= rbac-doctor); the opt-in bundles below have their own ServiceAccounts", Files: []string{"rbac-doctor.yaml"}},
+		{Name: "rbac-doctor", Description: "namespace, read-only ServiceAccount and ClusterRole: doctor --no-helpers, vpn-trace's reads, client-config", Files: []string{"rbac-doctor.yaml"}},
+		{Name: "rbac-helpers", Description: "opt-in: helper pods for LA201 in their own namespace, admitted by shape (ServiceAccount kubectl-lanaccess-helpers)", Files: []string{"rbac-helpers.yaml"}},
+		{Name: "rbac-vpn-exec", Description: "opt-in: exec into the VPN pods' namespace for vpn-trace (ServiceAccount kubectl-lanaccess-vpn)", Files: []string{"rbac-vpn-exec.yaml"}},
+		{Name: "rbac-node-read", Description: "opt-in: vpn-trace reads the VPN pods' nodes through kube-system's trusted DaemonSets, i.e. exec there (ServiceAccount kubectl-lanaccess-node-read)", Files: []string{"rbac-node-read.yaml"}},
+		{Name: "rbac-node-configz", Description: "opt-in: the kubelet's configz for VPN003, i.e. nodes/proxy (ServiceAccount kubectl-lanaccess-configz)", Files: []string{"rbac-node-configz.yaml"}},
 		{Name: "job", Description: "doctor as an in-cluster Job (no kubeconfig)", Files: []string{"job.yaml"}},
 		{Name: "helm-test", Description: "doctor as a Helm test hook (helm test RELEASE)", Files: []string{"helm-test.yaml"}},
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
+		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
+		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor-rules.yaml"}},
+		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor-prometheusrule.yaml"}},
+		{Name: "monitor-dashboard", Description: "a Grafana dashboard for the monitor: one row per address, the checks (JSON)", Files: []string{"monitor-dashboard.json"}},
+		{Name: "monitor-systemd", Description: "a systemd unit running the monitor on a LAN machine", Files: []string{"kubectl-lanaccess-monitor.service"}},
+		{Name: "monitor-container", Description: "the docker/podman command running the monitor on a LAN machine", Files: []string{"monitor-container.sh"}},
 	}
 }
 
 // Names lists the manifest names.
 func Names() []string {
-	var out []string
-	for _, m := range All() {
+	all := All()
+	out := make([]string, 0, len(all))
+	for _, m := range all {
 		out = append(out, m.Name)
 	}
 	return out
@@ -114,7 +138,7 @@ func Get(name string) ([]byte, error) {
 
 // Render returns the YAML of the manifest called manifest, filled from o.
 func Render(manifest string, o Options) ([]byte, error) {
-	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, Version: version.Get().Version}
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, Version: version.Get().Version, Helper: helper}
 	if version.ImageTag(data.Version) == version.DevTag {
 		data.Version = version.DevTag
 	}

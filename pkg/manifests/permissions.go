@@ -1,20 +1,48 @@
 package manifests
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
-// Grant names the shipped RBAC manifest that allows a permission.
+// Grant names the shipped RBAC manifest (a bundle) that allows a permission.
 type Grant string
 
 const (
-	// GrantDoctor is the read-only ClusterRole (cluster-wide).
+	// GrantDoctor is the read-only ClusterRole (cluster-wide), the only grant of the
+	// ServiceAccount the in-cluster Job and hooks run as.
 	GrantDoctor Grant = "rbac-doctor"
-	// GrantVPNExec is the Role in the VPN pods' namespace.
+	// GrantVPNExec is the opt-in Role in the VPN pods' namespace (exec).
 	GrantVPNExec Grant = "rbac-vpn-exec"
-	// GrantNodeConfigz is the optional ClusterRole for the kubelet's configz.
-	GrantNodeConfigz Grant = "node-configz"
-	// GrantHelpers is the Role in the helper pods' namespace.
+	// GrantNodeConfigz is the opt-in ClusterRole for the kubelet's configz (nodes/proxy).
+	GrantNodeConfigz Grant = "rbac-node-configz"
+	// GrantHelpers is the opt-in Role in the helper pods' namespace.
 	GrantHelpers Grant = "rbac-helpers"
+	// GrantNodeRead is the opt-in Role in kube-system: exec into the trusted system
+	// DaemonSets' pods, which vpn-trace reads the VPN pods' nodes through.
+	GrantNodeRead Grant = "rbac-node-read"
 )
+
+// ServiceAccount is the ServiceAccount (in namespace lanaccess) each bundle binds its role to:
+// one per bundle, so that no opt-in grant lands on the read-only identity the Job runs as.
+func (g Grant) ServiceAccount() string {
+	switch g {
+	case GrantVPNExec:
+		return "kubectl-lanaccess-vpn"
+	case GrantNodeConfigz:
+		return "kubectl-lanaccess-configz"
+	case GrantHelpers:
+		return "kubectl-lanaccess-helpers"
+	case GrantNodeRead:
+		return "kubectl-lanaccess-node-read"
+	}
+	return "kubectl-lanaccess"
+}
+
+// Grants lists the bundles, the read-only one first.
+func Grants() []Grant {
+	return []Grant{GrantDoctor, GrantHelpers, GrantVPNExec, GrantNodeConfigz, GrantNodeRead}
+}
 
 // Scope says in which namespaces a permission is exercised.
 type Scope int
@@ -28,7 +56,8 @@ const (
 	HelperNamespace
 	// VPNNamespace: the VPN pods' namespace.
 	VPNNamespace
-	// SystemNamespace: kube-system (kube-proxy's configuration, the API server's static pod).
+	// SystemNamespace: kube-system (kube-proxy's configuration, the API server's static pod,
+	// the trusted system DaemonSets that read nodes).
 	SystemNamespace
 )
 
@@ -58,12 +87,7 @@ func (p Permission) Split() (resource, subresource string) {
 
 // Needed reports whether check (or "discovery") needs the permission.
 func (p Permission) Needed(by string) bool {
-	for _, f := range p.For {
-		if f == by {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.For, by)
 }
 
 // Permissions returns every permission the plugin uses, in a stable order. Reads are granted
@@ -88,11 +112,24 @@ func Permissions() []Permission {
 	for _, r := range []string{"replicasets", "statefulsets", "daemonsets"} {
 		read("apps", r, Cluster, false, "VPN003")
 	}
+	// LA201 confirms that a node reader's controller is the trusted DaemonSet it names; without
+	// the grant it reads through its own helper instead.
+	out = append(out, Permission{Group: "apps", Resource: "daemonsets", Verb: "get", Grant: GrantDoctor, Scope: Cluster, For: []string{"LA201"}, Optional: true})
 	read("", "events", Cluster, false, "VPN003")
 	read("", "namespaces", Cluster, false, "VPN003", "LA106", "LA107")
 	read("networking.k8s.io", "ingresses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "ingressclasses", Cluster, false, "LA107", "probe host")
 	read("networking.k8s.io", "networkpolicies", Cluster, false, "VPN005")
+	// vpn-trace: the pod and Service ranges its pushed routes must cover, the CNI's settings and
+	// the policies of the CNIs that have their own (read when their CRDs are installed).
+	read("networking.k8s.io", "servicecidrs", Cluster, false, "VPN004")
+	read("operator.tigera.io", "installations", Cluster, true, "VPN003")
+	for _, r := range []string{"networkpolicies", "globalnetworkpolicies"} {
+		read("crd.projectcalico.org", r, Cluster, true, "VPN005")
+		read("projectcalico.org", r, Cluster, true, "VPN005")
+	}
+	read("cilium.io", "ciliumnetworkpolicies", Cluster, true, "VPN005")
+	read("cilium.io", "ciliumclusterwidenetworkpolicies", Cluster, true, "VPN005")
 	for _, g := range []string{"traefik.io", "traefik.containo.us"} {
 		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
 		read(g, "middlewares", Cluster, true, "LA107", "probe host")
@@ -114,8 +151,10 @@ func Permissions() []Permission {
 		Permission{Resource: "pods", Verb: "list", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN001"}},
 		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN002", "VPN004", "VPN005", "VPN006"}},
 		Permission{Resource: "nodes/proxy", Verb: "get", Grant: GrantNodeConfigz, Scope: Cluster, For: []string{"VPN003"}, Optional: true},
+		// vpn-trace reads the VPN pods' nodes through the trusted system DaemonSets' pods.
+		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
 	)
-	for _, v := range []string{"create", "delete", "get", "list", "watch"} {
+	for _, v := range []string{"create", "delete", "get", "list"} {
 		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201", "cleanup"}, Optional: true})
 	}
 	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201"}, Optional: true})

@@ -50,6 +50,8 @@ type Gatherer struct {
 
 	nodesMu sync.Mutex
 	nodes   map[string]*memo[NodeRead]
+	// trust tells the system DaemonSets whose pods may answer for a node.
+	trust *kube.ReaderTrust
 }
 
 // New returns the gatherer of one run.
@@ -60,7 +62,7 @@ func New(seams Seams, opts Options) *Gatherer {
 	if seams.Prober == nil {
 		seams.Prober = NetProber{}
 	}
-	return &Gatherer{seams: seams, opts: opts, nodes: map[string]*memo[NodeRead]{}}
+	return &Gatherer{seams: seams, opts: opts, nodes: map[string]*memo[NodeRead]{}, trust: kube.NewReaderTrust(seams.Client)}
 }
 
 // Gather returns the facts needs names (and those they depend on), reading what no earlier

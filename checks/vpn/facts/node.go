@@ -38,8 +38,10 @@ echo "@@iproute"; ip -4 -o route show 2>/dev/null | head -n 2000
 	return script + `echo "@@end"`
 }
 
-// readNode reads the node through the hostNetwork pods on it: those mounting the CNI
-// configuration directory first (the CNI's own), a few at most.
+// readNode reads the node through the hostNetwork pods on it that a trusted system DaemonSet
+// controls (kube.TrustedNodeReaders, confirmed through the API: a tenant's hostNetwork pod
+// would answer whatever its image prints), those mounting the CNI configuration directory
+// first (the CNI's own), a few at most.
 func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 	r := NodeRead{Node: node}
 	if node == "" {
@@ -58,9 +60,9 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 		r.Err = fmt.Errorf("listing the pods of node %s: %w", node, err)
 		return r
 	}
-	cands := hostNetworkReaders(pods.Items, node)
+	cands := g.trusted(ctx, hostNetworkReaders(pods.Items, node), pods.Items)
 	if len(cands) == 0 {
-		r.Err = fmt.Errorf("no running hostNetwork pod on node %s to read it through", node)
+		r.Err = fmt.Errorf("no running pod of a trusted system DaemonSet (%s) on node %s to read it through", trustedNames(), node)
 		return r
 	}
 	for i, c := range cands {
@@ -81,6 +83,32 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 	}
 	r.Err = fmt.Errorf("no hostNetwork pod on node %s could be read (%s)", node, strings.Join(r.Notes, "; "))
 	return r
+}
+
+// trusted keeps the readers whose pod a trusted system DaemonSet controls.
+func (g *Gatherer) trusted(ctx context.Context, cands []nodeReader, pods []corev1.Pod) []nodeReader {
+	byRef := map[kube.PodRef]*corev1.Pod{}
+	for i := range pods {
+		byRef[kube.PodRef{Namespace: pods[i].Namespace, Name: pods[i].Name}] = &pods[i]
+	}
+	var out []nodeReader
+	for _, c := range cands {
+		if p := byRef[c.ref]; p != nil {
+			if _, ok := g.trust.Of(ctx, p); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func trustedNames() string {
+	readers := kube.TrustedNodeReaders()
+	names := make([]string, 0, len(readers))
+	for _, r := range readers {
+		names = append(names, r.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // nodeReader is a hostNetwork pod's container to read the node through.

@@ -1,9 +1,10 @@
 // Command bench measures doctor on the lab against the seed's manual procedure, at 3 and 30
-// addresses, with a dead address and on a loaded cluster, plus the plugin's start-up, and
+// addresses, with a dead address and on a loaded cluster, the plugin's start-up and the
+// monitor (one run's cost, memory after 1,000 runs, the scrape time with 30 addresses), and
 // prints one table (`make bench`). It needs root and a lab (`lab up`); everything it changes
 // in the lab is taken back on the way out, also on Ctrl-C.
 //
-//	go run ./lab/cmd/bench [-runs 5] [-skip dead,many,scale,startup] [-json FILE]
+//	go run ./lab/cmd/bench [-runs 5] [-skip dead,many,scale,startup,monitor] [-json FILE]
 package main
 
 import (
@@ -41,6 +42,8 @@ func main() {
 
 type options struct {
 	runs, deadManualRuns, startupRuns int
+	monitorRuns, monitorScrapes       int
+	monitorInterval                   time.Duration
 	addresses                         int
 	load                              bench.Load
 	plugin, jsonFile                  string
@@ -61,19 +64,25 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-lanaccess", "the plugin binary (`make build`)")
 	flag.StringVar(&o.jsonFile, "json", "", "also write the measurements as JSON to this file")
 	flag.StringVar(&o.hold, "hold", "", "only set one scenario up, many (-addresses addresses) or scale (the load), and keep it until Ctrl-C (to reproduce by hand)")
-	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup (comma-separated)")
+	flag.IntVar(&o.monitorRuns, "monitor-runs", 1000, "runs of the monitor at -monitor-interval (its memory after 10 runs and after these)")
+	flag.DurationVar(&o.monitorInterval, "monitor-interval", 100*time.Millisecond, "the monitor's --interval for -monitor-runs")
+	flag.IntVar(&o.monitorScrapes, "monitor-scrapes", 50, "scrapes of the monitor's /metrics with -addresses addresses (in the many scenario)")
+	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup, monitor (comma-separated)")
 	flag.Parse()
 	o.skip = map[string]bool{}
 	for s := range strings.SplitSeq(skip, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			if !strings.Contains("dead many scale startup", s) {
-				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup)", s)
+			if !strings.Contains("dead many scale startup monitor", s) {
+				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup, monitor)", s)
 			}
 			o.skip[s] = true
 		}
 	}
 	if o.runs < 1 || o.startupRuns < 1 {
 		return o, errors.New("-runs and -startup-runs must be at least 1")
+	}
+	if o.monitorRuns < 20 || o.monitorScrapes < 1 {
+		return o, errors.New("-monitor-runs must be at least 20 (memory is compared with that after 10), -monitor-scrapes at least 1")
 	}
 	p, err := filepath.Abs(o.plugin)
 	if err != nil {
@@ -213,6 +222,17 @@ func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.I
 		return rep, err
 	}
 	rep.Small = bench.ScaleRowOf(rep.Healthy, svcs, pods)
+	if o.skip["monitor"] {
+		rep.Skipped = append(rep.Skipped, "monitor (-skip)")
+	} else {
+		if rep.Monitor, err = b.MonitorSoak(ctx, o.monitorInterval, 10, o.monitorRuns); err != nil {
+			return rep, err
+		}
+		b.WithManyAddresses = func(ctx context.Context, addrs []string) (err error) {
+			rep.Scrape, err = b.MonitorScrape(ctx, addrs, o.monitorScrapes)
+			return err
+		}
+	}
 	if o.skip["dead"] {
 		rep.Skipped = append(rep.Skipped, "dead address (-skip)")
 	} else if rep.Dead, rep.DeadNode, err = b.DeadAddress(ctx, o.deadManualRuns); err != nil {

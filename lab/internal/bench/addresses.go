@@ -68,6 +68,9 @@ func (b *Bench) ManyAddresses(ctx context.Context, total int) (TimedPair, error)
 	if err == nil && len(p.DoctorFailing) > 0 {
 		err = fmt.Errorf("doctor with %d addresses: %v", total, p.DoctorFailing)
 	}
+	if err == nil && b.WithManyAddresses != nil {
+		err = b.WithManyAddresses(ctx, all)
+	}
 	return p, err
 }
 

@@ -39,6 +39,9 @@ type Bench struct {
 	Runs       int
 	Log        io.Writer
 	Hold       bool // set the scenario up and wait for Ctrl-C instead of measuring
+	// WithManyAddresses, when set, also measures something while the many-addresses scenario
+	// holds its addresses (the monitor's scrape time).
+	WithManyAddresses func(ctx context.Context, addrs []string) error
 
 	undo []undoStep
 }

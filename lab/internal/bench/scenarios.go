@@ -95,7 +95,7 @@ func (b *Bench) Healthy(ctx context.Context) (TimedPair, error) {
 func (b *Bench) DeadAddress(ctx context.Context, manualRuns int) (TimedPair, string, error) {
 	mark := len(b.undo)
 	defer func() { _ = b.undoSince(mark) }()
-	node, err := b.nodeWithoutServicePods(ctx)
+	node, err := b.NodeWithoutServicePods(ctx)
 	if err != nil {
 		return TimedPair{}, "", err
 	}
@@ -132,8 +132,8 @@ func (b *Bench) seedAddrs() []string {
 	return out
 }
 
-// nodeWithoutServicePods returns a seed node that runs no pod of traefik or lan-dns.
-func (b *Bench) nodeWithoutServicePods(ctx context.Context) (string, error) {
+// NodeWithoutServicePods returns a seed node that runs no pod of traefik or lan-dns.
+func (b *Bench) NodeWithoutServicePods(ctx context.Context) (string, error) {
 	pods, err := b.Client.CoreV1().Pods("traefik").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", err

@@ -24,7 +24,11 @@ type Report struct {
 	Small    ScaleRow
 	Loaded   ScaleRow
 	Startup  Startup
-	Skipped  []string // scenarios not run, and why
+	// Monitor and Scrape are `kubectl lanaccess monitor` after many runs, and scraped with many
+	// addresses (issue 17).
+	Monitor MonitorSoak
+	Scrape  MonitorScrape
+	Skipped []string // scenarios not run, and why
 }
 
 // Target is one goal of issue 8 and where this run stands.
@@ -65,6 +69,10 @@ func (r Report) Targets() []Target {
 	}
 	if len(r.Startup.Version) > 0 {
 		out = append(out, Target{"version under 30 ms", fmtDur(r.Startup.Version.Median()), r.Startup.Version.Median() < 0.030})
+	}
+	if m := r.Monitor; m.Late > 0 {
+		out = append(out, Target{fmt.Sprintf("monitor: resident memory after %d runs at most 1.10x that after %d", m.Late, m.Early),
+			fmt.Sprintf("%.1f -> %.1f MB (%.2fx)", m.EarlyRSSMB, m.LateRSSMB, m.Growth()), m.Growth() <= 1.10})
 	}
 	return out
 }
@@ -116,6 +124,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		pr.Printf(tw, "kubectl-lanaccess version\t%s\t\t%s\t%.1f MB\n", r.Startup.Version.Seconds(), r.Startup.VersionRSS.MB(), r.Startup.BinaryMB)
 		pr.Printf(tw, "/bin/true (this machine's floor)\t%s\t\t\n", r.Startup.Floor.Seconds())
 	}
+	r.writeMonitor(pr, tw)
 	pr.Flush(tw)
 	pr.Println(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -132,4 +141,22 @@ func (r Report) WriteTable(w io.Writer) error {
 		pr.Printf(w, "\nnot run: %s\n", strings.Join(r.Skipped, "; "))
 	}
 	return pr.Err
+}
+
+// writeMonitor adds the monitor's rows: one run's cost and memory after many runs, and the
+// scrape time with many addresses.
+func (r Report) writeMonitor(pr *textout.Printer, tw io.Writer) {
+	m, sc := r.Monitor, r.Scrape
+	if m.Late == 0 && len(sc.Scrape) == 0 {
+		return
+	}
+	pr.Println(tw, "\t\t\t\t")
+	pr.Println(tw, "MONITOR (from the laptop, no cluster access)\tCPU PER RUN\tWALL PER RUN\tRESIDENT (GO HEAP)\t")
+	if m.Late > 0 {
+		pr.Printf(tw, "%d addresses, --interval %s: after %d runs\t\t\t%.1f MB (%.1f MB)\t\n", 3, m.Interval, m.Early, m.EarlyRSSMB, m.EarlyHeapMB)
+		pr.Printf(tw, "  after %d runs (%s)\t%s\t%s\t%.1f MB (%.1f MB)\t\n", m.Late, m.Wall.Round(time.Second), fmtDur(m.CPUPerRun), fmtDur(m.RunWall), m.LateRSSMB, m.LateHeapMB)
+	}
+	if len(sc.Scrape) > 0 {
+		pr.Printf(tw, "GET /metrics, %d addresses (%d scrapes)\t\t%s\t%d sample lines, %.0f kB\t\n", sc.Addresses, len(sc.Scrape), sc.Scrape.Seconds(), sc.Series, float64(sc.Bytes)/1024)
+	}
 }

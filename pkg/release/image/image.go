@@ -307,46 +307,60 @@ func Read(dir, platform string) (v1.Image, error) {
 }
 
 // Unpack writes the filesystem of img under dest (an existing directory), as a container
-// runtime would: directories and regular files with their modes; anything else (links, devices)
-// and any path that leaves dest is refused.
+// runtime would: directories and regular files with their permission bits; anything else
+// (links, devices) and any path that is not local to dest (absolute, or climbing out with "..")
+// is refused. Every write goes through an os.Root on dest, which cannot leave it.
 func Unpack(img v1.Image, dest string) error {
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = root.Close() }()
 	rc := mutate.Extract(img)
 	defer func() { _ = rc.Close() }()
 	tr := tar.NewReader(rc)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			// mutate.Extract writes the tar's end before it fails the stream (its tar.Writer's
+			// Close is deferred, then the pipe is closed with the error): what follows the end
+			// is that error, if any, which an Unpack that stopped here would hide.
+			_, err := io.Copy(io.Discard, rc)
+			return err
 		}
 		if err != nil {
 			return err
 		}
-		if !filepath.IsLocal(h.Name) {
-			return fmt.Errorf("image: unsafe path %q", h.Name)
+		if err := unpackEntry(root, h, tr); err != nil {
+			return err
 		}
-		target := filepath.Join(dest, h.Name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, os.FileMode(h.Mode)&os.ModePerm); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, os.FileMode(h.Mode)&os.ModePerm)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, io.LimitReader(tr, h.Size))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("image: %s: unexpected entry type %c", h.Name, h.Typeflag)
+	}
+}
+
+// unpackEntry writes one entry of a filesystem tar, its content read from r, under root.
+func unpackEntry(root *os.Root, h *tar.Header, r io.Reader) error {
+	name := filepath.FromSlash(h.Name)
+	if !filepath.IsLocal(name) {
+		return fmt.Errorf("image: unsafe path %q", h.Name)
+	}
+	perm := h.FileInfo().Mode().Perm()
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return root.MkdirAll(name, perm)
+	case tar.TypeReg:
+		if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
 		}
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, io.LimitReader(r, h.Size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	default:
+		return fmt.Errorf("image: %s: unexpected entry type %c", h.Name, h.Typeflag)
 	}
 }

@@ -29,8 +29,12 @@ var build = version.Info{Version: "v0.4.1-snapshot+1c512fe", Commit: "1c512fe012
 
 const wantTag = "v0.4.1-snapshot_1c512fe"
 
-// binaries are the plugin's binaries for every platform of the image, built once by TestMain.
-var binaries map[string]string
+// binaries are the plugin's binaries for every platform of the image, built once by TestMain
+// in scratch, which also holds the shared layout and outlives every test.
+var (
+	binaries map[string]string
+	scratch  string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -39,15 +43,11 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
+		scratch = dir
 		root, err := releasetest.FindModuleRoot()
 		if err != nil {
 			panic(err)
 		}
-		defer func() {
-			if built.dir != "" {
-				_ = os.RemoveAll(filepath.Dir(built.dir))
-			}
-		}()
 		binaries = map[string]string{}
 		for _, p := range Platforms {
 			goos, goarch, _ := strings.Cut(p, "/")
@@ -61,7 +61,8 @@ func TestMain(m *testing.M) {
 	}())
 }
 
-// built is the layout of the tests that only read it, built once.
+// built is the layout of the tests that only read it, built once. It lives in TestMain's
+// scratch directory: a t.TempDir would be removed with the first test that builds it.
 var built struct {
 	sync.Once
 	dir string
@@ -71,9 +72,7 @@ var built struct {
 func builtLayout(t *testing.T) (string, v1.ImageIndex) {
 	t.Helper()
 	built.Do(func() {
-		dir, err := os.MkdirTemp("", "image-layout")
-		require.NoError(t, err)
-		built.dir = filepath.Join(dir, "layout")
+		built.dir = filepath.Join(scratch, "layout")
 		built.idx = buildLayoutAt(t, built.dir)
 	})
 	require.NotNil(t, built.idx, "the shared layout failed to build")
