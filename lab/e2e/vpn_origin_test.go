@@ -61,13 +61,13 @@ func TestVPNTraceNamesCalicoAsTheOriginOfTheZeroAndItsCNIFixRoundTrips(t *testin
 	assert.Contains(t, fmt.Sprint(origin.Evidence["originUnknown"]), "but that is not the kernel's initial network namespace",
 		"node-vpn is not the initial namespace: what a new pod copies is not read, and not needed (Calico writes after it)")
 	assert.Contains(t, origin.Remediation, "kubectl -n kube-system patch configmap calico-config --type=merge")
-	assert.Contains(t, origin.Remediation, "kubectl -n kube-system rollout restart daemonset/lab-cni")
+	assert.Contains(t, origin.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node")
 	assert.Contains(t, origin.Remediation, "kubectl -n vpn rollout restart deployment/openvpn")
 
 	// The fix as printed: the ConfigMap patch, calico-node's restart (its install step renders
 	// the new template), then a new VPN pod, which Calico's plugin gives 1.
 	lab.ApplyRemedy(t, origin.Remediation)
-	lab.WaitDaemonSet(t, "kube-system", "lab-cni")
+	lab.WaitDaemonSet(t, "kube-system", "calico-node")
 	lab.WaitRollout(t, "vpn", "openvpn")
 	assert.True(t, lab.VPNPodIPForward(t), "the new pod's namespace has 1")
 	waitTunnel(t)

@@ -2,12 +2,15 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
@@ -17,9 +20,6 @@ import (
 // hostNetwork pods mount /etc/cni/net.d, and their install step writes the node's CNI
 // configuration, which the lab's new pods then get (lab/internal/cniinstall).
 
-// cniSelector selects the pods of every CNI DaemonSet of manifests/cni.
-const cniSelector = "k8s-app=lab-cni"
-
 // InstallCNI empties the nodes' CNI directories (a node provisioned with that CNI), applies the
 // CNI's manifest and waits until its pods have installed on every node.
 func (f Lab) InstallCNI(ctx context.Context, cfg *rest.Config, labDir, name string) error {
@@ -28,14 +28,44 @@ func (f Lab) InstallCNI(ctx context.Context, cfg *rest.Config, labDir, name stri
 			return err
 		}
 	}
+	objs, err := labctl.DecodeFile(labctl.CNIManifest(labDir, name))
+	if err != nil {
+		return err
+	}
+	ds, _, err := cniDaemonSet(objs)
+	if err != nil {
+		return err
+	}
 	a, err := labctl.NewApplier(cfg)
 	if err != nil {
 		return err
 	}
-	if err := a.ApplyFile(ctx, labctl.CNIManifest(labDir, name)); err != nil {
-		return err
+	for _, o := range objs {
+		if err := a.Apply(ctx, o); err != nil {
+			return err
+		}
 	}
-	return f.WaitDaemonSet(ctx, "kube-system", "lab-cni")
+	return f.WaitDaemonSet(ctx, ds.GetNamespace(), ds.GetName())
+}
+
+// cniDaemonSet is the one DaemonSet of a CNI's manifest (calico.yaml's kube-system/calico-node,
+// kube-flannel.yml's kube-flannel-ds: names vpn-trace trusts as node readers) and the selector
+// of its pods.
+func cniDaemonSet(objs []*unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	var found []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "DaemonSet" {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		return nil, "", fmt.Errorf("a CNI manifest has one DaemonSet, this one %d", len(found))
+	}
+	match, _, err := unstructured.NestedStringMap(found[0].Object, "spec", "selector", "matchLabels")
+	if err != nil || len(match) == 0 {
+		return nil, "", errors.Join(err, fmt.Errorf("daemonset %s/%s: no spec.selector.matchLabels", found[0].GetNamespace(), found[0].GetName()))
+	}
+	return found[0], labels.SelectorFromSet(match).String(), nil
 }
 
 // UninstallCNI deletes what InstallCNI applied, waits until its pods are gone and gives the
@@ -60,8 +90,12 @@ func (f Lab) UninstallCNI(ctx context.Context, labDir, name string) error {
 			return err
 		}
 	}
+	ds, selector, err := cniDaemonSet(objs)
+	if err != nil {
+		return err
+	}
 	err = poll(ctx, 60*time.Second, func() error {
-		pods, err := f.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: cniSelector})
+		pods, err := f.Client.CoreV1().Pods(ds.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
 		}
