@@ -64,6 +64,20 @@ func TestVPNTraceNamesCalicoAsTheOriginOfTheZeroAndItsCNIFixRoundTrips(t *testin
 	assert.Contains(t, origin.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node")
 	assert.Contains(t, origin.Remediation, "kubectl -n vpn rollout restart deployment/openvpn")
 
+	// Least privilege without the opt-in rbac-node-read: no exec into kube-system, so node-vpn
+	// is not read. VPN003 says so, and names Calico's 0 from what the API shows (the ConfigMap),
+	// not from the node's file.
+	sa := lab.SwapRBAC(t, "vpn-no-node-read", shippedGrants(t, "", "rbac-doctor", "rbac-vpn-exec")...)
+	narrow := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN002,VPN003", "--kubeconfig", sa)
+	status, _, fs = narrow.check(t, "VPN003")
+	assert.NotEqual(t, "pass", status, findingText(fs))
+	fromAPI := findingByCode(t, narrow, "VPN003", "VPN003-ORIGIN-CNI")
+	assert.Contains(t, fromAPI.Message, "is not true in the ConfigMap kube-system/calico-config")
+	assert.NotContains(t, fromAPI.Message, "/host/etc/cni/net.d", "the node's file was not read")
+	unread := fmt.Sprint(fromAPI.Evidence["originUnknown"])
+	assert.Contains(t, unread, "node node-vpn was not read")
+	assert.Regexp(t, `pod kube-system/calico-node-\S+, container calico-node: .*cannot create resource "pods/exec" in API group "" in the namespace "kube-system"`, unread)
+
 	// The fix as printed: the ConfigMap patch, calico-node's restart (its install step renders
 	// the new template), then a new VPN pod, which Calico's plugin gives 1.
 	lab.ApplyRemedy(t, origin.Remediation)
