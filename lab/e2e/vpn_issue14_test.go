@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -175,13 +176,19 @@ func TestVPNTraceAClientRoutingThePodNetworkItselfIsNotTheRoutesVerdict(t *testi
 
 func TestVPNTraceFindsTheTunnelMTUBlackHoleFromThePodToItsPeer(t *testing.T) {
 	waitTunnel(t)
-	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
-	hops := hopLines(t, r, "VPN006")
-	assert.Regexp(t, `hop 1, tunnel peer 10\.8\.0\.\d+: answered[^\n]*Don't-Fragment packets up to 1500 bytes pass`, hops,
-		"the status file names the peer: the pod sweeps it")
+	// OpenVPN rewrites its status file every second: a client that has just reconnected (an
+	// earlier test restarted the server or the laptop) is listed at the next write.
+	peerSwept := regexp.MustCompile(`hop 1, tunnel peer 10\.8\.0\.\d+: answered[^\n]*Don't-Fragment packets up to 1500 bytes pass`)
+	eventually(t, 20*time.Second, func() error {
+		r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
+		if hops := hopLines(t, r, "VPN006"); !peerSwept.MatchString(hops) {
+			return fmt.Errorf("the status file names no peer the pod sweeps:\n%s", hops)
+		}
+		return nil
+	})
 
 	lab.LowerLinkMTU(t, lab.VPNNode().Name, 1400)
-	r = runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
+	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN006")
 	msg, _ := findingWithCode(t, r, "VPN006", "VPN006-MTU-BLACK-HOLE")
 	require.NotEmpty(t, msg, hopLines(t, r, "VPN006"))
 	assert.Contains(t, msg, "hop 1, tunnel peer 10.8.0.")
