@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 

@@ -16,7 +16,7 @@ var configuration = []Entry{
 	{
 		ID: "LA101", Title: "Proxy, DNS and zone use the same node addresses",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node; fixes of a Helm/Argo CD Service name the values key",
+		Proves: "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); externalIPs of a family the Service has no ClusterIP of (IPv6 on a single-stack IPv4 Service, which the API server accepts) are captured by no kube-proxy: FAIL when the zone answers them, and AAAA answers are never suggested for them; answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node; fixes of a Helm/Argo CD Service name the values key",
 		Codes: []Code{
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
@@ -31,6 +31,7 @@ var configuration = []Entry{
 			code("LA101", "SEVERAL-NODES", "an address is the InternalIP of several nodes"),
 			code("LA101", "NODE-NOT-READY", "the node carrying an address is not Ready"),
 			code("LA101", "NODE-NOT-LINUX", "the node carrying an address is not a Linux node"),
+			code("LA101", "FAMILY-NOT-CAPTURED", "a Service carries externalIPs of a family it has no ClusterIP of (IPv6 on a single-stack IPv4 Service): kube-proxy captures none of them"),
 			code("LA101", "IPV6-UNANSWERED", "the Services carry IPv6 addresses the zone does not answer AAAA with (NODATA, forwarded or failing): claimed for nothing"),
 			unread("LA101"),
 		},

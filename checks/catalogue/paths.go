@@ -87,7 +87,7 @@ var httpsPath = []Entry{
 	{
 		ID: "LA401", Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
 		Section: HTTPSPath, Command: Doctor,
-		Proves: "`curl --resolve` semantics per address: SNI/Host = probe host, expected status (302) and Location, certificate valid for the host, not expiring, the same on every node; Traefik's default certificate explained",
+		Proves: "`curl --resolve` semantics per address: SNI/Host = probe host, expected status (302), certificate valid for the host, not expiring, the same on every node; Traefik's default certificate explained; the Location: --expect-location, else the hosts the route's forwardAuth names (its address's host, URLs in its query, authSigninURL, the routes to the auth Service), never a name only the cluster's DNS answers (Traefik resolves a relative Location against the forwardAuth address; its fix, preserveLocationHeader on the Middleware when a route of the probe host reaches the auth server, Traefik v3.3.0+ read from the proxy's image tag, is proven with Traefik's own middleware and on a real API server under Traefik's CRD); not judged, and said so, when nothing names them",
 		Codes: append(netUnreachable("LA401"),
 			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no router with TLS matched the host"),
 			code("LA401", "CERT-HOST", "the certificate does not cover the host"),
@@ -98,6 +98,9 @@ var httpsPath = []Entry{
 			code("LA401", "REDIRECT-LOOP", "the host redirects to itself"),
 			code("LA401", "STATUS", "the status is not the expected one"),
 			code("LA401", "LOCATION", "the redirect does not go where --expect-location says"),
+			code("LA401", "LOCATION-INTERNAL", "the redirect goes to a name only the cluster's DNS answers (NAME.NAMESPACE.svc..., the cluster domain, a single label, a Service's NAME.NAMESPACE): no LAN browser can follow it; often the forwardAuth address, which Traefik resolves the auth server's path against (the fix: preserveLocationHeader, or the auth server's public URL, which doctor cannot prove)"),
+			code("LA401", "RETURN-INTERNAL", "the redirect's return URL (redirect_uri=, rd=) is on a name only the cluster's DNS answers: the browser cannot come back after sign-in (the fix is the auth server's, which doctor cannot prove)"),
+			code("LA401", "LOCATION-UNEXPECTED", "the redirect goes to none of the hosts the route's forwardAuth names (warning: an identity provider may be named nowhere in the cluster)"),
 			code("LA401", "CERTS-DIFFER", "the addresses serve different certificates"),
 			code("LA401", "SUMMARY", "what each address answered (information)"),
 		),

@@ -64,10 +64,12 @@ func addressConsistency(s *kube.Setup) engine.Outcome {
 	}
 	v4 := []addrSource{proxy.family(true), dnsSvc.family(true), zoneA}
 	findings = append(findings, setFindings(s, v4)...)
+	uncaptured, lost := uncapturedFindings(s, zoneA, zoneAAAA)
+	findings = append(findings, uncaptured...)
 	if !writtenAsA(zoneA) {
 		// IPv6 addresses written as IN A answers: their fix (ZONE-ANSWER-INVALID) moves them
 		// into the AAAA template, which settles the IPv6 comparison too.
-		findings = append(findings, ipv6Findings(s, proxy.family(false), dnsSvc.family(false), zoneAAAA)...)
+		findings = append(findings, ipv6Findings(s, proxy.family(false), dnsSvc.family(false), zoneAAAA, lost)...)
 	}
 	unread := s.UnreadReason(kube.ReadKey("", "nodes", ""))
 	if unread == "" {
@@ -109,8 +111,10 @@ func (s addrSource) family(v4 bool) addrSource {
 // ipv6Findings compares the IPv6 addresses: with AAAA answers, the three lists must agree like
 // the IPv4 ones; AAAA answers that no Service carries are a FAIL (IPv6 clients connect where
 // kube-proxy captures nothing); IPv6 addresses on the Services that the zone answers with
-// NODATA (the seed's design) break nothing but are claimed for nothing: WARN.
-func ipv6Findings(s *kube.Setup, proxy, dnsSvc, zone addrSource) []engine.Finding {
+// NODATA (the seed's design) break nothing but are claimed for nothing: WARN. Answering AAAA
+// is never suggested for addresses kube-proxy does not capture (uncaptured: a single-stack
+// Service's, LA101-FAMILY-NOT-CAPTURED).
+func ipv6Findings(s *kube.Setup, proxy, dnsSvc, zone addrSource, uncaptured []netip.Addr) []engine.Finding {
 	services := len(proxy.set())+len(dnsSvc.set()) > 0
 	switch {
 	case !zone.Known && !services:
@@ -130,7 +134,9 @@ func ipv6Findings(s *kube.Setup, proxy, dnsSvc, zone addrSource) []engine.Findin
 	f := engine.Finding{Code: "LA101-IPV6-UNANSWERED", Severity: engine.SeverityWarn, Object: zone.Object,
 		Message:  fmt.Sprintf("the Services carry IPv6 addresses (%s), but the zone answers AAAA with NODATA: workstations only ever connect over IPv4, and the IPv6 externalIPs are claimed for nothing", addrList(unique(ips))),
 		Evidence: map[string]any{"proxy": addrStrings(proxy.set()), "dns": addrStrings(dnsSvc.set()), "aaaa": "NODATA"}}
-	if e, ok := zoneAnswersEdit(s, unique(ips), "AAAA"); ok {
+	if slices.ContainsFunc(ips, func(a netip.Addr) bool { return slices.Contains(uncaptured, a) }) {
+		f.Message += "; kube-proxy does not capture them either (LA101-FAMILY-NOT-CAPTURED): do not answer AAAA with them"
+	} else if e, ok := zoneAnswersEdit(s, unique(ips), "AAAA"); ok {
 		f.Remediation = "# either answer AAAA with them (or remove them from the Services' externalIPs):\n" + e.Remediation()
 	}
 	return append(out, f)

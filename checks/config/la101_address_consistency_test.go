@@ -175,3 +175,54 @@ func TestAddressConsistencyNamesTheValuesKeyOfAnOwnedService(t *testing.T) {
 	assert.Contains(t, strings.Join(fixes, "\n"), "values key service.externalIPs")
 	assert.Contains(t, strings.Join(fixes, "\n"), "the next helm upgrade sets a direct change back")
 }
+
+// singleStack is a corpus case whose two Services are single-stack IPv4, as the API server allocates it in a cluster
+// whose service CIDRs are IPv4 only: its IPv6 externalIPs are accepted and captured by no
+// kube-proxy (pkg/proxy/serviceport.go keeps the externalIPs of the proxier's family only).
+func singleStack(t *testing.T, corpus string) *Env {
+	t.Helper()
+	env := corpusEnv(t, corpus)
+	for _, svc := range []*corev1.Service{env.Setup.ProxyService, env.Setup.DNSService} {
+		policy := corev1.IPFamilyPolicySingleStack
+		svc.Spec.IPFamilyPolicy = &policy
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+		svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+	}
+	return env
+}
+
+func TestAddressConsistencyFailsIPv6AddressesNoKubeProxyCaptures(t *testing.T) {
+	st, o := runConfigCheck(t, AddressConsistency(singleStack(t, "dual-stack-a-and-aaaa")))
+	assert.Equal(t, engine.StatusFail, st, "%+v", o.Findings)
+	var lost []engine.Finding
+	for _, f := range o.Findings {
+		if f.Code == "LA101-FAMILY-NOT-CAPTURED" {
+			lost = append(lost, f)
+		}
+	}
+	require.Len(t, lost, 2, "one per Service: %+v", o.Findings)
+	for _, f := range lost {
+		assert.Equal(t, engine.SeverityFail, f.Severity, "the zone answers AAAA with them")
+		assert.Contains(t, f.Message, "fd00:10::11, fd00:10::12, fd00:10::13")
+		assert.Contains(t, f.Remediation, `"externalIPs":["10.0.10.11","10.0.10.12","10.0.10.13"]`, "the fix keeps the captured family only")
+		assert.NotContains(t, f.Remediation, "IN AAAA fd00")
+	}
+
+	// A dual-stack Service of a dual-stack cluster (ClusterIPs of both families) is captured.
+	env := corpusEnv(t, "dual-stack-a-and-aaaa")
+	require.Len(t, env.Setup.DNSService.Spec.ClusterIPs, 2, "the corpus case is dual-stack")
+	st, o = runConfigCheck(t, AddressConsistency(env))
+	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+}
+
+func TestAddressConsistencyNeverSuggestsAAAAForAddressesNoKubeProxyCaptures(t *testing.T) {
+	st, o := runConfigCheck(t, AddressConsistency(singleStack(t, "dual-stack-services-v6-zone-nodata")))
+	assert.Equal(t, engine.StatusWarn, st, "NODATA keeps IPv6 clients on IPv4: nothing breaks: %+v", o.Findings)
+	codes := make([]string, 0, len(o.Findings))
+	for _, f := range o.Findings {
+		codes = append(codes, f.Code)
+		assert.NotContains(t, f.Remediation, "IN AAAA", "%s: answering AAAA would send IPv6 clients where nothing is captured", f.Code)
+	}
+	assert.Contains(t, codes, "LA101-FAMILY-NOT-CAPTURED")
+	assert.Contains(t, codes, "LA101-IPV6-UNANSWERED")
+}

@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 

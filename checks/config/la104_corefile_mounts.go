@@ -125,7 +125,7 @@ func fileZoneFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []
 			msg := fmt.Sprintf("Corefile line %d serves the zone from %s with the file plugin: CoreDNS reloads it only when the SOA serial increases, so an edit that keeps the serial is silently ignored", fz.Line, p)
 			if f, ok := cf.Files().Read(p); ok {
 				ev["key"] = f.Key
-				if serial, err := corefile.ZoneFileSerial(fz.Zones[0], p, f.Content); err == nil {
+				if serial, err := corefile.ZoneFileSerial(cf.Files(), fz.Zones[0], p, f.Content); err == nil {
 					ev["serial"] = serial
 					msg += fmt.Sprintf(" (serial now %d)", serial)
 				}

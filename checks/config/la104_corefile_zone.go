@@ -225,6 +225,10 @@ func answerFindings(s *kube.Setup, g []zoneAsk, obj string) []engine.Finding {
 				Message:     fmt.Sprintf("Corefile line %d: the answer's owner is fixed (%q) instead of {{ .Name }}: a client asking another name gets a record for a different name and discards it", a.Line, a.Text),
 				Evidence:    map[string]any{"line": a.Line, "answer": a.Text},
 				Remediation: remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name) + "   " + remedy.Comment(fmt.Sprintf("line %d: answer \"{{ .Name }} 60 IN A %s\" (the fix cannot be proven before it is written)", a.Line, a.Data))})
+		case a.Unread != "":
+			out = append(out, engine.Finding{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj,
+				Message:  fmt.Sprintf("Corefile line %d: the answer is not read, %s: what CoreDNS answers cannot be told (LA301 asks live)", a.Line, a.Unread),
+				Evidence: map[string]any{"line": a.Line, "answer": a.Text}})
 		case !a.Static:
 			out = append(out, engine.Finding{Code: "LA104-DYNAMIC-ANSWER", Severity: engine.SeverityInfo, Object: obj,
 				Message:  fmt.Sprintf("Corefile line %d: the answer depends on the name asked, so its addresses are not compared here (LA301 asks live)", a.Line),

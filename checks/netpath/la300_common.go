@@ -90,6 +90,17 @@ func netInterrupted(ctx context.Context) error {
 
 // netNoneAnswered is ERROR, not FAIL, when not one address answered: from this machine nothing
 // can be said about the setup (it may simply not be on the LAN).
+// askedOutcome ends a check that asked every address: an error when none answered, else its
+// findings and one summary (an information finding on the DNS Service, with per-address
+// answers).
+func askedOutcome(env *Env, p *Path, targets []Target, answered int, findings []engine.Finding, code, message string, ev map[string]any) engine.Outcome {
+	if answered == 0 {
+		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
+	}
+	findings = append(findings, engine.Finding{Code: code, Severity: engine.SeverityInfo, Object: p.DNSObject, Message: message, Evidence: p.hostEvidence(ev)})
+	return engine.Outcome{Findings: findings}
+}
+
 func netNoneAnswered(targets []Target, timeout fmt.Stringer) error {
 	return fmt.Errorf("none of the %d addresses (%s) answered from this machine within %s: is this machine on the LAN?",
 		len(targets), probe.JoinAddrs(targetAddrs(targets)), timeout)

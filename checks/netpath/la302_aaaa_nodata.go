@@ -69,17 +69,9 @@ func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
 			perAddr[t.Addr.Addr().String()] = seen
 		}
 	}
-	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
-	}
-	findings = append(findings, engine.Finding{
-		Code:     "LA302-SUMMARY",
-		Severity: engine.SeverityInfo,
-		Object:   p.DNSObject,
-		Message:  fmt.Sprintf("%d of %d addresses answered AAAA for %s", answered, len(targets), strings.Join(names, ", ")),
-		Evidence: p.hostEvidence(map[string]any{"answers": perAddr, "names": names}),
-	})
-	return engine.Outcome{Findings: findings}
+	return askedOutcome(env, p, targets, answered, findings, "LA302-SUMMARY",
+		fmt.Sprintf("%d of %d addresses answered AAAA for %s", answered, len(targets), strings.Join(names, ", ")),
+		map[string]any{"answers": perAddr, "names": names})
 }
 
 func describeDNSReply(r *probe.DNSReply) string {

@@ -76,17 +76,9 @@ func noClusterLeak(ctx context.Context, env *Env) engine.Outcome {
 			perAddr[t.Addr.Addr().String()] = seen
 		}
 	}
-	if answered == 0 {
-		return engine.Outcome{Findings: findings, Err: netNoneAnswered(targets, env.Probes.Timeout())}
-	}
-	findings = append(findings, engine.Finding{
-		Code:     "LA304-SUMMARY",
-		Severity: engine.SeverityInfo,
-		Object:   p.DNSObject,
-		Message:  fmt.Sprintf("%d of %d addresses were asked %s", answered, len(targets), strings.Join(clusterNames, ", ")),
-		Evidence: p.hostEvidence(map[string]any{"answers": perAddr}),
-	})
-	return engine.Outcome{Findings: findings}
+	return askedOutcome(env, p, targets, answered, findings, "LA304-SUMMARY",
+		fmt.Sprintf("%d of %d addresses were asked %s", answered, len(targets), strings.Join(clusterNames, ", ")),
+		map[string]any{"answers": perAddr})
 }
 
 func leakFinding(p *Path, t Target, name string, addrs []netip.Addr, policy string, ev map[string]any) engine.Finding {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,17 +81,11 @@ func httpsAnswer(ctx context.Context, env *Env) engine.Outcome {
 		Severity: engine.SeverityInfo,
 		Object:   p.ProxyObject,
 		Message: fmt.Sprintf("%d of %d addresses answered https://%s/ (expected status %d%s)",
-			len(perAddr), len(targets), p.Host.Name, status, locationNote(rule)),
-		Evidence: p.hostEvidence(map[string]any{"answers": perAddr, "expectStatus": status, "expectLocation": rule.raw}),
+			len(perAddr), len(targets), p.Host.Name, status, locationNote(rule, p.Host.Redirect)),
+		Evidence: p.hostEvidence(map[string]any{"answers": perAddr, "expectStatus": status, "expectLocation": rule.raw,
+			"redirect": p.Host.Redirect.Evidence()}),
 	})
 	return engine.Outcome{Findings: findings}
-}
-
-func locationNote(rule LocationRule) string {
-	if !rule.set() {
-		return ""
-	}
-	return ", Location matching " + rule.raw
 }
 
 func judgeCertificate(env *Env, t Target, p *Path, r *probe.HTTPSReply, ev map[string]any) []engine.Finding {
@@ -156,9 +151,12 @@ func judgeAnswer(t Target, p *Path, r *probe.HTTPSReply, status int, rule Locati
 	if r.Status != status {
 		fail("LA401-STATUS", statusMessage(t, p.Host.Name, r.Status, status, r.Location), statusFix(r.Status, status, p.Host.Name))
 	}
-	if rule.set() && isHTTPRedirect(r.Status) && !rule.matches(r.LocationURL, r.Location) {
+	switch {
+	case rule.set() && isHTTPRedirect(r.Status) && !rule.matches(r.LocationURL, r.Location):
 		fail("LA401-LOCATION", fmt.Sprintf("%s redirects to %q, which does not match --expect-location %s", t.Addr.Addr(), r.Location, rule.raw),
 			"# the forward-auth middleware decides where anonymous visitors go; check its address:\nkubectl get middleware -A -o yaml")
+	case !rule.set():
+		out = append(out, judgeLocation(t, p, r, withRedirect(ev, p.Host.Redirect))...)
 	}
 	return out
 }
@@ -183,11 +181,11 @@ func statusMessage(t Target, host string, got, want int, location string) string
 func statusFix(got, want int, host string) string {
 	switch {
 	case got >= 200 && got < 300 && isHTTPRedirect(want):
-		return "# add the forward-auth middleware to the route, or, if " + host + " is public on purpose:\nkubectl lanaccess doctor --expect-status " + fmt.Sprint(got)
+		return "# add the forward-auth middleware to the route, or, if " + host + " is public on purpose:\nkubectl lanaccess doctor --expect-status " + strconv.Itoa(got)
 	case got == http.StatusNotFound:
 		return "kubectl get ingressroute,ingress -A -o wide | grep -F " + host
 	}
-	return "# if this status is expected for " + host + ": --expect-status " + fmt.Sprint(got)
+	return "# if this status is expected for " + host + ": --expect-status " + strconv.Itoa(got)
 }
 
 // fingerprintsDiffer says when addresses serve different certificates: a workstation's view then

@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,14 +36,7 @@ func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer
 	assert.Contains(t, fix, `"vpn/openvpn": ["10.0.10.14"]`, "the VPN Service keeps its address")
 
 	// Paste it: kubectl from the lab's build on PATH, the lab's kubeconfig.
-	bin := t.TempDir()
-	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
-	shell, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(shell, "bash", "-euo", "pipefail", "-c", fix)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "the API server refuses the suggested policy:\n%s", out)
+	pasteKubectl(t, fix)
 	dryRun := []string{metav1.DryRunAll}
 	intruder := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "intercept", Namespace: "default"},
@@ -81,7 +71,7 @@ func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer
 		}
 		return nil
 	})
-	_, err = lab.Client.CoreV1().Services("default").Create(ctx, intruder, metav1.CreateOptions{DryRun: dryRun})
+	_, err := lab.Client.CoreV1().Services("default").Create(ctx, intruder, metav1.CreateOptions{DryRun: dryRun})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "restrict-service-externalips")
 

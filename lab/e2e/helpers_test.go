@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -106,4 +108,28 @@ func httpFrom(namespace, url string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	return lab.Exec(ctx, namespace, "curl", "-s", "-m", fmt.Sprintf("%.1f", timeout.Seconds()), url)
+}
+
+// kubectl runs the lab's kubectl with the admin kubeconfig, bounded to a minute.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, lab.KubectlBin, append([]string{"--kubeconfig", lab.Kubeconfig}, args...)...).CombinedOutput()
+	require.NoError(t, err, "kubectl %v: %s", args, out)
+	return string(out)
+}
+
+// pasteKubectl runs a printed command line as a user pastes it: through bash, with the lab's
+// kubectl on PATH and its kubeconfig.
+func pasteKubectl(t *testing.T, line string) {
+	t.Helper()
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(lab.KubectlBin, filepath.Join(bin, "kubectl")))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", line)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+lab.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the API server refuses the printed fix %q:\n%s", line, out)
 }

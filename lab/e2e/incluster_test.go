@@ -24,9 +24,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/release/image"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 

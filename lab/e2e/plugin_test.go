@@ -44,6 +44,7 @@ type checkResult struct {
 }
 
 type finding struct {
+	Code        string         `json:"code"`
 	Severity    string         `json:"severity"`
 	Object      string         `json:"object"`
 	Message     string         `json:"message"`

@@ -165,6 +165,22 @@ func (l *Lab) ServeWrongCertificate(tb testing.TB, kind CertKind) {
 	cleanup(tb, "ServeWrongCertificate", func(ctx context.Context) error { return l.faults.ServeCertificate(ctx, faults.CertGood) })
 }
 
+// RedirectForwardAuthTo makes the proxy answer the forward-auth routes of Ingress
+// namespace/name with a 302 to loc (what Traefik gives the browser for an auth server's answer,
+// e.g. a path resolved against a forwardAuth address on a cluster name) until cleanup, which
+// gives them back their previous answer.
+func (l *Lab) RedirectForwardAuthTo(tb testing.TB, namespace, name, loc string) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	prev, err := l.faults.SetForwardAuthLocation(ctx, namespace, name, loc)
+	must(tb, "redirect the forward-auth of "+namespace+"/"+name, err)
+	cleanup(tb, "RedirectForwardAuthTo", func(ctx context.Context) error {
+		_, err := l.faults.SetForwardAuthLocation(ctx, namespace, name, prev)
+		return err
+	})
+}
+
 // SwapRBAC returns a kubeconfig for a new ServiceAccount that has exactly the given grants;
 // the account and its roles are deleted at cleanup. Run the plugin with --kubeconfig on it.
 func (l *Lab) SwapRBAC(tb testing.TB, name string, grants ...Grant) string {

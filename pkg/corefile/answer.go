@@ -35,6 +35,9 @@ type Answer struct {
 	// a record that does not parse makes the query SERVFAIL (plugin/template/template.go
 	// executeRRTemplate). "" when it is valid, or not static.
 	Err string
+	// Unread says why a rendered answer was not read (a zone-file $INCLUDE: see readAnswer);
+	// such an answer is not Static.
+	Unread string
 
 	tmpl *gotmpl.Template
 }
@@ -81,8 +84,11 @@ func (a *Answer) describe(zone, class, qtype string) {
 	}
 	a.Record = text
 	a.Type, a.Data = typeAndData(text)
-	rr, err := dns.NewRR(text)
+	rr, unread, err := readAnswer(text)
 	switch {
+	case unread != "":
+		a.Static, a.Unread = false, unread
+		return
 	case err != nil:
 		a.Err = err.Error()
 		return
@@ -94,6 +100,25 @@ func (a *Answer) describe(zone, class, qtype string) {
 	a.TTL = h.Ttl
 	a.OwnerIsQueryName = strings.EqualFold(h.Name, name)
 	a.Addr = rrAddr(rr)
+}
+
+// readAnswer reads a rendered answer as CoreDNS does with dns.NewRR, except for one thing:
+// NewRR's ReadRR allows $INCLUDE (miekg/dns scan.go), so CoreDNS reads the named file in its
+// pod, and the same call here would read a file of this machine (/etc/passwd into the report,
+// /dev/zero for ever). Here $INCLUDE is refused and the answer left unread (unread says why);
+// $GENERATE, $TTL and $ORIGIN are read as NewRR reads them (its first record only).
+func readAnswer(text string) (rr dns.RR, unread string, err error) {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n" // as NewRR: a closing newline
+	}
+	zp := dns.NewZoneParser(strings.NewReader(text), ".", "")
+	zp.SetDefaultTTL(3600) // ReadRR's default (miekg/dns defaultTtl)
+	rr, _ = zp.Next()
+	err = zp.Err()
+	if err != nil && strings.Contains(err.Error(), "$INCLUDE directive not allowed") {
+		return nil, "it holds a zone-file $INCLUDE: CoreDNS reads that file in its pod (dns.NewRR allows $INCLUDE), which this plugin never opens", nil
+	}
+	return rr, "", err
 }
 
 func rrAddr(rr dns.RR) netip.Addr {

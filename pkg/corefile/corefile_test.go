@@ -2,10 +2,13 @@ package corefile
 
 import (
 	"errors"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
@@ -233,11 +236,64 @@ func TestCorefileSnippetsAreExpandedAndEnvPlaceholdersStayUnknown(t *testing.T) 
 }
 
 func TestCorefileZoneFileSerialIsReadOrTheLineNamed(t *testing.T) {
-	serial, err := ZoneFileSerial("apps.example.com", "db.apps", "$TTL 60\n@ IN SOA ns hostmaster 2024010101 7200 3600 1209600 60\n@ IN A 10.0.10.11\n")
+	serial, err := ZoneFileSerial(nil, "apps.example.com", "db.apps", "$TTL 60\n@ IN SOA ns hostmaster 2024010101 7200 3600 1209600 60\n@ IN A 10.0.10.11\n")
 	require.NoError(t, err)
 	assert.Equal(t, uint32(2024010101), serial)
-	_, err = ZoneFileSerial("apps.example.com", "db.apps", "@ IN A 10.0.10.11\n@ IN SOA ns hostmaster notanumber 1 1 1 1\n")
+	_, err = ZoneFileSerial(nil, "apps.example.com", "db.apps", "@ IN A 10.0.10.11\n@ IN SOA ns hostmaster notanumber 1 1 1 1\n")
 	assert.ErrorContains(t, err, "line: 2")
-	_, err = ZoneFileSerial("apps.example.com", "db.apps", "@ IN A 10.0.10.11\n")
+	_, err = ZoneFileSerial(nil, "apps.example.com", "db.apps", "@ IN A 10.0.10.11\n")
 	assert.ErrorContains(t, err, "no SOA")
+}
+
+// A zone file is outside data: its $INCLUDE is followed only into the pod's ConfigMap files
+// (never this machine's), and a $GENERATE that expands without end is left unread, quickly.
+func TestZoneFileIncludesAndGeneratesAreBounded(t *testing.T) {
+	const soa = "$ORIGIN a.\n@ 60 IN SOA ns host 1 2 3 4 5\n"
+	pod := func(extra map[string]File) *Files {
+		f := NewFiles()
+		m := map[string]File{"Corefile": {Content: "a:53 {\n file /etc/coredns/db.a\n}\n"}}
+		maps.Copy(m, extra)
+		f.MountVolume("/etc/coredns", m)
+		return f
+	}
+	t.Run("an include of this machine's files is never opened", func(t *testing.T) {
+		c, err := Load("t", pod(map[string]File{"db.a": {Content: soa + "$INCLUDE /etc/passwd\n"}}), "/etc/coredns/Corefile")
+		require.NoError(t, err)
+		assert.Empty(t, c.Problems, "CoreDNS may well start: the pod's /etc/passwd is not ours to read")
+		require.Len(t, c.Incomplete, 1)
+		assert.Contains(t, c.Incomplete[0], "/etc/passwd is not in a ConfigMap volume of the pod")
+	})
+	t.Run("an include of the pod's ConfigMap is read", func(t *testing.T) {
+		serial, err := ZoneFileSerial(pod(map[string]File{"db.soa": {Content: soa}}), "a", "/etc/coredns/db.a", "$INCLUDE db.soa\n")
+		require.NoError(t, err)
+		assert.Equal(t, uint32(1), serial)
+	})
+	t.Run("a generate bomb stops at the record cap", func(t *testing.T) {
+		bomb := soa + strings.Repeat("$GENERATE 1-65535 h$ A 10.0.0.1\n", 100)
+		start := time.Now()
+		_, err := ZoneFileSerial(nil, "a", "db.a", bomb)
+		require.ErrorIs(t, err, ErrZoneUnread)
+		assert.Contains(t, err.Error(), "more than 200000 records")
+		t.Logf("stopped after %s", time.Since(start))
+	})
+}
+
+// A template answer is built with dns.NewRR, whose ReadRR allows $INCLUDE (miekg/dns
+// scan.go): CoreDNS reads the file in its pod. Here no answer ever opens a file of this
+// machine, even one that never ends: it is left unread, and what CoreDNS answers is unknown.
+func TestATemplateAnswerNeverOpensALocalFile(t *testing.T) {
+	for _, answer := range []string{`$INCLUDE /dev/zero`, `$INCLUDE /etc/passwd`, `$INCLUDE ../../../../etc/passwd apps.example.com.`} {
+		c, err := Parse("x", []byte("apps.example.com:53 {\n template IN A {\n  answer \""+answer+"\"\n }\n}\n"))
+		require.NoError(t, err)
+		a := c.Blocks[0].Templates[0].Answers[0]
+		assert.NotContains(t, a.Err+a.Record, "root:", "no file content reaches the report")
+		require.NotEmpty(t, a.Unread, answer)
+		assert.False(t, a.Static, answer)
+		assert.Contains(t, a.Unread, "$INCLUDE")
+		o := ask(c, "a.apps.example.com", dns.TypeA, "53")
+		assert.Contains(t, o.Unknown, "is not read", answer)
+	}
+	c, err := Parse("x", []byte("apps.example.com:53 {\n template IN A {\n  answer \"$GENERATE 1-65535 h$ A 10.0.0.1\"\n }\n}\n"))
+	require.NoError(t, err)
+	assert.Empty(t, c.Blocks[0].Templates[0].Answers[0].Unread, "$GENERATE is read as NewRR reads it: its first record")
 }

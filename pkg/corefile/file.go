@@ -1,9 +1,13 @@
 package corefile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
+	"syscall"
+	"testing/fstest"
 
 	"github.com/miekg/dns"
 )
@@ -46,17 +50,85 @@ func (b *ServerBlock) FileZones() []FileZone {
 	return out
 }
 
-// parseZoneFile reads a zone file as plugin/file/file.go Parse does at start-up.
-func parseZoneFile(origin, name, text string) error {
+// maxZoneRecords bounds how many records a zone file may expand to before it is left unread:
+// a ConfigMap holds at most 1 MiB, but each $GENERATE line expands to up to 65535 records
+// (miekg/dns scan.go), so a hostile file could make the reader spin for minutes.
+const maxZoneRecords = 200_000
+
+// ErrZoneUnread is wrapped by the errors of a zone file that is not read to its end on
+// purpose: an $INCLUDE of a path outside the pod's ConfigMap volumes (CoreDNS follows
+// $INCLUDE on the pod's file system, plugin/file/file.go Parse calls SetIncludeAllowed(true);
+// this reader follows it only into the files the API shows, never into this machine's), or
+// more than maxZoneRecords records. What CoreDNS makes of such a file cannot be told.
+var ErrZoneUnread = errors.New("zone file not read")
+
+// podFS is the pod's file system as the API shows it, for miekg/dns's $INCLUDE: a file of a
+// ConfigMap volume opens, a path under a known volume that holds no such key does not exist
+// (CoreDNS then refuses the zone file), any other path is unknown.
+type podFS struct {
+	files  *Files
+	opened *[]string
+}
+
+func (p podFS) Open(name string) (fs.File, error) {
+	abs := "/" + name
+	*p.opened = append(*p.opened, name)
+	if f, ok := p.files.Read(abs); ok {
+		return fstest.MapFS{name: &fstest.MapFile{Data: []byte(f.Content)}}.Open(name)
+	}
+	if p.files.Known(abs) {
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: syscall.ENOENT}
+	}
+	return nil, errUnknownPath{path: abs}
+}
+
+// eachZoneRecord reads a zone file as plugin/file/file.go Parse does (miekg/dns's ZoneParser
+// with the file's origin and $INCLUDE allowed), calling each for every record, within the
+// bounds above.
+func eachZoneRecord(files *Files, origin, name, text string, each func(dns.RR)) error {
 	zp := dns.NewZoneParser(strings.NewReader(text), dns.Fqdn(origin), name)
-	seenSOA := false
+	zp.SetIncludeAllowed(true)
+	var opened []string
+	zp.SetIncludeFS(podFS{files: files, opened: &opened})
+	n := 0
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		if n++; n > maxZoneRecords {
+			return fmt.Errorf("%s: %w: more than %d records (expanded $GENERATE ranges)", name, ErrZoneUnread, maxZoneRecords)
+		}
+		each(rr)
+	}
+	err := zp.Err()
+	if unknown, ok := errors.AsType[errUnknownPath](err); ok {
+		return fmt.Errorf("%s: %w: it $INCLUDEs %s", name, ErrZoneUnread, unknown.Error())
+	}
+	if err != nil && len(opened) > 0 {
+		// miekg/dns names an fs.FS path without its leading slash; CoreDNS opens the same
+		// path on the file system and names it absolute: say it as CoreDNS does.
+		msg := err.Error()
+		for _, o := range opened {
+			msg = strings.ReplaceAll(msg, "`"+o+"'", "`/"+o+"'")
+			if strings.HasPrefix(msg, o+": dns:") {
+				msg = "/" + msg
+			}
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+// parseZoneFile reads a zone file as plugin/file/file.go Parse does at start-up.
+func parseZoneFile(files *Files, origin, name, text string) error {
+	seenSOA := false
+	err := eachZoneRecord(files, origin, name, text, func(rr dns.RR) {
 		if _, isSOA := rr.(*dns.SOA); isSOA {
 			seenSOA = true
 		}
+	})
+	if errors.Is(err, ErrZoneUnread) {
+		return err
 	}
-	if zp.Err() != nil {
-		return fmt.Errorf("failed to parse file %q for origin %s with error %v", name, origin, zp.Err())
+	if err != nil {
+		return fmt.Errorf("failed to parse file %q for origin %s with error %v", name, origin, err)
 	}
 	if !seenSOA {
 		return fmt.Errorf("file %q has no SOA record for origin %s", name, origin)
@@ -82,16 +154,16 @@ func (c *Corefile) ResolvePath(b *ServerBlock, p string) string {
 }
 
 // ZoneFileSerial returns the SOA serial of a zone file's text, reading the whole file as
-// CoreDNS does: any record that does not parse is an error naming its line.
-func ZoneFileSerial(origin, name, text string) (uint32, error) {
-	zp := dns.NewZoneParser(strings.NewReader(text), dns.Fqdn(origin), name)
+// CoreDNS does (its $INCLUDEs through the pod's files): any record that does not parse is an
+// error naming its line.
+func ZoneFileSerial(files *Files, origin, name, text string) (uint32, error) {
 	var soa *dns.SOA
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+	err := eachZoneRecord(files, origin, name, text, func(rr dns.RR) {
 		if s, isSOA := rr.(*dns.SOA); isSOA && soa == nil {
 			soa = s
 		}
-	}
-	if err := zp.Err(); err != nil {
+	})
+	if err != nil {
 		return 0, err
 	}
 	if soa == nil {

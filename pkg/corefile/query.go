@@ -284,7 +284,12 @@ func (t *Template) answer(data tmplData, o *Outcome) {
 				o.Unknown = fmt.Sprintf("the answer at line %d depends on more than the name asked: not evaluated", sec[j].Line)
 				return
 			}
-			rr, err := dns.NewRR(text)
+			rr, unread, err := readAnswer(text)
+			if unread != "" {
+				o.Rcode, o.RecordsKnown, o.Records, o.Authority, o.Authoritative = -1, false, nil, nil, false
+				o.Unknown = fmt.Sprintf("the answer at line %d is not read: %s", sec[j].Line, unread)
+				return
+			}
 			if err != nil || rr == nil {
 				o.Rcode, o.Records, o.Authority, o.Authoritative = dns.RcodeServerFailure, nil, nil, false
 				return

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
 )
 
 // Each rule case says whether CoreDNS starts and with which error; the lab tests run the same

@@ -468,7 +468,12 @@ func setupFile(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 			continue
 		}
 		for _, origin := range fz.Zones {
-			if err := parseZoneFile(origin, p, f.Content); err != nil {
+			err := parseZoneFile(c.files, origin, p, f.Content)
+			if errors.Is(err, ErrZoneUnread) {
+				c.Incomplete = append(c.Incomplete, err.Error())
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		}

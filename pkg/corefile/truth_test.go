@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/internal/corefiletest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile/corefiletest"
 )
 
 const corpusDir = "../../testdata/corpus"

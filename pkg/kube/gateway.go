@@ -59,8 +59,18 @@ type httpRouteSpec struct {
 	ParentRefs []parentRef `json:"parentRefs"`
 	Hostnames  []string    `json:"hostnames"`
 	Rules      []struct {
-		Filters []routeFilter `json:"filters"`
+		Filters     []routeFilter `json:"filters"`
+		BackendRefs []backendRef  `json:"backendRefs"`
 	} `json:"rules"`
+}
+
+// backendRef is an HTTPRoute rule's backendRef: group "" and kind Service by default, the
+// route's namespace by default (Gateway API spec, BackendObjectReference).
+type backendRef struct {
+	Group     *string `json:"group"`
+	Kind      *string `json:"kind"`
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
 }
 
 type routeFilter struct {
@@ -97,6 +107,7 @@ func (s *Setup) httpRoutes() []Route {
 			}
 			if i < len(spec.Rules) {
 				r.RuleFilters = len(spec.Rules[i].Filters)
+				r.Backends = httpRouteBackends(spec.Rules[i].BackendRefs, hr.GetNamespace())
 				for _, f := range spec.Rules[i].Filters {
 					if f.Type != "ExtensionRef" || f.ExtensionRef == nil || f.ExtensionRef.Kind != "Middleware" || !strings.HasPrefix(f.ExtensionRef.Group, "traefik.") {
 						continue
@@ -111,6 +122,22 @@ func (s *Setup) httpRoutes() []Route {
 			s.reach(&r, via, known)
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// httpRouteBackends are the Services of a rule's backendRefs (other kinds are not Services).
+func httpRouteBackends(refs []backendRef, namespace string) []Backend {
+	var out []Backend
+	for _, ref := range refs {
+		if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") || ref.Name == "" {
+			continue
+		}
+		b := Backend{Kind: "Service", Namespace: namespace, Name: ref.Name}
+		if ref.Namespace != "" {
+			b.Namespace = ref.Namespace
+		}
+		out = append(out, b)
 	}
 	return out
 }

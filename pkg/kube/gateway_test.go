@@ -116,6 +116,19 @@ func TestHTTPRoutesWithoutTheGatewayProviderAreNotServedByTheProxy(t *testing.T)
 	assert.Contains(t, r.NotServed, "does not run the kubernetesGateway provider")
 }
 
+func TestHTTPRouteBackendRefsAreItsBackends(t *testing.T) {
+	hr := httpRoute("wiki", "wiki")
+	hr.Object["spec"].(map[string]any)["rules"] = []any{map[string]any{"backendRefs": []any{
+		map[string]any{"name": "wiki", "port": int64(80)},
+		map[string]any{"name": "auth", "namespace": "auth"},
+		map[string]any{"name": "bucket", "group": "example.com", "kind": "Bucket"},
+	}}}
+	s := gatewaySetup(TraefikGatewayController, webListenerFromAll, hr)
+	s.DeriveModels("")
+	r := routeNamed(t, s, "wiki")
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "wiki", Name: "wiki"}, {Kind: "Service", Namespace: "auth", Name: "auth"}}, r.Backends)
+}
+
 // Each way a Gateway parent does not take an HTTPRoute, or may not, is said on the route.
 func TestHTTPRouteAttachmentSaysWhyAParentDoesNotTakeIt(t *testing.T) {
 	listener := func(changes map[string]any) map[string]any {

@@ -9,6 +9,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The proxy's routes, read once: LA107 judges their audience, the probe host is chosen among
@@ -73,6 +74,22 @@ type Route struct {
 	Reviewed     bool
 	// RuleFilters is the number of filters of an HTTPRoute's rule (a fix appends to them).
 	RuleFilters int
+	// Backends are where it sends requests: an IngressRoute's services, an Ingress's backend
+	// Services, an HTTPRoute rule's backendRefs.
+	Backends []Backend
+}
+
+// Backend is one backend of a route.
+type Backend struct {
+	// Kind is Service or TraefikService (an IngressRoute's services[].kind, default Service).
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// IsService reports whether the backend is Service namespace/name.
+func (b Backend) IsService(namespace, name string) bool {
+	return b.Kind == "Service" && b.Namespace == namespace && b.Name == name
 }
 
 // MiddlewareRef is a middleware named by a route, resolved against the cluster's Middlewares.
@@ -88,6 +105,24 @@ type MiddlewareRef struct {
 	// Traefik asks whether a request may pass, and whose answer (a 302 to the identity
 	// provider) the client gets. "" when it has none.
 	ForwardAuth string
+	// Forward is that forwardAuth with the options that shape the client's answer (nil when
+	// it has none).
+	Forward *ForwardAuth
+}
+
+// ForwardAuth is a forwardAuth middleware as Traefik runs it (traefik/traefik v3.7.9
+// pkg/middlewares/auth/forward.go): when the auth server answers outside 2xx, Traefik copies its
+// status and headers to the client, and the Location as Go's http.Response.Location resolves it
+// against Address, unless PreserveLocationHeader (redirectURL); when it answers 401 and
+// AuthSigninURL is set, Traefik redirects to AuthSigninURL instead (ServeHTTP).
+type ForwardAuth struct {
+	// Middleware is the Middleware that holds it ("namespace/name"; a chain's member).
+	Middleware string
+	Address    string
+	// PreserveLocationHeader (Traefik v3.3+) passes the auth server's Location as written.
+	PreserveLocationHeader bool
+	// AuthSigninURL (Traefik v3.7+) is where a 401 of the auth server sends the client.
+	AuthSigninURL string
 }
 
 // Authentication returns how the route authenticates (the first authenticating middleware,
@@ -104,12 +139,21 @@ func (r Route) Authentication() string {
 // ForwardAuthAddress is the forwardAuth address of the route's first authenticating
 // middleware, "" when it authenticates otherwise or not at all.
 func (r Route) ForwardAuthAddress() string {
-	for _, m := range r.Middlewares {
-		if m.Auth != "" {
-			return m.ForwardAuth
-		}
+	if fa := r.ForwardAuth(); fa != nil {
+		return fa.Address
 	}
 	return ""
+}
+
+// ForwardAuth is the forwardAuth of the route's first authenticating middleware, nil when it
+// authenticates otherwise or not at all.
+func (r Route) ForwardAuth() *ForwardAuth {
+	for _, m := range r.Middlewares {
+		if m.Auth != "" {
+			return m.Forward
+		}
+	}
+	return nil
 }
 
 // HTTPS reports whether the LAN reaches the route on port 443/TCP of a Service.
@@ -152,7 +196,7 @@ func (s *Setup) readRouteModel() {
 	}
 	idx := newMiddlewareIndex(s)
 	s.MiddlewaresKnown = idx.known
-	var routes []Route
+	routes := make([]Route, 0, len(s.IngressRoutes)+len(s.Ingresses)+len(s.HTTPRoutes))
 	for _, ir := range s.IngressRoutes {
 		routes = append(routes, s.ingressRouteRoutes(ir)...)
 	}
@@ -209,6 +253,7 @@ func (s *Setup) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 			}
 			r.Middlewares = append(r.Middlewares, ref)
 		}
+		r.Backends = ingressRouteBackends(m, ir.GetNamespace())
 		if len(list) > 1 {
 			r.Object += fmt.Sprintf(" route %d", i)
 		}
@@ -220,6 +265,36 @@ func (s *Setup) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 		via, known := s.entryPointsOf(eps)
 		s.reach(&r, via, known)
 		out = append(out, r)
+	}
+	return out
+}
+
+// ingressRouteBackends reads a route's services: kind Service unless written, namespace the
+// IngressRoute's unless written (traefik/traefik v3.7.9 pkg/provider/kubernetes/crd
+// kubernetes_http.go nameAndService, namespaceOrParentNamespace). A name of another provider
+// ("name@file") keeps its name and no namespace.
+func ingressRouteBackends(route map[string]any, namespace string) []Backend {
+	list, _ := route["services"].([]any)
+	var out []Backend
+	for _, x := range list {
+		m, ok := x.(map[string]any)
+		if !ok {
+			continue
+		}
+		b := Backend{Kind: "Service", Namespace: namespace}
+		b.Name, _ = m["name"].(string)
+		if k, _ := m["kind"].(string); k != "" {
+			b.Kind = k
+		}
+		if ns, _ := m["namespace"].(string); ns != "" {
+			b.Namespace = ns
+		}
+		if strings.Contains(b.Name, "@") {
+			b.Namespace = ""
+		}
+		if b.Name != "" {
+			out = append(out, b)
+		}
 	}
 	return out
 }
@@ -239,37 +314,49 @@ func (s *Setup) crdClassRefused(ir unstructured.Unstructured) string {
 	return fmt.Sprintf("its class %q is not the one the proxy's CRD provider serves (%q): Traefik skips it", class, want)
 }
 
-// judgeReferences marks a route Traefik refuses because of a middleware reference: with
-// allowCrossNamespace off (Traefik's default), a middleware in another namespace, or an
-// @kubernetescrd name, makes Traefik skip the whole route, which then answers 404
-// (traefik/traefik v3.7.9 pkg/provider/kubernetes/crd/kubernetes_http.go
-// loadIngressRouteConfiguration: makeMiddlewareKeys error -> continue; kubernetes.go
-// resolveReference, "allowCrossNamespace is disabled, cross-namespace are disallowed").
+// judgeReferences marks a route Traefik refuses because of a reference: with
+// allowCrossNamespace off (Traefik's default), a middleware or a service in another namespace,
+// or an @kubernetescrd middleware name, makes Traefik skip the whole route, which then answers
+// 404 (traefik/traefik v3.7.9 pkg/provider/kubernetes/crd/kubernetes_http.go
+// loadIngressRouteConfiguration: makeMiddlewareKeys or nameAndService error -> continue;
+// kubernetes.go resolveReference, "allowCrossNamespace is disabled, cross-namespace are
+// disallowed"; nameAndService, "service %s/%s not in the parent resource namespace %s").
 func (s *Setup) judgeReferences(r *Route) {
 	cfg := s.Traefik
 	if cfg.AllowCrossNamespaceKnown && cfg.AllowCrossNamespace {
 		return
 	}
+	why := crossNamespaceReference(r)
+	if why == "" {
+		return
+	}
+	if !cfg.Found || !cfg.AllowCrossNamespaceKnown {
+		r.ServedUnsure = why + ": Traefik refuses it unless providers.kubernetesCRD.allowCrossNamespace is on, and that option could not be read (" + s.traefikUnread() + ")"
+		return
+	}
+	r.Served, r.Refused = false, true
+	r.NotServed = why + ", and providers.kubernetesCRD.allowCrossNamespace is off (" + cfg.Source + ")"
+}
+
+// crossNamespaceReference names the first reference of an IngressRoute's route that Traefik
+// allows only with allowCrossNamespace, "" when there is none.
+func crossNamespaceReference(r *Route) string {
 	for _, m := range r.Middlewares {
-		var why string
 		switch {
 		case strings.HasSuffix(m.Name, "@kubernetescrd"):
-			why = fmt.Sprintf("middleware %s is an @kubernetescrd reference", m.Raw)
+			return fmt.Sprintf("middleware %s is an @kubernetescrd reference", m.Raw)
 		case strings.Contains(m.Name, "@"):
 			continue // another provider's middleware: not a namespace question
 		case m.Namespace != r.Namespace:
-			why = fmt.Sprintf("middleware %s is in namespace %s, not the route's", m.Raw, m.Namespace)
-		default:
-			continue
+			return fmt.Sprintf("middleware %s is in namespace %s, not the route's", m.Raw, m.Namespace)
 		}
-		if !cfg.Found || !cfg.AllowCrossNamespaceKnown {
-			r.ServedUnsure = why + ": Traefik refuses it unless providers.kubernetesCRD.allowCrossNamespace is on, and that option could not be read (" + s.traefikUnread() + ")"
-			return
-		}
-		r.Served, r.Refused = false, true
-		r.NotServed = why + ", and providers.kubernetesCRD.allowCrossNamespace is off (" + cfg.Source + ")"
-		return
 	}
+	for _, b := range r.Backends {
+		if b.Namespace != "" && b.Namespace != r.Namespace {
+			return fmt.Sprintf("its %s %s/%s is in namespace %s, not the route's", b.Kind, b.Namespace, b.Name, b.Namespace)
+		}
+	}
+	return ""
 }
 
 // traefikUnread says why the Traefik configuration is not fully known.
@@ -347,6 +434,7 @@ func (s *Setup) ingressRoute(ing networkingv1.Ingress) Route {
 	for _, rule := range ing.Spec.Rules {
 		r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(rule.Host), "."))
 	}
+	r.Backends = ingressBackends(ing)
 	r.EntryPoints = splitList(ing.Annotations[TraefikEntryPointsAnnotation])
 	for _, ref := range splitList(ing.Annotations[TraefikMiddlewaresAnnotation]) {
 		r.Middlewares = append(r.Middlewares, MiddlewareRef{Raw: ref})
@@ -356,9 +444,34 @@ func (s *Setup) ingressRoute(ing networkingv1.Ingress) Route {
 	return r
 }
 
+// ingressBackends are the Services an Ingress sends to (its default backend and its paths'),
+// in its own namespace, each once.
+func ingressBackends(ing networkingv1.Ingress) []Backend {
+	var out []Backend
+	add := func(b *networkingv1.IngressBackend) {
+		if b == nil || b.Service == nil || b.Service.Name == "" {
+			return
+		}
+		nb := Backend{Kind: "Service", Namespace: ing.Namespace, Name: b.Service.Name}
+		if !slices.Contains(out, nb) {
+			out = append(out, nb)
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for _, p := range rule.HTTP.Paths {
+			add(&p.Backend)
+		}
+	}
+	return out
+}
+
 func splitList(s string) []string {
 	var out []string
-	for _, x := range strings.Split(s, ",") {
+	for x := range strings.SplitSeq(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {
 			out = append(out, x)
 		}
@@ -430,7 +543,10 @@ func (idx middlewareIndex) resolve(ref *MiddlewareRef) {
 	if ok {
 		ref.Found = true
 		ref.Namespace, ref.Name = m.GetNamespace(), m.GetName()
-		ref.Auth, ref.ForwardAuth = idx.auth(m, 3)
+		ref.Auth, ref.Forward = idx.auth(m, 3)
+		if ref.Forward != nil {
+			ref.ForwardAuth = ref.Forward.Address
+		}
 		return
 	}
 	if !idx.known && LooksLikeAuth(ref.Raw) {
@@ -455,17 +571,20 @@ func (idx middlewareIndex) lookup(ref *MiddlewareRef) (unstructured.Unstructured
 	return unstructured.Unstructured{}, false
 }
 
-// auth says how the middleware authenticates ("" when it does not) and its forwardAuth address
-// when it is one. Chains are followed a few levels deep.
-func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string, string) {
+// auth says how the middleware authenticates ("" when it does not) and its forwardAuth when it
+// is one. Chains are followed a few levels deep.
+func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string, *ForwardAuth) {
 	spec, _ := m.Object["spec"].(map[string]any)
 	if fa, ok := spec["forwardAuth"].(map[string]any); ok {
-		addr, _ := fa["address"].(string)
-		return "forwardAuth", addr
+		out := &ForwardAuth{Middleware: m.GetNamespace() + "/" + m.GetName()}
+		out.Address, _ = fa["address"].(string)
+		out.PreserveLocationHeader, _ = fa["preserveLocationHeader"].(bool)
+		out.AuthSigninURL, _ = fa["authSigninURL"].(string)
+		return "forwardAuth", out
 	}
 	for _, k := range []string{"basicAuth", "digestAuth"} {
 		if _, ok := spec[k]; ok {
-			return k, ""
+			return k, nil
 		}
 	}
 	if plugin, ok := spec["plugin"].(map[string]any); ok {
@@ -476,7 +595,7 @@ func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string,
 		sort.Strings(names)
 		for _, name := range names {
 			if LooksLikeAuth(name) {
-				return "plugin " + name, ""
+				return "plugin " + name, nil
 			}
 		}
 	}
@@ -490,13 +609,13 @@ func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string,
 				ns = m.GetNamespace()
 			}
 			if next, ok := idx.byKey[ns+"/"+name]; ok {
-				if k, addr := idx.auth(next, depth-1); k != "" {
-					return "chain " + m.GetName() + " > " + k, addr
+				if k, fa := idx.auth(next, depth-1); k != "" {
+					return "chain " + m.GetName() + " > " + k, fa
 				}
 			}
 		}
 	}
-	return "", ""
+	return "", nil
 }
 
 // entryPointAuth credits a route without an authenticating middleware of its own with its entry
@@ -569,8 +688,15 @@ type ProbeHost struct {
 	Name   string
 	Source string
 	// ForwardAuth is the forwardAuth address of the route it came from ("" when none): the
-	// HTTPS checks expect the redirect that this authentication answers.
+	// HTTPS checks expect the redirect that this authentication answers. Forward is that
+	// forwardAuth (nil when none).
 	ForwardAuth string
+	Forward     *ForwardAuth
+	// Route names the served route it is a host of ("" when none: the zone apex, or a --host
+	// that no served route names).
+	Route string
+	// Redirect is where its anonymous redirect may legitimately point (see Setup.redirectTargets).
+	Redirect RedirectTargets
 }
 
 // chooseProbeHost takes host (--host); else a host of a route the proxy serves inside the zone
@@ -582,7 +708,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		ph := ProbeHost{Name: strings.ToLower(h), Source: "--host"}
 		for _, r := range routes {
 			if r.Served && r.NotServed == "" && routeHasHost(r, ph.Name) {
-				ph.ForwardAuth = r.ForwardAuthAddress()
+				ph.fromRoute(r)
 				break
 			}
 		}
@@ -593,20 +719,23 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		return ProbeHost{}
 	}
 	type candidate struct {
-		host, source, forwardAuth string
-		auth, https, sure         bool
+		host              string
+		route             int
+		auth, https, sure bool
 	}
 	var found []candidate
-	for _, r := range routes {
+	for i, r := range routes {
 		if !r.Served || r.NotServed != "" || r.Reach == ReachNotLAN {
 			continue
 		}
 		auth := r.Authentication() != ""
 		for _, h := range r.Hosts {
-			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) {
+			// A wildcard, a host outside the zone, or text that is not a host name (Host()
+			// is free text someone else wrote; it ends in DNS questions and printed commands).
+			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) || len(validation.IsDNS1123Subdomain(h)) > 0 {
 				continue
 			}
-			found = append(found, candidate{host: h, source: r.Object, forwardAuth: r.ForwardAuthAddress(), auth: auth,
+			found = append(found, candidate{host: h, route: i, auth: auth,
 				https: r.HTTPS() || r.Reach == ReachUnknown, sure: r.ServedUnsure == ""})
 		}
 	}
@@ -624,20 +753,27 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 	})
 	if len(found) > 0 {
 		c := found[0]
-		src := c.source
+		ph := ProbeHost{Name: c.host}
+		ph.fromRoute(routes[c.route])
+		ph.Source = ph.Route
 		if c.auth {
-			src += " (a route with an authentication middleware)"
+			ph.Source += " (a route with an authentication middleware)"
 		}
-		return ProbeHost{Name: c.host, Source: src, ForwardAuth: c.forwardAuth}
+		return ph
 	}
 	return ProbeHost{Name: zone, Source: "zone apex (no route of the proxy for the zone was found; name one with --host)"}
 }
 
-func routeHasHost(r Route, host string) bool {
-	for _, h := range r.Hosts {
-		if h == host {
-			return true
-		}
+// fromRoute records the route the probe host came from and its forwardAuth.
+func (ph *ProbeHost) fromRoute(r Route) {
+	ph.Route = r.Object
+	ph.ForwardAuth = r.ForwardAuthAddress()
+	if fa := r.ForwardAuth(); fa != nil {
+		c := *fa
+		ph.Forward = &c
 	}
-	return false
+}
+
+func routeHasHost(r Route, host string) bool {
+	return slices.Contains(r.Hosts, host)
 }

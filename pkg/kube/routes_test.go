@@ -109,6 +109,17 @@ func TestChooseProbeHost(t *testing.T) {
 			ingresses: []networkingv1.Ingress{testIngress("a", "wild", "*.apps.example.com", &traefik, nil)},
 			wantHost:  "apps.example.com", wantSource: "zone apex (no route of the proxy for the zone was found; name one with --host)",
 		},
+		{
+			// A route's Host() is free text someone else wrote: the probe host goes into DNS
+			// questions, URLs and printed commands, so only a host name is a candidate.
+			name: "a host that is not a host name is never the probe host",
+			routes: []unstructured.Unstructured{
+				testIngressRoute("a", "evil", "Host(`x\n rm -rf ~ #.apps.example.com`)", "forward-auth"),
+				testIngressRoute("a", "space", "Host(`a b.apps.example.com`)", "forward-auth"),
+				testIngressRoute("a", "ok", "Host(`zz.apps.example.com`)"),
+			},
+			wantHost: "zz.apps.example.com", wantSource: "IngressRoute a/ok",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,4 +145,37 @@ func TestRoutesResolveMiddlewaresOnceForEveryReader(t *testing.T) {
 	assert.False(t, s.Routes[1].Middlewares[0].Found)
 	assert.True(t, s.MiddlewaresKnown)
 	assert.Equal(t, "a/forward-auth", s.AuthMiddleware)
+}
+
+func TestRoutesReadTheirBackendsAndTheirForwardAuthOptions(t *testing.T) {
+	traefik := "traefik"
+	ir := testIngressRoute("web", "multi", "Host(`m.apps.example.com`)", "secured")
+	ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["services"] = []any{
+		map[string]any{"name": "a", "port": int64(80)},
+		map[string]any{"name": "wrr", "kind": "TraefikService"},
+		map[string]any{"name": "b@file"},
+	}
+	ing := testIngress("web", "app", "app.apps.example.com", &traefik, nil)
+	ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "fallback"}}
+	ing.Spec.Rules[0].HTTP = &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+		{Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app"}}},
+		{Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app"}}},
+	}}
+	s := routeSetup([]unstructured.Unstructured{ir}, []networkingv1.Ingress{ing})
+	s.Middlewares = append(s.Middlewares,
+		testMiddleware("web", "secured", map[string]any{"chain": map[string]any{"middlewares": []any{map[string]any{"name": "sso"}}}}),
+		testMiddleware("web", "sso", map[string]any{"forwardAuth": map[string]any{
+			"address": "http://authelia.auth:9091/api/verify", "preserveLocationHeader": true, "authSigninURL": "/login"}}))
+	s.DeriveModels("")
+
+	multi := routeNamed(t, s, "multi")
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "web", Name: "a"}, {Kind: "TraefikService", Namespace: "web", Name: "wrr"},
+		{Kind: "Service", Name: "b@file"}}, multi.Backends)
+	assert.Equal(t, &ForwardAuth{Middleware: "web/sso", Address: "http://authelia.auth:9091/api/verify", PreserveLocationHeader: true, AuthSigninURL: "/login"},
+		multi.ForwardAuth(), "the chain's member holds the forwardAuth and its options")
+	assert.Equal(t, "http://authelia.auth:9091/api/verify", multi.ForwardAuthAddress())
+
+	app := routeNamed(t, s, "app")
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "web", Name: "fallback"}, {Kind: "Service", Namespace: "web", Name: "app"}}, app.Backends)
+	assert.Nil(t, app.ForwardAuth())
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/mod/semver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -20,9 +21,10 @@ import (
 // environment or a file (traefik/traefik pkg/cli): only the arguments are read here; when the
 // pod also points Traefik at a file or sets TRAEFIK_* variables, what they add is not known.
 type TraefikConfig struct {
-	// Found: the proxy's pods run a Traefik container. Source names it.
+	// Found: the proxy's pods run a Traefik container. Source names it; Image is its image.
 	Found  bool
 	Source string
+	Image  string
 	// EntryPointsKnown: the entry points were read (from --entryPoints.NAME.address, else from
 	// the container ports the Traefik chart names after its entry points). EntryPointsWhy says
 	// why not, or what they were read from.
@@ -117,6 +119,28 @@ func (c TraefikConfig) EntryPointForListener(port int32, protocol string) (Entry
 	return EntryPoint{}, false
 }
 
+// Version is the Traefik version the image's tag names ("v3.1.2"; the official images are
+// tagged v3.1.2 and 3.1.2), "" when the tag is not a full version (latest, v3, a digest only,
+// a tag with a suffix such as -alpine is read without it).
+func (c TraefikConfig) Version() string {
+	repo, _, _ := strings.Cut(c.Image, "@")
+	if i := strings.LastIndex(repo, "/"); i >= 0 {
+		repo = repo[i+1:]
+	}
+	_, tag, ok := strings.Cut(repo, ":")
+	if !ok {
+		return ""
+	}
+	tag, _, _ = strings.Cut(tag, "-")
+	if !strings.HasPrefix(tag, "v") {
+		tag = "v" + tag
+	}
+	if !semver.IsValid(tag) || semver.Canonical(tag) != tag {
+		return ""
+	}
+	return tag
+}
+
 // traefikContainer finds the Traefik container of a pod spec (its image names traefik).
 func traefikContainer(spec *corev1.PodSpec) (corev1.Container, bool) {
 	if spec == nil {
@@ -160,7 +184,7 @@ func (s *Setup) readTraefikConfig() TraefikConfig {
 	if !ok {
 		return TraefikConfig{EntryPointsWhy: "no Traefik container was found in the proxy's pods"}
 	}
-	cfg := TraefikConfig{Found: true, Source: "container " + c.Name}
+	cfg := TraefikConfig{Found: true, Source: "container " + c.Name, Image: c.Image}
 	if s.ProxyWorkload != nil {
 		cfg.Source = Ref("Deployment", s.ProxyWorkload.Namespace, s.ProxyWorkload.Name) + " " + cfg.Source
 	}

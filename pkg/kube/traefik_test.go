@@ -264,3 +264,43 @@ func TestEntryPointMiddlewaresProtectTheRoutesOnThem(t *testing.T) {
 	r = routeNamed(t, build("--entryPoints.websecure.http.middlewares=sso@file"), "wiki")
 	assert.Empty(t, r.Authentication(), "a file provider's middleware is not read")
 }
+
+// An IngressRoute's service in another namespace is refused like a middleware there
+// (traefik/traefik v3.7.9 kubernetes_http.go nameAndService: "service %s/%s not in the parent
+// resource namespace %s", and the route is skipped).
+func TestRoutesSendingToAServiceOfAnotherNamespaceAreRefusedUnlessAllowed(t *testing.T) {
+	build := func(args []string) Route {
+		s := proxySetup(args, func(s *Setup) {
+			ir := testIngressRoute("web", "portal", "Host(`auth.apps.example.com`)")
+			ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["services"] = []any{
+				map[string]any{"name": "authelia", "namespace": "auth", "port": int64(9091)}}
+			s.IngressRoutes = []unstructured.Unstructured{ir}
+		})
+		s.DeriveModels("")
+		return routeNamed(t, s, "portal")
+	}
+	r := build(chart41Args)
+	assert.True(t, r.Refused)
+	assert.Equal(t, "its Service auth/authelia is in namespace auth, not the route's, and providers.kubernetesCRD.allowCrossNamespace is off (Deployment traefik/traefik container traefik)", r.NotServed)
+	r = build(append(chart41Args, "--providers.kubernetescrd.allowCrossNamespace=true"))
+	assert.True(t, r.Served, r.NotServed)
+	assert.Equal(t, []Backend{{Kind: "Service", Namespace: "auth", Name: "authelia"}}, r.Backends)
+}
+
+func TestTraefikVersionIsReadFromAFullVersionTagOnly(t *testing.T) {
+	for image, want := range map[string]string{
+		"docker.io/traefik:v3.1.2":                   "v3.1.2",
+		"traefik:3.3.0":                              "v3.3.0",
+		"ghcr.io/traefik/traefik:v3.7.9-alpine":      "v3.7.9",
+		"registry:5000/traefik:v3.4.1@sha256:abcdef": "v3.4.1",
+		"traefik:v3.3.0-rc1":                         "v3.3.0",
+		"traefik":                                    "",
+		"traefik:latest":                             "",
+		"traefik:v3":                                 "",
+		"traefik:v3.3":                               "",
+		"traefik@sha256:abcdef":                      "",
+		"registry:5000/traefik":                      "",
+	} {
+		assert.Equal(t, want, TraefikConfig{Image: image}.Version(), image)
+	}
+}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -61,6 +62,7 @@ func (s *Setup) DeriveModels(host string) {
 	s.readZoneAnswers()
 	s.readRouteModel()
 	s.ProbeHost = chooseProbeHost(host, s.Zone, s.Routes)
+	s.ProbeHost.Redirect = s.redirectTargets(s.ProbeHost)
 }
 
 // ZonePort is the Corefile port the DNS Service's port 53 reaches: its target port when a
@@ -149,6 +151,9 @@ func (s *Setup) readZoneAnswers() {
 	for _, a := range append(append([]corefile.Answer{}, aT.Answers...), z.AAAAAnswers...) {
 		if !a.Static {
 			z.Why, z.Answers, z.AAAAAnswers = "an answer depends on the query (.Remote, .Meta...)", nil, nil
+			if a.Unread != "" {
+				z.Why = fmt.Sprintf("the answer at line %d is not read: %s", a.Line, a.Unread)
+			}
 			return
 		}
 	}

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 

@@ -30,7 +30,10 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
   lab fault masquerade drop             # restore
   lab fault return-route drop           # restore
   lab fault cert wrong-host             # good|expired|unknown-ca
-  lab fault dns-policy ClusterFirst     # Default`,
+  lab fault dns-policy ClusterFirst     # Default
+  lab fault lan-dns import              # dot-block|import-twice; seed restores
+  lab fault dual-stack on               # no-aaaa; off restores
+  lab fault auth-location http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/start   # idp restores`,
 	}
 	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
 	root.AddCommand(
@@ -49,11 +52,17 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				return f.ServeCertificate(ctx, faults.CertKind(a[0]))
 			})},
+		&cobra.Command{Use: "lan-dns " + strings.Join(faults.LanDNSVariants(), "|"), Short: "Put traefik/lan-dns in a real-world shape (seed restores)", Args: cobra.ExactArgs(1),
+			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error { return f.ApplyLanDNSVariant(ctx, a[0]) })},
+		&cobra.Command{Use: "dual-stack " + strings.Join(faults.DualStackModes(), "|"), Short: "IPv6 on the LAN, the nodes and the Services' externalIPs (no-aaaa: the zone keeps NODATA)", Args: cobra.ExactArgs(1),
+			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error { return f.SetDualStack(ctx, a[0]) })},
 		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
 				return err
 			})},
+		&cobra.Command{Use: "auth-location URL|idp", Short: "Make monitoring/grafana's forward-auth redirect to URL (idp: the identity provider)", Args: cobra.ExactArgs(1),
+			RunE: inLab(authLocationFault)},
 	)
 	return root
 }
@@ -178,5 +187,16 @@ func returnRouteFault(ctx context.Context, f faults.Lab, a []string) error {
 		return f.AddReturnRoutes(ctx, nil)
 	}
 	_, err = f.DropReturnRoutes(ctx)
+	return err
+}
+
+// authLocationFault makes the lab route's forward-auth answer a redirect to a URL, or ("idp")
+// to the identity provider again.
+func authLocationFault(ctx context.Context, f faults.Lab, a []string) error {
+	loc := a[0]
+	if loc == "idp" {
+		loc = ""
+	}
+	_, err := f.SetForwardAuthLocation(ctx, "monitoring", "grafana", loc)
 	return err
 }

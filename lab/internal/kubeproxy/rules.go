@@ -7,6 +7,7 @@ package kubeproxy
 import (
 	"fmt"
 	"hash/fnv"
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -52,11 +53,7 @@ func Rules(node string, services []*corev1.Service, slices []*discoveryv1.Endpoi
 	var rules []Rule
 	for _, svc := range services {
 		key := svc.Namespace + "/" + svc.Name
-		var frontends []string
-		if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
-			frontends = append(frontends, ip)
-		}
-		frontends = append(frontends, svc.Spec.ExternalIPs...)
+		frontends := ipv4Frontends(svc)
 		if len(frontends) == 0 {
 			continue
 		}
@@ -89,6 +86,45 @@ func Rules(node string, services []*corev1.Service, slices []*discoveryv1.Endpoi
 		return a.Protocol < b.Protocol
 	})
 	return rules
+}
+
+// ipv4Frontends are the addresses kube-proxy's IPv4 proxier captures for a Service (the lab's
+// kube-proxy is iptables, IPv4): none unless the Service has an IPv4 ClusterIP (kubernetes
+// v1.37 pkg/proxy/servicechangetracker.go serviceToServiceMap: ShouldSkipService skips
+// headless and ExternalName Services, and GetClusterIPByFamily(ipFamily) == "" skips a Service
+// of the other family), then that ClusterIP and the IPv4 externalIPs only (pkg/proxy/
+// serviceport.go newBaseServiceInfo: "Filter ExternalIPs to correct IP family"). An IPv6
+// externalIP of a single-stack IPv4 Service is accepted by the API server and captured by no
+// node.
+func ipv4Frontends(svc *corev1.Service) []string {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return nil
+	}
+	clusterIPs := svc.Spec.ClusterIPs
+	if len(clusterIPs) == 0 {
+		clusterIPs = []string{svc.Spec.ClusterIP}
+	}
+	var out []string
+	for _, ip := range clusterIPs {
+		if isIPv4(ip) {
+			out = append(out, ip)
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for _, ip := range svc.Spec.ExternalIPs {
+		if isIPv4(ip) {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+func isIPv4(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Unmap().Is4()
 }
 
 func readyEndpoints(slices []*discoveryv1.EndpointSlice, portName string, proto corev1.Protocol) []Endpoint {

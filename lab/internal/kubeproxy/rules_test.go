@@ -42,6 +42,27 @@ func TestRulesSendEveryFrontendToAReadyEndpointPreferringTheLocalOne(t *testing.
 	assert.NotEqual(t, "10.244.1.9", rules[0].Endpoint.IP, "a not-ready endpoint never receives traffic")
 }
 
+// kube-proxy's IPv4 proxier ignores the IPv6 externalIPs of a Service (and the whole Service
+// when it has no IPv4 ClusterIP, or none at all): the API server accepts fd00:10::11 in a
+// single-stack IPv4 Service's externalIPs, and no node captures it.
+func TestRulesCaptureOnlyTheIPv4AddressesOfServicesWithAnIPv4ClusterIP(t *testing.T) {
+	svc, slice := lanDNS()
+	svc.Spec.ExternalIPs = append(svc.Spec.ExternalIPs, "fd00:10::11")
+	rules := Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice})
+	frontends := make([]string, 0, len(rules))
+	for _, r := range rules {
+		frontends = append(frontends, r.Frontend)
+	}
+	assert.Equal(t, []string{"10.0.10.11", "10.0.10.12", "10.96.12.34"}, frontends)
+
+	svc.Spec.ClusterIPs = []string{"fd00:96::12", "10.96.12.34"}
+	assert.Len(t, Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}), 3, "dual stack, IPv6 first: the IPv4 family still captured")
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "fd00:96::12", []string{"fd00:96::12"}
+	assert.Empty(t, Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}), "an IPv6-only Service is not the IPv4 proxier's")
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = corev1.ClusterIPNone, nil
+	assert.Empty(t, Rules("node-2", []*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}), "headless: skipped, externalIPs too")
+}
+
 func TestRulesSkipServicesWithoutReadyEndpoints(t *testing.T) {
 	svc, slice := lanDNS()
 	for i := range slice.Endpoints {

@@ -48,3 +48,21 @@ func TestNginxConfRedirectsAuthenticatedRoutesAndServesTheDefaultCertificateOthe
 	assert.Contains(t, conf, "return 302 https://auth.example.com/oauth2/start?rd=$scheme://$host$request_uri;")
 	assert.NotContains(t, conf, "listen 10.244.1.3:8000;\n", "the route is on websecure only")
 }
+
+func TestNginxConfAnswersTheAnnotatedForwardAuthLocationWhenItIsPlain(t *testing.T) {
+	loc := "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/start?rd=%2F"
+	for value, want := range map[string]string{
+		loc:                     "return 302 " + loc + ";",
+		"/oauth2/start?rd=%2F":  "return 302 /oauth2/start?rd=%2F;",
+		"http://x/; return 200": "return 302 https://auth.example.com/oauth2/start?rd=$scheme://$host$request_uri;",
+		"http://x/$host":        "return 302 https://auth.example.com/oauth2/start?rd=$scheme://$host$request_uri;",
+		"http://x/\"}":          "return 302 https://auth.example.com/oauth2/start?rd=$scheme://$host$request_uri;",
+	} {
+		routes := RoutesFromIngresses([]*networkingv1.Ingress{ingress("grafana", map[string]string{
+			annMiddlewares: "traefik-forward-auth@kubernetescrd", ForwardAuthLocationAnnotation: value}, "grafana.apps.example.com", "")}, "traefik")
+		require.Len(t, routes, 1)
+		conf := NginxConf(NginxSite{Dir: "/d", IP: "10.244.1.3", WebPort: 8000, WebSecurePort: 8443, Routes: routes})
+		assert.Contains(t, conf, "location / { "+want+" }", "%q", value)
+		assert.Contains(t, conf, "absolute_redirect off;", "a path reaches the browser as written")
+	}
+}

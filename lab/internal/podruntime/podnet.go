@@ -168,5 +168,5 @@ func routeToPod(ctx context.Context, node layout.Node, p *corev1.Pod, prefixes [
 
 // PodDir is the directory the runtime keeps a pod's files, pidfiles and logs in.
 func PodDir(l layout.Layout, p *corev1.Pod) string {
-	return filepath.Join(l.PodsDir(), podDirName(p))
+	return filepath.Join(l.PodsDir(), PodDirName(p))
 }

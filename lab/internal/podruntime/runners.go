@@ -3,9 +3,11 @@ package podruntime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -160,6 +162,11 @@ func (corednsRunner) plan(pc *podContext) (*plan, error) {
 		Match:   host,
 		Files:   map[string][]byte{host: []byte(text)},
 		Applied: text,
+	}
+	imported := importedBlocks(host, text, pc.Files, pc.Paths, pc.Pod.Status.PodIP)
+	for _, name := range slices.Sorted(maps.Keys(imported)) {
+		p.Files[name] = imported[name]
+		p.Applied += "\n" + string(imported[name])
 	}
 	// CoreDNS re-reads its Corefile only through the reload plugin of the configuration it is
 	// running; SIGUSR1 does the same reload now instead of at the plugin's next 30 s tick.

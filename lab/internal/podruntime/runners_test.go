@@ -1,6 +1,7 @@
 package podruntime
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +66,40 @@ func TestUnboundListsDeclaredPortsNothingListensOn(t *testing.T) {
 	assert.Empty(t, unbound(ss, "10.244.2.1", []string{"udp 1053", "tcp 1053", "tcp 8443"}))
 	assert.Equal(t, []string{"tcp 5678", "udp 53"}, unbound(ss, "10.244.2.1", []string{"tcp 5678", "udp 53"}),
 		"another pod's socket does not count")
+}
+
+// k3s's pattern: a second ConfigMap volume nested under the first, whose *.server files the
+// Corefile imports between its blocks. Each imported block must be bound to the pod IP like
+// the Corefile's own (else CoreDNS opens a wildcard server beside the bound one and the pod
+// IP's queries never reach the imported zone); files the glob does not match, and an import
+// inside a block (plugin lines), are left as the volume has them.
+func TestCoreDNSPlanBindsTheBlocksOfASecondConfigMapItImports(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Status.PodIP = "10.244.2.7"
+	corefile := ".:1053 {\n    forward . /etc/resolv.conf\n    import /etc/coredns/custom/*.override\n}\nimport /etc/coredns/custom/*.server\n"
+	zone := "apps.example.com:1053 {\n    template IN A {\n        answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n    }\n}\n"
+	override := "log\n"
+	pc := &podContext{
+		Pod:       pod,
+		Container: corev1.Container{Name: "coredns", Args: []string{"-conf", "/etc/coredns/Corefile"}},
+		Paths:     PathMap{{"/etc/coredns", "/s/vol/config"}, {"/etc/coredns/custom", "/s/vol/custom"}, {"/etc/resolv.conf", "/s/resolv.conf"}},
+		Files: map[string][]byte{
+			"/s/vol/config/Corefile":     []byte(corefile),
+			"/s/vol/custom/lan.server":   []byte(zone),
+			"/s/vol/custom/log.override": []byte(override),
+		},
+	}
+	p, err := corednsRunner{}.plan(pc)
+	require.NoError(t, err)
+	assert.Contains(t, string(p.Files["/s/vol/config/Corefile"]), "import /s/vol/custom/*.server", "the import names the host path")
+	assert.Equal(t, "apps.example.com:1053 {\n    bind 10.244.2.7\n    template IN A {", strings.Join(strings.Split(string(p.Files["/s/vol/custom/lan.server"]), "\n")[:3], "\n"))
+	assert.Equal(t, 1, strings.Count(string(p.Files["/s/vol/custom/lan.server"]), "bind "), "one bind per block, none in the template")
+	_, rewritten := p.Files["/s/vol/custom/log.override"]
+	assert.False(t, rewritten, "plugin lines imported inside a block get no bind")
+	assert.Contains(t, p.Applied, "template IN A", "what the process loads includes the imported block")
+}
+
+func TestTopLevelImportsSkipsImportsInsideBlocksSnippetsAndComments(t *testing.T) {
+	text := "(snip) {\n  import a.conf\n}\n# import commented.server\nimport \"/x/*.server\"\n.:53 {\n  import /y/*.override\n}\nimport rel/*.server # k3s\n"
+	assert.Equal(t, []string{"/x/*.server", "rel/*.server"}, TopLevelImports(text))
 }

@@ -77,7 +77,7 @@ func (r *Runtime) Reconcile(ctx context.Context) error {
 		if _, ok := nodes[p.Spec.NodeName]; !ok || !Scheduled(p) {
 			continue
 		}
-		desired[podDirName(p)] = p
+		desired[PodDirName(p)] = p
 		if !OwnNamespace(nodes[p.Spec.NodeName]) {
 			ipsByNode[p.Spec.NodeName] = append(ipsByNode[p.Spec.NodeName], p.Status.PodIP)
 		}
@@ -139,12 +139,14 @@ func (r *Runtime) report(key string, err error) {
 	}
 }
 
-func podDirName(p *corev1.Pod) string {
+// PodDirName is the directory of a pod under layout.PodsDir: its files, pid files and the logs
+// of its containers (<container>.log).
+func PodDirName(p *corev1.Pod) string {
 	return fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID)
 }
 
 func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node) error {
-	dir := filepath.Join(r.Layout.PodsDir(), podDirName(p))
+	dir := filepath.Join(r.Layout.PodsDir(), PodDirName(p))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

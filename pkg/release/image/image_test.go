@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/release/releasetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/releasetest"
 )
 
 // The image `make release-check` built from goreleaser's binaries ($DIST/image; DIST defaults to

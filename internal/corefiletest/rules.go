@@ -81,5 +81,10 @@ var Rules = []RuleCase{
 	{"an import of * in a ConfigMap volume", map[string]string{"Corefile": "import /etc/coredns/*\n"}, "is a directory"},
 	{"a file that imports itself", map[string]string{"Corefile": "import /etc/coredns/loop.conf\n", "loop.conf": "import /etc/coredns/loop.conf\n"}, "maximum file import depth (10000) exceeded"},
 	{"a zone block imported beside the same zone", map[string]string{"Corefile": zoneA + "import /etc/coredns/custom/*.server\n", "custom/lan.server": zoneA}, "cannot serve dns://a.:53 - it is already defined"},
+	// plugin/file/file.go Parse: zp.SetIncludeAllowed(true), relative to the including file
+	// (miekg/dns scan.go).
+	{"a zone file that $INCLUDEs another file", map[string]string{"Corefile": "a:53 {\n file /etc/coredns/db.a\n}\n", "db.a": "$ORIGIN a.\n@ 60 IN SOA ns host 1 2 3 4 5\n$INCLUDE db.more\n", "db.more": "www 60 IN A 10.0.10.11\n"}, ""},
+	{"a zone file that $INCLUDEs a missing file", map[string]string{"Corefile": "a:53 {\n file /etc/coredns/db.a\n}\n", "db.a": "$ORIGIN a.\n@ 60 IN SOA ns host 1 2 3 4 5\n$INCLUDE db.missing\n"}, "failed to open `db.missing'"},
+	{"a zone file whose $INCLUDEd file does not parse", map[string]string{"Corefile": "a:53 {\n file /etc/coredns/db.a\n}\n", "db.a": "$ORIGIN a.\n@ 60 IN SOA ns host 1 2 3 4 5\n$INCLUDE db.more\n", "db.more": "www 60 IN A 10.0.10.999\n"}, "failed to parse file"},
 	{"an override imported into the . block", map[string]string{"Corefile": ".:53 {\n forward . 127.0.0.1\n import /etc/coredns/custom/*.override\n}\n", "custom/lan.override": "template IN A a {\n answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n}\n"}, ""},
 }

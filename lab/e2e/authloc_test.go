@@ -1,0 +1,119 @@
+//go:build lab
+
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
+)
+
+// LA401 judges where the probe host's redirect sends the browser. The fault is the one Traefik
+// produces (testdata/oracle/traefik, proven with Traefik's own forwardAuth middleware): an auth
+// server asked on a forwardAuth address on its cluster name writes its Location as a path, and
+// Traefik resolves it against that address. The lab's proxy then answers the probe host with
+// that very Location, which no LAN browser can resolve.
+
+// oracleCasesFile holds what Traefik's forwardAuth gives the browser, case by case.
+const oracleCasesFile = "../../testdata/oracle/traefik/forwardauth.json"
+
+// oracleBrowserLocation is the Location Traefik gives the browser in the oracle's case name.
+func oracleBrowserLocation(t *testing.T, name string) string {
+	t.Helper()
+	c := oracleCase(t, name)
+	require.Equal(t, http.StatusFound, c.Browser.Status, "case %s", name)
+	return c.Browser.Location
+}
+
+func oracleCase(t *testing.T, name string) traefikoracle.Case {
+	t.Helper()
+	cs, err := traefikoracle.Load(oracleCasesFile)
+	require.NoError(t, err)
+	c, ok := cs.Named(name)
+	require.True(t, ok, "%s has no case %s", oracleCasesFile, name)
+	return c
+}
+
+// proxyAddresses are the proxy's node addresses, the ones LA401 probes.
+var proxyAddresses = []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}
+
+// locationOf is the Location the proxy answers https://probeHost/ with on ip.
+func locationOf(ip string) (string, error) {
+	resp, err := httpsVia(probeHost, ip, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	return resp.Header.Get("Location"), nil
+}
+
+// waitLocation waits until every proxy address answers the probe host with a redirect to want.
+func waitLocation(t *testing.T, want string) {
+	t.Helper()
+	eventually(t, 15*time.Second, func() error {
+		for _, ip := range proxyAddresses {
+			got, err := locationOf(ip)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("%s redirects to %q, want %q", ip, got, want)
+			}
+		}
+		return nil
+	})
+}
+
+func TestDoctorFailsLA401WhenTheRedirectNamesAClusterNameAndPassesWhenRepaired(t *testing.T) {
+	start := time.Now()
+	healthy, err := locationOf(proxyAddresses[0])
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(healthy, "https://auth.example.com/"), "the healthy lab sends to its identity provider: %q", healthy)
+	internal := oracleBrowserLocation(t, "oauth2-proxy-path")
+	require.Contains(t, internal, ".svc.cluster.local", "the oracle's case is a Location on a cluster name")
+
+	t.Run("internal", func(t *testing.T) {
+		lab.RedirectForwardAuthTo(t, "monitoring", "grafana", internal)
+		waitLocation(t, internal)
+		r := doctor(t, "--only", "LA401", "--no-helpers")
+		assert.Equal(t, 1, r.Code, r.statuses())
+		c := r.check(t, "LA401")
+		require.Equal(t, "fail", c.Status, "%+v", c.Findings)
+		var addrs []string
+		for _, f := range c.Findings {
+			if f.Severity != "fail" {
+				continue
+			}
+			require.Equal(t, "LA401-LOCATION-INTERNAL", f.Code, "the only failure is the Location: %+v", f)
+			addr, _, _ := strings.Cut(f.Message, " ")
+			addrs = append(addrs, addr)
+			assert.Contains(t, f.Message, "redirects https://"+probeHost+"/ to "+internal)
+			assert.Contains(t, f.Message, "the cluster-internal name of Service auth/oauth2-proxy")
+			// The lab has no Middleware objects: doctor cannot tell Traefik's rewrite from the
+			// auth server's own URL, so the fix is the auth server's, which it says it cannot prove.
+			assert.Contains(t, f.Remediation, "doctor does not read the auth server's configuration and cannot prove this fix")
+			assert.NotContains(t, f.Remediation, "patch middleware", "no Middleware to patch in the lab")
+		}
+		sort.Strings(addrs)
+		assert.Equal(t, proxyAddresses, addrs, "one LA401-LOCATION-INTERNAL per proxy address")
+		t.Logf("broken doctor: %s in %s", r.statuses(), r.Elapsed)
+	})
+
+	// The cleanup gave the route back its identity provider's answer.
+	waitLocation(t, healthy)
+	r := doctor(t, "--only", "LA401", "--no-helpers")
+	assert.Equal(t, 0, r.Code, r.statuses())
+	c := r.check(t, "LA401")
+	assert.Equal(t, "pass", c.Status, "%+v", c.Findings)
+	for _, f := range c.Findings {
+		assert.NotEqual(t, "LA401-LOCATION-INTERNAL", f.Code, "%+v", f)
+	}
+	t.Logf("repaired doctor: %s in %s; test %s", r.statuses(), r.Elapsed, time.Since(start))
+}
