@@ -1,5 +1,7 @@
 package catalogue
 
+import "time"
+
 // configuration: doctor's checks of the API objects (package checks/config).
 var configuration = []Entry{
 	{
@@ -16,7 +18,9 @@ var configuration = []Entry{
 	{
 		ID: "LA101", Title: "Proxy, DNS and zone use the same node addresses",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); externalIPs of a family the Service has no ClusterIP of (IPv6 on a single-stack IPv4 Service, which the API server accepts) are captured by no kube-proxy: FAIL when the zone answers them, and AAAA answers are never suggested for them; answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node; fixes of a Helm/Argo CD Service name the values key",
+		// An address no node lists is looked for on the nodes, through helper pods if need be.
+		Timeout: 4 * time.Minute,
+		Proves:  "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); externalIPs of a family the Service has no ClusterIP of (IPv6 on a single-stack IPv4 Service, which the API server accepts) are captured by no kube-proxy: FAIL when the zone answers them, and AAAA answers are never suggested for them; answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node, or carried by one node's own interface (read through LA201's node reader; the interface is named: kube-proxy captures any address the node owns); fixes of a Helm/Argo CD Service name the values key",
 		Codes: []Code{
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
@@ -27,7 +31,8 @@ var configuration = []Entry{
 			code("LA101", "DNS-EXTRA", "the DNS Service has addresses the other lists do not"),
 			code("LA101", "ZONE-MISSING", "the zone's A answers lack addresses the Services have"),
 			code("LA101", "ZONE-EXTRA", "the zone's A answers have addresses the Services do not"),
-			code("LA101", "NO-NODE", "an address is the InternalIP of no node: nothing routes it to a node"),
+			code("LA101", "NO-NODE", "an address is the InternalIP of no node and no node read carries it: nothing routes it to a node"),
+			code("LA101", "NODE-ADDRESS", "an address no node lists is carried by a node's own interface, named (information)"),
 			code("LA101", "SEVERAL-NODES", "an address is the InternalIP of several nodes"),
 			code("LA101", "NODE-NOT-READY", "the node carrying an address is not Ready"),
 			code("LA101", "NODE-NOT-LINUX", "the node carrying an address is not a Linux node"),

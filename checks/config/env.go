@@ -19,6 +19,9 @@ type Env struct {
 	// there); NoHelpers means it will not.
 	HelperNamespace string
 	NoHelpers       bool
+	// Reader reads the addresses the nodes really have (LA101: an address on a node's second
+	// interface is the node's); nil or Unavailable: only status.addresses are known.
+	Reader *kube.NodeNetReader
 }
 
 // Reviewer asks the API server whether the current user may do something.
@@ -43,11 +46,16 @@ func Checks(env *Env) []engine.Check {
 // check builds the catalogue entry id around a judge of the Setup: every configuration check
 // but LA001 needs the two Services, so a missing setup is said once here.
 func check(env *Env, id string, judge func(*kube.Setup) engine.Outcome) engine.Check {
-	return catalogue.Check(id, func(context.Context) engine.Outcome {
+	return checkCtx(env, id, func(_ context.Context, s *kube.Setup) engine.Outcome { return judge(s) })
+}
+
+// checkCtx is check for a judge that also reads the nodes (bounded by the check's context).
+func checkCtx(env *Env, id string, judge func(context.Context, *kube.Setup) engine.Outcome) engine.Check {
+	return catalogue.Check(id, func(ctx context.Context) engine.Outcome {
 		if env.Setup == nil || env.Setup.ProxyService == nil || env.Setup.DNSService == nil {
 			// A wiring fault of the caller, not a property of the cluster.
 			return engine.Outcome{Skip: "the setup was not discovered (name the Services with --proxy-service and --dns-service)"}
 		}
-		return judge(env.Setup)
+		return judge(ctx, env.Setup)
 	})
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -21,7 +22,9 @@ import (
 // where nothing is captured (FAIL); IPv6 addresses on the Services that the zone answers with
 // NODATA are claimed for nothing (WARN).
 func AddressConsistency(env *Env) engine.Check {
-	return check(env, "LA101", addressConsistency)
+	return checkCtx(env, "LA101", func(ctx context.Context, s *kube.Setup) engine.Outcome {
+		return addressConsistency(s, func(addrs []netip.Addr) *kube.NodeAddrs { return placeAddrs(ctx, env.Reader, s, addrs) })
+	})
 }
 
 // addrSource is one of the three lists of addresses.
@@ -54,7 +57,9 @@ func (s addrSource) set() []netip.Addr {
 	return out
 }
 
-func addressConsistency(s *kube.Setup) engine.Outcome {
+// addressConsistency judges s; place tells where addresses no node lists live (nil result:
+// the nodes were not read).
+func addressConsistency(s *kube.Setup, place func([]netip.Addr) *kube.NodeAddrs) engine.Outcome {
 	proxy := serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs)
 	dnsSvc := serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs)
 	zoneA, zoneAAAA := zoneAddrs(s, "A"), zoneAddrs(s, "AAAA")
@@ -73,7 +78,7 @@ func addressConsistency(s *kube.Setup) engine.Outcome {
 	}
 	unread := s.UnreadReason(kube.ReadKey("", "nodes", ""))
 	if unread == "" {
-		findings = append(findings, nodeFindings(s, []addrSource{proxy, dnsSvc, zoneA, zoneAAAA})...)
+		findings = append(findings, nodeFindings(s, []addrSource{proxy, dnsSvc, zoneA, zoneAAAA}, place)...)
 	}
 	if !zoneA.Known {
 		why := "the zone's answers are not known (" + s.ZoneAnswers.Why + "; LA104 says more, LA301 asks them live), so only the two Services were compared"
@@ -365,8 +370,9 @@ func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 	return serviceAddrsPatch(s, src, ref)
 }
 
-// nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node.
-func nodeFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
+// nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node or,
+// where no node lists it, an address one node's own stack carries (read through place).
+func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) *kube.NodeAddrs) []engine.Finding {
 	var all []netip.Addr
 	for _, src := range sources {
 		for _, a := range src.set() {
@@ -377,8 +383,13 @@ func nodeFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 	}
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
 	var out []engine.Finding
+	carried := carriedElsewhere(s, all, place)
 	for _, a := range all {
 		nodes := kube.NodesWithInternalIP(s.Nodes, a)
+		if len(nodes) == 0 && carried[a].finding != nil {
+			out = append(out, *carried[a].finding)
+			nodes = carried[a].nodes
+		}
 		fail := func(code, object, msg string, ev map[string]any) {
 			ev["address"] = a.String()
 			out = append(out, engine.Finding{Code: code, Severity: engine.SeverityFail, Object: object, Message: msg, Evidence: ev,
@@ -386,7 +397,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource) []engine.Finding {
 		}
 		switch {
 		case len(nodes) == 0:
-			fail("LA101-NO-NODE", a.String(), fmt.Sprintf("%s is the InternalIP of no node: nothing routes it to a node, so nothing answers there", a), map[string]any{"nodes": nodeInternalIPs(s)})
+			fail("LA101-NO-NODE", a.String(), fmt.Sprintf("%s is the InternalIP of no node%s: nothing routes it to a node, so nothing answers there", a, carried[a].searched), map[string]any{"nodes": nodeInternalIPs(s)})
 		case len(nodes) > 1:
 			var names []string
 			for _, n := range nodes {

@@ -60,6 +60,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"service":                          {Version: "v1", Resource: "services"},
 	"configmap":                        {Version: "v1", Resource: "configmaps"},
 	"deployment":                       {Group: "apps", Version: "v1", Resource: "deployments"},
+	"daemonset":                        {Group: "apps", Version: "v1", Resource: "daemonsets"},
 	"ingress":                          {Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
 	"validatingadmissionpolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
 	"validatingadmissionpolicybinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},

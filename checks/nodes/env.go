@@ -26,6 +26,9 @@ type Env struct {
 	NoHelpers bool
 	// ExecTimeout bounds each command run on a node (--exec-timeout).
 	ExecTimeout time.Duration
+	// Reader reads each node's addresses and links once per run (LA202, LA203; LA101 shares
+	// it); nil or Unavailable: the nodes' own state is not read.
+	Reader *kube.NodeNetReader
 }
 
 func (e *Env) execTimeout() time.Duration {
@@ -62,5 +65,5 @@ func (c ClientPods) PodsOnNode(ctx context.Context, node string) ([]corev1.Pod, 
 
 // Checks returns the node checks in catalogue order.
 func Checks(env *Env) []engine.Check {
-	return []engine.Check{NodeListeners(env)}
+	return []engine.Check{NodeListeners(env), KubeProxyMode(env), LinkSpeed(env)}
 }

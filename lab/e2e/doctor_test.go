@@ -32,11 +32,17 @@ func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
 	r := doctor(t)
 	require.Equal(t, 0, r.Code, "statuses %s\nstderr %s", r.statuses(), r.Stderr)
 	for _, c := range r.Doc.Checks {
+		if c.ID == "LA203" {
+			// The lab's links are veths: no negotiated speed to compare, and LA203 says so.
+			assert.Equal(t, "skip", c.Status, "%+v", c.Findings)
+			assert.Contains(t, c.Reason, "nothing to compare")
+			continue
+		}
 		assert.Contains(t, []string{"pass", "warn"}, c.Status, "%s: %+v", c.ID, c.Findings)
 	}
-	// Every catalogue entry ran: nothing skipped on a healthy lab with helpers allowed.
-	require.Len(t, r.Doc.Checks, 16)
-	assert.Equal(t, 0, r.Doc.Summary["skip"], r.statuses())
+	// Every catalogue entry ran: nothing else skipped on a healthy lab with helpers allowed.
+	require.Len(t, r.Doc.Checks, 18)
+	assert.Equal(t, 1, r.Doc.Summary["skip"], r.statuses())
 	assert.Equal(t, "pass", r.check(t, "LA301").Status)
 	assert.Equal(t, "pass", r.check(t, "LA401").Status)
 	assert.Equal(t, "pass", r.check(t, "LA201").Status)

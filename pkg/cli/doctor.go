@@ -171,9 +171,14 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 		return a, err
 	}
 	a.Cleanup = rt.Close
+	// One reader per attempt: each node's addresses and links are read once, whichever check asks.
+	nodeReader := &kube.NodeNetReader{Shells: rt.shells, Limit: o.Checks.ExecTimeout}
+	if o.NoHelpers {
+		nodeReader.Unavailable = "--no-helpers: doctor stays read-only"
+	}
 	env := checks.DoctorEnv{
-		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers},
-		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers, ExecTimeout: o.Checks.ExecTimeout},
+		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers, Reader: nodeReader},
+		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers, ExecTimeout: o.Checks.ExecTimeout, Reader: nodeReader},
 		Path:   &netpath.Env{Path: netpath.PathFromSetup(setup), Probes: rt.probes, Options: o.Path},
 	}
 	a.Header.Subject = describeSetup(setup)

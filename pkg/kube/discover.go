@@ -82,7 +82,7 @@ func (d *discoverer) run() error {
 	if err := d.pickZone(); err != nil {
 		return err
 	}
-	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readAPIServer, d.readNamespaces} {
+	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readDataplane, d.readAPIServer, d.readNamespaces} {
 		if err := step(); err != nil {
 			return err
 		}

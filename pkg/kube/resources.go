@@ -85,6 +85,8 @@ func DynamicResources() []DynamicResource {
 	for _, versions := range GatewayAPIResources() {
 		out = append(out, versions...)
 	}
+	out = append(out, CalicoInstallations())
+	out = append(out, CalicoFelixConfigurations()...)
 	return append(out, GatekeeperTemplates())
 }
 
@@ -103,3 +105,18 @@ func ReadKey(group, resource, namespace string) string {
 
 // Key is the ReadKey of r across all namespaces.
 func (r DynamicResource) Key() string { return ReadKey(r.GVR.Group, r.GVR.Resource, "") }
+
+// CalicoInstallations is the Calico operator's Installation (cluster-scoped, name default).
+func CalicoInstallations() DynamicResource {
+	return dyn("operator.tigera.io", "v1", "installations", "Installation", false)
+}
+
+// CalicoFelixConfigurations is Felix's configuration, in the versions discovery tries in
+// order: projectcalico.org/v3 (Calico's own CRDs since 3.30, or its API server) and
+// crd.projectcalico.org/v1 (the CRDs behind the API server before).
+func CalicoFelixConfigurations() []DynamicResource {
+	return []DynamicResource{
+		dyn("projectcalico.org", "v3", "felixconfigurations", "FelixConfiguration", false),
+		dyn("crd.projectcalico.org", "v1", "felixconfigurations", "FelixConfiguration", false),
+	}
+}

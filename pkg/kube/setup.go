@@ -81,6 +81,9 @@ type Setup struct {
 	KubeProxyConfig string
 	// ServerVersion is the API server's gitVersion ("" when unknown).
 	ServerVersion string
+	// Dataplane is what implements Services on the nodes (kube-proxy and its mode, or a
+	// replacement), as the API shows it.
+	Dataplane Dataplane
 
 	// Routes are the proxy's routes (IngressRoutes and Ingresses), resolved once; LA107 judges
 	// them and the probe host is chosen among the served ones. MiddlewaresKnown is false when

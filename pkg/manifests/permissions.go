@@ -100,18 +100,21 @@ func Permissions() []Permission {
 		}
 	}
 	read("", "services", Cluster, false, "discovery", "LA106", "client-config")
-	read("", "nodes", Cluster, false, "LA101", "LA201")
+	read("", "nodes", Cluster, false, "LA101", "LA201", "LA202", "LA203")
 	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
 	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104")
-	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs).
-	read("", "configmaps", SystemNamespace, false, "LA106")
-	read("", "pods", SystemNamespace, false, "LA106")
+	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs); kube-proxy's
+	// static pods and Cilium's cilium-config (LA202).
+	read("", "configmaps", SystemNamespace, false, "LA106", "LA202")
+	read("", "pods", SystemNamespace, false, "LA106", "LA202")
 	read("discovery.k8s.io", "endpointslices", SetupNamespaces, false, "LA102", "LA103")
 	read("apps", "deployments", SetupNamespaces, false, "LA102", "LA105", "VPN003")
 	read("policy", "poddisruptionbudgets", SetupNamespaces, false, "LA105")
-	for _, r := range []string{"replicasets", "statefulsets", "daemonsets"} {
+	for _, r := range []string{"replicasets", "statefulsets"} {
 		read("apps", r, Cluster, false, "VPN003")
 	}
+	// kube-proxy's, Cilium's and Calico's agents (LA202), the CNI (VPN003).
+	read("apps", "daemonsets", Cluster, false, "VPN003", "LA202")
 	// LA201 confirms that a node reader's controller is the trusted DaemonSet it names; without
 	// the grant it reads through its own helper instead.
 	out = append(out, Permission{Group: "apps", Resource: "daemonsets", Verb: "get", Grant: GrantDoctor, Scope: Cluster, For: []string{"LA201"}, Optional: true})
@@ -123,7 +126,10 @@ func Permissions() []Permission {
 	// vpn-trace: the pod and Service ranges its pushed routes must cover, the CNI's settings and
 	// the policies of the CNIs that have their own (read when their CRDs are installed).
 	read("networking.k8s.io", "servicecidrs", Cluster, false, "VPN004")
-	read("operator.tigera.io", "installations", Cluster, true, "VPN003")
+	read("operator.tigera.io", "installations", Cluster, true, "VPN003", "LA202")
+	// Calico's eBPF switch (LA202), in the API group its version serves.
+	read("projectcalico.org", "felixconfigurations", Cluster, true, "LA202")
+	read("crd.projectcalico.org", "felixconfigurations", Cluster, true, "LA202")
 	for _, r := range []string{"networkpolicies", "globalnetworkpolicies"} {
 		read("crd.projectcalico.org", r, Cluster, true, "VPN005")
 		read("projectcalico.org", r, Cluster, true, "VPN005")
@@ -155,8 +161,8 @@ func Permissions() []Permission {
 		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
 	)
 	for _, v := range []string{"create", "delete", "get", "list"} {
-		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201", "cleanup"}, Optional: true})
+		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203", "cleanup"}, Optional: true})
 	}
-	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA201"}, Optional: true})
+	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203"}, Optional: true})
 	return out
 }

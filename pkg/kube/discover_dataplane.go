@@ -1,0 +1,225 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+)
+
+// KubeProxySelector finds kube-proxy's static pods (RKE2's component label, rancher/rke2
+// pkg/staticpod; GKE's is the same).
+const KubeProxySelector = "component=kube-proxy"
+
+// readDataplane reads what implements Services: kube-proxy's DaemonSets, static pods and k3s
+// nodes, Cilium's and Calico's settings (LA202). Reads that fail are said in Dataplane.Unread.
+func (d *discoverer) readDataplane() error {
+	dp := &d.setup.Dataplane
+	dss, err := listDaemonSets(d.ctx, d.client)
+	if err != nil {
+		if err := d.optional(ReadKey("apps", "daemonsets", ""), err); err != nil {
+			return err
+		}
+		dp.Unread = append(dp.Unread, "the DaemonSets could not be read (kube-proxy, Cilium and Calico agents unseen): "+err.Error())
+	}
+	if err := d.readKubeProxyDaemonSets(dss); err != nil {
+		return err
+	}
+	pods, err := listPods(d.ctx, d.client, "kube-system", KubeProxySelector)
+	if err != nil {
+		if err := d.optional(ReadKey("", "pods", "kube-system"), err); err != nil {
+			return err
+		}
+		dp.Unread = append(dp.Unread, "the static pods in kube-system could not be read: "+err.Error())
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for _, p := range pods {
+		if metav1.GetControllerOf(&p) != nil {
+			continue // a DaemonSet's pod, read through its DaemonSet
+		}
+		if src, ok := staticPodSource(p); ok {
+			dp.KubeProxy = append(dp.KubeProxy, src)
+		}
+	}
+	for _, n := range d.setup.Nodes {
+		if src, ok := k3sSource(n); ok {
+			dp.KubeProxy = append(dp.KubeProxy, src)
+		}
+	}
+	if err := d.readCilium(dss); err != nil {
+		return err
+	}
+	return d.readCalico(dss)
+}
+
+func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
+	cms := map[string]corev1.ConfigMap{}
+	for _, ds := range dss {
+		if ds.Namespace != "kube-system" || !runsKubeProxy(ds) {
+			continue
+		}
+		for _, name := range configVolumes(ds) {
+			if _, done := cms[name]; done {
+				continue
+			}
+			got, err := listConfigMaps(d.ctx, d.client, ds.Namespace, fields.OneTermEqualSelector("metadata.name", name).String())
+			if err != nil {
+				if err := d.optional(ReadKey("", "configmaps", ds.Namespace), err); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, cm := range got {
+				cms[cm.Name] = cm
+			}
+		}
+		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, daemonSetSource(ds, cms))
+	}
+	if len(d.setup.Dataplane.KubeProxy) == 0 && d.setup.KubeProxyConfig != "" {
+		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, configMapSource(d.setup.KubeProxyConfig))
+	}
+	return nil
+}
+
+func runsKubeProxy(ds appsv1.DaemonSet) bool {
+	return slices.ContainsFunc(ds.Spec.Template.Spec.Containers, IsKubeProxyContainer)
+}
+
+// configVolumes are the ConfigMaps a DaemonSet mounts.
+func configVolumes(ds appsv1.DaemonSet) []string {
+	var out []string
+	for _, v := range ds.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil {
+			out = append(out, v.ConfigMap.Name)
+		}
+	}
+	return out
+}
+
+// readCilium reads cilium-config in the namespace of the cilium agent DaemonSet (kube-system
+// when no agent is seen: where the Helm chart and cilium-cli install it).
+func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
+	ns := "kube-system"
+	agent := false
+	for _, ds := range dss {
+		if ds.Name == "cilium" {
+			ns, agent = ds.Namespace, true
+		}
+	}
+	got, err := listConfigMaps(d.ctx, d.client, ns, fields.OneTermEqualSelector("metadata.name", "cilium-config").String())
+	if err != nil {
+		if err := d.optional(ReadKey("", "configmaps", ns), err); err != nil {
+			return err
+		}
+		if agent {
+			d.setup.Dataplane.Cilium = &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: true}
+			d.setup.Dataplane.Unread = append(d.setup.Dataplane.Unread, fmt.Sprintf("ConfigMap %s/cilium-config could not be read: %v", ns, err))
+		}
+		return nil
+	}
+	if len(got) == 0 && !agent {
+		return nil
+	}
+	c := &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: agent}
+	if len(got) > 0 {
+		c.Present = true
+		c.KubeProxyReplacement = got[0].Data["kube-proxy-replacement"]
+		c.EnableExternalIPs = got[0].Data["enable-external-ips"]
+		c.EnableNodePort = got[0].Data["enable-node-port"]
+	}
+	d.setup.Dataplane.Cilium = c
+	return nil
+}
+
+// readCalico tells whether Calico runs its eBPF dataplane: FELIX_BPFENABLED on calico-node
+// wins over FelixConfiguration (felix/config/config_params.go SourcesInDescendingOrder puts
+// environment variables above the datastore; env_var_loader.go maps FELIX_BPFENABLED to
+// bpfEnabled), and the operator writes that variable from Installation
+// spec.calicoNetwork.linuxDataplane.
+func (d *discoverer) readCalico(dss []appsv1.DaemonSet) error {
+	var agent *appsv1.DaemonSet
+	for i := range dss {
+		if dss[i].Name == "calico-node" {
+			agent = &dss[i]
+		}
+	}
+	if agent == nil {
+		return nil
+	}
+	c := &CalicoDataplane{Agent: fmt.Sprintf("DaemonSet %s/%s", agent.Namespace, agent.Name)}
+	d.setup.Dataplane.Calico = c
+	if v, ok := felixEnv(*agent, "FELIX_BPFENABLED"); ok {
+		c.BPF, _ = strconv.ParseBool(v)
+		c.From = fmt.Sprintf("%s env FELIX_BPFENABLED=%s", c.Agent, v)
+	}
+	if d.dyn == nil {
+		if c.From == "" {
+			c.Unknown = "no dynamic client: Calico's Installation and FelixConfiguration are not read"
+		}
+		return nil
+	}
+	r := CalicoInstallations()
+	items, err := listDynamic(d.ctx, d.dyn, r)
+	if err != nil {
+		if err := d.optional(r.Key(), err); err != nil {
+			return err
+		}
+	}
+	for _, it := range items {
+		if it.GetName() == "default" {
+			c.Dataplane, _, _ = unstructured.NestedString(it.Object, "spec", "calicoNetwork", "linuxDataplane")
+		}
+	}
+	if c.From != "" {
+		return nil
+	}
+	var felix []unstructured.Unstructured
+	if err := d.readFirstServedVersion(CalicoFelixConfigurations(), &felix); err != nil {
+		return err
+	}
+	for _, f := range felix {
+		if f.GetName() != "default" {
+			continue
+		}
+		if on, found, _ := unstructured.NestedBool(f.Object, "spec", "bpfEnabled"); found {
+			c.BPF, c.From = on, fmt.Sprintf("FelixConfiguration default spec.bpfEnabled=%t", on)
+			return nil
+		}
+	}
+	switch {
+	case strings.EqualFold(c.Dataplane, "BPF"):
+		c.BPF, c.From = true, "Installation default spec.calicoNetwork.linuxDataplane=BPF"
+	case c.Dataplane != "":
+		c.From = "Installation default spec.calicoNetwork.linuxDataplane=" + c.Dataplane
+	case len(felix) > 0 || len(items) > 0:
+		c.From = "FelixConfiguration default does not set bpfEnabled (default false)"
+	default:
+		c.Unknown = "neither FELIX_BPFENABLED on " + c.Agent + " nor a readable FelixConfiguration or Installation tells whether the eBPF dataplane is on"
+	}
+	return nil
+}
+
+func felixEnv(ds appsv1.DaemonSet, name string) (string, bool) {
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == name && e.ValueFrom == nil {
+				return e.Value, true
+			}
+		}
+	}
+	return "", false
+}
+
+func listDaemonSets(ctx context.Context, c kubernetes.Interface) ([]appsv1.DaemonSet, error) {
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AppsV1().DaemonSets(metav1.NamespaceAll).List,
+		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items }))
+}
