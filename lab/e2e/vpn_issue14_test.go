@@ -78,6 +78,18 @@ func laptopRoutesPods(t *testing.T) bool {
 	return err == nil && strings.Contains(out, "dev tun0")
 }
 
+// serverPushesNoRoute turns forwarding on in the VPN pod and drops the server's pushed routes
+// until cleanup, which waits until the laptop has them back.
+func serverPushesNoRoute(t *testing.T) {
+	t.Helper()
+	lab.SetVPNPodIPForward(t, true)
+	waitTunnel(t)
+	awaitPushedRoutesAtCleanup(t)
+	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
+		return pushRoute.ReplaceAllString(conf, "")
+	})
+}
+
 // awaitPushedRoutesAtCleanup waits at cleanup until the laptop routes the pod network into the
 // tunnel again. Registered before the faults, it runs after they are undone: the next tests
 // need the pushed routes back.
@@ -94,12 +106,7 @@ func awaitPushedRoutesAtCleanup(t *testing.T) {
 }
 
 func TestVPNTraceAServerPushingNoRouteIsTheRoutesVerdict(t *testing.T) {
-	lab.SetVPNPodIPForward(t, true)
-	waitTunnel(t)
-	awaitPushedRoutesAtCleanup(t)
-	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
-		return pushRoute.ReplaceAllString(conf, "")
-	})
+	serverPushesNoRoute(t)
 	eventually(t, 60*time.Second, func() error {
 		if laptopRoutesPods(t) {
 			return errors.New("the laptop still routes the pod network into the tunnel")
@@ -151,12 +158,7 @@ func TestVPNTraceFindsATunnelMTUBlackHoleFromTheClient(t *testing.T) {
 }
 
 func TestVPNTraceAClientRoutingThePodNetworkItselfIsNotTheRoutesVerdict(t *testing.T) {
-	lab.SetVPNPodIPForward(t, true)
-	waitTunnel(t)
-	awaitPushedRoutesAtCleanup(t)
-	lab.EditConfigMap(t, "vpn", "openvpn-config", "openvpn.conf", func(conf string) string {
-		return pushRoute.ReplaceAllString(conf, "")
-	})
+	serverPushesNoRoute(t)
 	// The client ignores what the server pushes and routes the pod and Service ranges itself.
 	lab.SetLaptopClient(t, "route-nopull", "route 10.244.0.0 255.255.0.0", "route 10.96.0.0 255.255.0.0")
 	eventually(t, 60*time.Second, func() error {
