@@ -310,7 +310,7 @@ func zeroOrigin(run *facts.Run, p *facts.Pod, o origin) engine.Finding {
 	case o.NewPod == "0":
 		f.Code, f.Message = "VPN003-ORIGIN-NODE", "the 0 is inherited, and no CNI plugin here writes ip_forward: "+o.sentence()
 	case o.NewPod == "1":
-		f.Message = "a new pod here would start with 1 (" + o.sentence() + "), yet this pod reads 0: it was set later (by hand, or by the image's start script), or the node's value changed since the pod started"
+		f.Message = "a new pod here would start with 1 (" + o.sentence() + "), yet this pod reads 0: it was set later (by hand, or by the image's start script), or the node's value or its CNI configuration changed since the pod started"
 	default:
 		f.Message = "where the 0 comes from could not be told: " + strings.Join(o.Unknown, "; ")
 	}

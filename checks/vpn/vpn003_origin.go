@@ -162,9 +162,12 @@ func cniFix(run *facts.Run, p *facts.Pod) (string, bool) {
 		}
 		ns, name, _ := strings.Cut(cal.ConfigMap, "/")
 		ds := calicoDaemonSet(run)
+		// A VPN pod replaced before calico-node has restarted on its node gets the old file's
+		// 0: wait for the rollout (the lab's test of this fix raced without it).
 		return "# Calico's install-cni writes this template to every node when calico-node starts\n" +
 			remedy.MergePatch(ns, "configmap", name, map[string]any{"data": map[string]string{cal.Key: tmpl}}) + "\n" +
-			remedy.Kubectl(ds.Namespace, "rollout", "restart", "daemonset/"+ds.Name) + "\n" + restart, true
+			remedy.Kubectl(ds.Namespace, "rollout", "restart", "daemonset/"+ds.Name) + "\n" +
+			remedy.Kubectl(ds.Namespace, "rollout", "status", "daemonset/"+ds.Name) + "\n" + restart, true
 	}
 	return "", false
 }

@@ -3,6 +3,7 @@ package vpn
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,7 +83,9 @@ func TestAManifestInstallGetsTheConfigMapFixWhichRendersTheRecordedFile(t *testi
 	_, fs := durabilityOutcome(t, f)
 	o := byCode(t, fs, "VPN003-ORIGIN-CNI")
 	assert.Contains(t, o.Remediation, "kubectl -n kube-system patch configmap calico-config --type=merge -p ")
-	assert.Contains(t, o.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node")
+	assert.Contains(t, o.Remediation, "kubectl -n kube-system rollout restart daemonset/calico-node\n"+
+		"kubectl -n kube-system rollout status daemonset/calico-node\n", "the VPN pods are replaced once every node has the new file")
+	assert.Less(t, strings.Index(o.Remediation, "rollout status daemonset/calico-node"), strings.Index(o.Remediation, "rollout restart deployment/openvpn"))
 
 	applyFix(t, f, o.Remediation)
 	cm, err := f.client.CoreV1().ConfigMaps("kube-system").Get(t.Context(), "calico-config", metav1.GetOptions{})
@@ -100,6 +103,17 @@ func TestAManifestInstallGetsTheConfigMapFixWhichRendersTheRecordedFile(t *testi
 	st, fs := durabilityOutcome(t, f2)
 	assert.Equal(t, engine.StatusPass, st, messages(fs))
 	byCode(t, fs, "VPN003-SET-BY-CNI")
+}
+
+// The lab's run of the fix without waiting for calico-node: the VPN pod was replaced while its
+// node still had the old file, so it has 0 though the node's file now says 1.
+func TestAZeroOnANodeWhoseCNINowGivesOneSaysTheConfigurationChangedSince(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "0", node: "node-calico-on"}, nil, calicoConfigMap(t))
+	st, fs := durabilityOutcome(t, f)
+	assert.Equal(t, engine.StatusFail, st, messages(fs))
+	o := byCode(t, fs, "VPN003-ORIGIN-UNKNOWN")
+	assert.Contains(t, o.Message, "a new pod here would start with 1 (Calico's CNI plugin writes 1")
+	assert.Contains(t, o.Message, "or the node's value or its CNI configuration changed since the pod started")
 }
 
 func TestWithoutCalicosClusterConfigurationTheCNIFixIsNotPretended(t *testing.T) {

@@ -57,15 +57,30 @@ func TestARouteBackThatStopsAtTheVPNNodeIsNoRouteBack(t *testing.T) {
 	assert.Contains(t, n.Message, "node node-1 (the VPN pod's) has no route to 10.8.0.2/32 but its default route via 10.0.10.1: what node node-2 sends there goes nowhere")
 }
 
-func TestNodesWithOnlyADefaultRouteDoNotRouteThePoolBack(t *testing.T) {
-	extra, register := onNode2(t, "node-pool-default-only")
+// poolNotRoutedBack runs VPN005 with node-2 (the ladder's pod's) read from a recorded node
+// that has no route to the pool, and returns its NO-MASQUERADE finding.
+func poolNotRoutedBack(t *testing.T, node2 string) (*vpnFixture, engine.Finding) {
+	t.Helper()
+	extra, register := onNode2(t, node2)
 	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty", node: "node-pool-to-pod"}, enableForwardInit(true), extra...)
 	register(f)
 	_, _, fs := f.run(t, VPNReturnPath(f.env))
-	n := byCode(t, fs, "VPN005-NO-MASQUERADE")
+	return f, byCode(t, fs, "VPN005-NO-MASQUERADE")
+}
+
+func TestNodesWithOnlyADefaultRouteDoNotRouteThePoolBack(t *testing.T) {
+	f, n := poolNotRoutedBack(t, "node-pool-default-only")
 	assert.Contains(t, n.Message, "node node-2 (the ladder's pod's) has no route to 10.8.0.2/32 but its default route via 10.0.10.1")
 	_, v := verdictOf(t, f)
 	assert.Equal(t, "return path", v.Evidence["layer"])
+}
+
+// The lab's nodes have no default route: a node without a route to the pool drops the replies
+// there, it does not send them out of the cluster.
+func TestANodeWithoutADefaultRouteDropsTheRepliesToThePool(t *testing.T) {
+	_, n := poolNotRoutedBack(t, "node-pool-no-route")
+	assert.Contains(t, n.Message, "node node-2 (the ladder's pod's) has neither a route to 10.8.0.2/32 nor a default route: its replies to the pool are dropped there")
+	assert.NotContains(t, n.Message, "default route via")
 }
 
 func TestWhetherThePoolIsRoutedBackUnreadIsSaid(t *testing.T) {

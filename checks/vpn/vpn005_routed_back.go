@@ -44,9 +44,14 @@ func routedBack(run *facts.Run, p *facts.Pod) returnRoute {
 		return rr
 	}
 	back := routeToPool(tgt, pool)
-	if back == nil {
+	switch {
+	case back == nil && hasDefault(tgt):
 		rr.Known = true
 		rr.How = append(rr.How, fmt.Sprintf("node %s (the ladder's pod's) has no route to %s but its default route%s: replies leave the cluster network, unless the network beyond routes the pool to node %s", tgt.Node, pool, defaultVia(tgt), vpnNode.Node))
+		return rr
+	case back == nil:
+		rr.Known = true
+		rr.How = append(rr.How, fmt.Sprintf("node %s (the ladder's pod's) has neither a route to %s nor a default route: its replies to the pool are dropped there", tgt.Node, pool))
 		return rr
 	}
 	rr.How = append(rr.How, routeEvidence(tgt, *back))
@@ -57,9 +62,12 @@ func routedBack(run *facts.Run, p *facts.Pod) returnRoute {
 	switch onward := routeToPool(vpnNode, pool); {
 	case vpnNode.Err != nil:
 		rr.Unknown = append(rr.Unknown, "node "+vpnNode.Node+" (the VPN pod's) was not read to see its route on to the pod: "+vpnNode.Err.Error())
-	case onward == nil:
+	case onward == nil && hasDefault(vpnNode):
 		rr.Known = true
 		rr.How = append(rr.How, fmt.Sprintf("node %s (the VPN pod's) has no route to %s but its default route%s: what node %s sends there goes nowhere", vpnNode.Node, pool, defaultVia(vpnNode), tgt.Node))
+	case onward == nil:
+		rr.Known = true
+		rr.How = append(rr.How, fmt.Sprintf("node %s (the VPN pod's) has neither a route to %s nor a default route: what node %s sends there is dropped", vpnNode.Node, pool, tgt.Node))
 	default:
 		rr.Back, rr.Known = true, true
 		rr.How = append(rr.How, routeEvidence(vpnNode, *onward))
@@ -101,6 +109,17 @@ func routeEvidence(n facts.NodeRead, r linuxnet.Route) string {
 	}
 	s += sSb92.String()
 	return s
+}
+
+// hasDefault reports whether the node has a default route (a node without one, like the lab's,
+// drops what it has no route for instead of sending it out).
+func hasDefault(n facts.NodeRead) bool {
+	for _, r := range n.Routes {
+		if r.Default() {
+			return true
+		}
+	}
+	return false
 }
 
 func defaultVia(n facts.NodeRead) string {

@@ -139,7 +139,12 @@ func TestEveryPodIPIsARealAddressInItsNode(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, netip.MustParsePrefix(node.PodCIDR).Contains(netip.MustParseAddr(p.Status.PodIP)),
 			"pod %s/%s IP %s from its node's pod CIDR %s", p.Namespace, p.Name, p.Status.PodIP, node.PodCIDR)
-		addrs := lab.MustExec(t, node.Name, "ip", "-4", "-br", "addr", "show", "dev", "pods0")
+		// A dedicated node's pod has its own namespace, the IP on its eth0.
+		ns, dev := node.Name, "pods0"
+		if node.Dedicated {
+			ns, dev = lab.PodNetNS(p.UID), "eth0"
+		}
+		addrs := lab.MustExec(t, ns, "ip", "-4", "-br", "addr", "show", "dev", dev)
 		assert.Contains(t, addrs, p.Status.PodIP+"/32", "pod %s/%s", p.Namespace, p.Name)
 		checked++
 	}

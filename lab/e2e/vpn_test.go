@@ -50,7 +50,7 @@ func (e tunnelErr) Error() string { return string(e) }
 const errTunnelDown = tunnelErr("laptop does not reach the VPN server's tunnel address")
 
 func TestVPNSymptomPeerAnswersAndNothingBeyondWithForwardingOff(t *testing.T) {
-	require.False(t, lab.IPForward(t, lab.VPNNode().Name), "the base manifest has no fix: a new pod namespace starts with 0")
+	require.False(t, lab.VPNPodIPForward(t), "the base manifest has no fix: Calico's plugin wrote 0 into the new pod's namespace")
 	waitTunnel(t)
 	web := webPodIP(t)
 	assert.True(t, lab.Ping(lab.Laptop(), lab.VPNServerTunnelIP(), 2*time.Second), "the peer answers")
@@ -71,7 +71,7 @@ func TestVPNReadingTheSysctlInsideThePodShowsZero(t *testing.T) {
 func TestVPNHandFixWorksUntilThePodIsReplaced(t *testing.T) {
 	waitTunnel(t)
 	web := webPodIP(t)
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	eventually(t, 10*time.Second, func() error {
 		if !laptopReachesWeb(t, web) {
 			return tunnelErr("web pod not reachable with ip_forward=1")
@@ -83,7 +83,7 @@ func TestVPNHandFixWorksUntilThePodIsReplaced(t *testing.T) {
 	assert.Equal(t, "10.96.0.1", strings.TrimSpace(out), "the cluster DNS VIP answers through the tunnel")
 
 	lab.RestartPods(t, "vpn", "app=openvpn", "openvpn")
-	assert.False(t, lab.IPForward(t, lab.VPNNode().Name), "the replacement pod starts with forwarding off again")
+	assert.False(t, lab.VPNPodIPForward(t), "the replacement pod starts with forwarding off again")
 	waitTunnel(t)
 	assert.False(t, laptopReachesWeb(t, web), "the hand fix is gone")
 }
@@ -92,7 +92,7 @@ func TestVPNFixInTheManifestSurvivesAPodRestart(t *testing.T) {
 	for _, variant := range []string{"openvpn-fixed-initcontainer", "openvpn-fixed-sysctls"} {
 		t.Run(variant, func(t *testing.T) {
 			lab.ApplyVariant(t, variant, "60-openvpn", "vpn", "openvpn")
-			assert.True(t, lab.IPForward(t, lab.VPNNode().Name))
+			assert.True(t, lab.VPNPodIPForward(t))
 			waitTunnel(t)
 			web := webPodIP(t)
 			eventually(t, 10*time.Second, func() error {
@@ -102,7 +102,7 @@ func TestVPNFixInTheManifestSurvivesAPodRestart(t *testing.T) {
 				return nil
 			})
 			lab.RestartPods(t, "vpn", "app=openvpn", "openvpn")
-			assert.True(t, lab.IPForward(t, lab.VPNNode().Name), "the fix is in the spec: the new pod has it too")
+			assert.True(t, lab.VPNPodIPForward(t), "the fix is in the spec: the new pod has it too")
 			waitTunnel(t)
 			eventually(t, 10*time.Second, func() error {
 				if !laptopReachesWeb(t, web) {
@@ -117,7 +117,7 @@ func TestVPNFixInTheManifestSurvivesAPodRestart(t *testing.T) {
 func TestVPNReturnPathNeedsMasqueradeOrARoute(t *testing.T) {
 	waitTunnel(t)
 	web := webPodIP(t)
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	eventually(t, 10*time.Second, func() error {
 		if !laptopReachesWeb(t, web) {
 			return tunnelErr("web pod not reachable with forwarding on")

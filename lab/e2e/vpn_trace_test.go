@@ -36,7 +36,7 @@ func hopLines(t *testing.T, r lanaccessRun, id string) string {
 }
 
 func TestVPNTraceForwardingOffGivesTheForwardingVerdictAndTheClientSeesOnlyThePeer(t *testing.T) {
-	require.False(t, lab.IPForward(t, lab.VPNNode().Name))
+	require.False(t, lab.VPNPodIPForward(t))
 	waitTunnel(t)
 	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
 	assert.Equal(t, 1, r.Exit)
@@ -53,7 +53,7 @@ func TestVPNTraceForwardingOffGivesTheForwardingVerdictAndTheClientSeesOnlyThePe
 }
 
 func TestVPNTraceHandFixGivesTheDurabilityWarning(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn")
 	status, _, fs := r.check(t, "VPN002")
 	assert.Equal(t, "pass", status, findingText(fs))
@@ -84,7 +84,7 @@ func TestVPNTraceFixInTheManifestPasses(t *testing.T) {
 }
 
 func TestVPNTraceWithoutMasqueradeOrReturnRouteGivesTheReturnPathVerdict(t *testing.T) {
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	lab.DropMasquerade(t)
 	lab.DropReturnRoute(t)
@@ -102,7 +102,7 @@ func TestVPNTraceWithoutMasqueradeOrReturnRouteGivesTheReturnPathVerdict(t *test
 func TestVPNTraceNamesFailingWhileTheVIPAnswersGivesTheDNSVerdict(t *testing.T) {
 	// Forwarding on: IPs work through the tunnel; the laptop's resolver is the internet DNS
 	// and the server pushes no DNS, so cluster names do not resolve there.
-	lab.SetIPForward(t, lab.VPNNode().Name, true)
+	lab.SetVPNPodIPForward(t, true)
 	waitTunnel(t)
 	r := runLanaccess(t, lab.Laptop(), vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--from-client")
 	hops := hopLines(t, r, "VPN007")

@@ -53,7 +53,8 @@ func cleanup(tb testing.TB, what string, undo func(context.Context) error) {
 	})
 }
 
-// IPForward reads net.ipv4.ip_forward in a node's namespace.
+// IPForward reads net.ipv4.ip_forward in a node's own namespace (the VPN pod's is
+// VPNPodIPForward's).
 func (l *Lab) IPForward(tb testing.TB, node string) bool {
 	tb.Helper()
 	ctx, cancel := opCtx()
@@ -63,8 +64,8 @@ func (l *Lab) IPForward(tb testing.TB, node string) bool {
 	return on
 }
 
-// SetIPForward writes net.ipv4.ip_forward in a node's namespace (node-vpn: the VPN pod's own,
-// like a hand fix with kubectl exec); the old value comes back at cleanup.
+// SetIPForward writes net.ipv4.ip_forward in a shared node's namespace; the old value comes
+// back at cleanup. The VPN pod's is SetVPNPodIPForward's.
 func (l *Lab) SetIPForward(tb testing.TB, node string, on bool) {
 	tb.Helper()
 	ctx, cancel := opCtx()

@@ -33,7 +33,8 @@ type Node struct {
 	Name    string
 	IP      string
 	PodCIDR string
-	// Dedicated is true for node-vpn, whose namespace is the VPN pod's own.
+	// Dedicated is true for node-vpn, whose pod (the VPN pod) has a network namespace of its
+	// own.
 	Dedicated bool
 }
 
@@ -171,7 +172,7 @@ func (l *Lab) Node(name string) (Node, error) {
 	return Node{}, fmt.Errorf("no lab node named %q", name)
 }
 
-// VPNNode is the node whose namespace is the VPN pod's.
+// VPNNode is the node the VPN pod runs on.
 func (l *Lab) VPNNode() Node {
 	for _, n := range l.Nodes {
 		if n.Dedicated {

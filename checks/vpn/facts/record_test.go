@@ -197,6 +197,12 @@ func TestRecordNodeReads(t *testing.T) {
 		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl))})
 		record(t, "node-pool-default-only", ns, "sh", "-c", nodeScript(dir))
 	})
+	t.Run("another node without a route to the pool nor a default route", func(t *testing.T) {
+		ns := nodeNS(t, "10.0.10.12")
+		inNS(t, ns, "ip", "route", "del", "default")
+		dir := confDir(t, map[string]string{"10-calico.conflist": calicoConflist(t, string(tmpl))})
+		record(t, "node-pool-no-route", ns, "sh", "-c", nodeScript(dir))
+	})
 }
 
 // clientNS is a VPN client: eth0 192.168.1.20/24 with the default route via 192.168.1.1, and

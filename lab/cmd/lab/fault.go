@@ -23,7 +23,7 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fault",
 		Short: "Inject or revert a fault in the running lab",
-		Example: `  lab fault ip-forward node-vpn on
+		Example: `  lab fault ip-forward vpn-pod on         # the VPN pod's namespace; or a shared node
   lab fault link node-2 down
   lab fault latency node-3 300ms        # 0 removes it
   lab fault listener node-2 53 udp      # --stop to end it
@@ -38,7 +38,7 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 	}
 	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
 	root.AddCommand(
-		&cobra.Command{Use: "ip-forward NODE on|off", Short: "Write net.ipv4.ip_forward in a node namespace", Args: cobra.ExactArgs(2),
+		&cobra.Command{Use: "ip-forward vpn-pod|NODE on|off", Short: "Write net.ipv4.ip_forward in the VPN pod's namespace or a shared node's", Args: cobra.ExactArgs(2),
 			RunE: inLab(ipForwardFault)},
 		&cobra.Command{Use: "link HOST down|up", Short: "Unplug or plug a namespace's LAN link", Args: cobra.ExactArgs(2),
 			RunE: inLab(linkFault)},
@@ -105,6 +105,10 @@ func onOff(s string, on, off string) (bool, error) {
 func ipForwardFault(ctx context.Context, f faults.Lab, a []string) error {
 	on, err := onOff(a[1], "on", "off")
 	if err != nil {
+		return err
+	}
+	if a[0] == "vpn-pod" {
+		_, err = f.SetVPNPodIPForward(ctx, on)
 		return err
 	}
 	_, err = f.SetIPForward(ctx, a[0], on)

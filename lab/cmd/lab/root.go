@@ -33,7 +33,8 @@ func newRootCommand() *cobra.Command {
 		return l
 	}
 	root.AddCommand(newUpCommand(lay), newDownCommand(lay), newStatusCommand(lay), newDaemonCommand(lay),
-		newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay))
+		newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay),
+		newKubeletShimCommand(lay), newContainerExecCommand())
 	return root
 }
 

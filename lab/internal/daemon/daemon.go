@@ -1,6 +1,6 @@
 // Package daemon is the lab's long-running process: it plays the container runtime of the kwok
-// nodes (podruntime: processes, pod IPs, volumes, sysctls) and kube-proxy (kubeproxy: DNAT
-// rules), both driven by informers on the API.
+// nodes (podruntime: processes, pod IPs, volumes, sysctls; cniinstall: the CNI DaemonSets'
+// install steps) and kube-proxy (kubeproxy: DNAT rules), all driven by informers on the API.
 //
 // The seam with bring-up (labctl) is narrow on purpose: labctl starts, finds and stops the
 // process through Spec, ProcName and Match, and the daemon gets only the layout and the
@@ -10,6 +10,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/cniinstall"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
@@ -67,13 +69,14 @@ func Run(ctx context.Context, c Config) error {
 		return err
 	}
 	rt, rtInformers := c.runtime(client, inf), inf.runtimeInformers()
+	cni := c.cniInstaller(client, inf)
 	px, pxInformers := c.proxy(inf), inf.proxyInformers()
 	c.Log.Printf("lab daemon running (pid file %s)", c.Layout.Path("pids", ProcName+".pid"))
 	go loop(ctx, inf.proxyKick, func() error {
 		return synced(c.Layout, SyncProxy, pxInformers, func() error { return px.Sync(ctx) })
 	}, c.Log, "kube-proxy")
 	loop(ctx, inf.runtimeKick, func() error {
-		return synced(c.Layout, SyncRuntime, rtInformers, func() error { return rt.Reconcile(ctx) })
+		return synced(c.Layout, SyncRuntime, rtInformers, func() error { return errors.Join(cni.Reconcile(ctx), rt.Reconcile(ctx)) })
 	}, c.Log, "pod runtime")
 	return nil
 }
@@ -83,16 +86,31 @@ func Run(ctx context.Context, c Config) error {
 func (c Config) runtime(client kubernetes.Interface, inf *informers) *podruntime.Runtime {
 	return &podruntime.Runtime{
 		Layout: c.Layout, Bins: c.Binaries, Log: c.Log,
-		Pods:    func() ([]*corev1.Pod, error) { return inf.pods.Lister().List(labels.Everything()) },
-		Cluster: listerCluster{cms: inf.cms.Lister(), secrets: inf.secrets.Lister(), ings: inf.ings.Lister()},
-		MarkStarted: func(ctx context.Context, p *corev1.Pod) error {
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, podruntime.StartedAnnotation)
-			_, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-			if err == nil {
-				c.Log.Printf("pod %s/%s: listening, marked started", p.Namespace, p.Name)
-			}
-			return err
-		},
+		Pods:        func() ([]*corev1.Pod, error) { return inf.pods.Lister().List(labels.Everything()) },
+		Cluster:     listerCluster{cms: inf.cms.Lister(), secrets: inf.secrets.Lister(), ings: inf.ings.Lister()},
+		MarkStarted: c.markStarted(client, "listening"),
+	}
+}
+
+// cniInstaller plays the CNI DaemonSets' install steps (package cniinstall) on the same caches.
+func (c Config) cniInstaller(client kubernetes.Interface, inf *informers) *cniinstall.Installer {
+	return &cniinstall.Installer{
+		Layout: c.Layout, Log: c.Log,
+		Pods:        func() ([]*corev1.Pod, error) { return inf.pods.Lister().List(labels.Everything()) },
+		Sources:     listerCluster{cms: inf.cms.Lister(), secrets: inf.secrets.Lister(), ings: inf.ings.Lister()},
+		MarkStarted: c.markStarted(client, "CNI installed"),
+	}
+}
+
+// markStarted sets the annotation the lab's kwok stages wait for before making a pod Ready.
+func (c Config) markStarted(client kubernetes.Interface, why string) func(ctx context.Context, p *corev1.Pod) error {
+	return func(ctx context.Context, p *corev1.Pod) error {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, podruntime.StartedAnnotation)
+		_, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		if err == nil {
+			c.Log.Printf("pod %s/%s: %s, marked started", p.Namespace, p.Name, why)
+		}
+		return err
 	}
 }
 

@@ -22,7 +22,8 @@ type Lab struct {
 	Client kubernetes.Interface
 }
 
-// IPForward reads net.ipv4.ip_forward in a node namespace.
+// IPForward reads net.ipv4.ip_forward in a node namespace (the node's own: on the dedicated
+// node the VPN pod's is VPNPodIPForward's).
 func (f Lab) IPForward(ctx context.Context, node string) (bool, error) {
 	if _, err := f.Layout.Node(node); err != nil {
 		return false, err
@@ -31,9 +32,13 @@ func (f Lab) IPForward(ctx context.Context, node string) (bool, error) {
 	return v == "1", err
 }
 
-// SetIPForward writes net.ipv4.ip_forward in a node namespace (for node-vpn: the VPN pod's
-// own namespace, what `kubectl exec ... sysctl -w` does by hand) and returns the old value.
+// SetIPForward writes net.ipv4.ip_forward in a shared node's namespace and returns the old
+// value. The dedicated node's pods have namespaces of their own: a hand fix of the VPN pod is
+// SetVPNPodIPForward.
 func (f Lab) SetIPForward(ctx context.Context, node string, on bool) (bool, error) {
+	if n, err := f.Layout.Node(node); err == nil && n.Dedicated {
+		return false, fmt.Errorf("node %s's pods have network namespaces of their own: set the VPN pod's (SetVPNPodIPForward), not the node's", node)
+	}
 	prev, err := f.IPForward(ctx, node)
 	if err != nil {
 		return false, err
@@ -56,14 +61,14 @@ func (f Lab) SetLink(ctx context.Context, host string, up bool) error {
 	return fmt.Errorf("no lab host named %q", host)
 }
 
-// DropMasquerade deletes the VPN pool's MASQUERADE rules in the VPN node and returns them so
+// DropMasquerade deletes the VPN pool's MASQUERADE rules in the VPN pod and returns them so
 // that RestoreNATRules can put them back.
 func (f Lab) DropMasquerade(ctx context.Context) ([]string, error) {
-	vpn, err := labctl.VPNNode(f.Layout)
+	ns, err := f.VPNPodNS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := netns.Run(ctx, vpn.NS, "iptables", "-t", "nat", "-S", "POSTROUTING")
+	out, err := netns.Run(ctx, ns, "iptables", "-t", "nat", "-S", "POSTROUTING")
 	if err != nil {
 		return nil, err
 	}
@@ -73,26 +78,32 @@ func (f Lab) DropMasquerade(ctx context.Context) ([]string, error) {
 			continue
 		}
 		args := append([]string{"iptables", "-t", "nat", "-D"}, netns.SplitRule(line)[1:]...)
-		if _, err := netns.Run(ctx, vpn.NS, args...); err != nil {
+		if _, err := netns.Run(ctx, ns, args...); err != nil {
 			return removed, err
 		}
 		removed = append(removed, line)
 	}
 	if len(removed) == 0 {
-		return nil, fmt.Errorf("no MASQUERADE rule for %s in %s (is the VPN pod running?)", f.Layout.VPNPool, vpn.NS)
+		return nil, fmt.Errorf("no MASQUERADE rule for %s in %s (is the VPN pod running?)", f.Layout.VPNPool, ns)
 	}
 	return removed, nil
 }
 
-// RestoreNATRules re-appends `iptables -S` lines to the VPN node's nat table.
+// RestoreNATRules re-appends `iptables -S` lines to the VPN pod's nat table (those it lacks: a
+// replaced pod's start script has added its own).
 func (f Lab) RestoreNATRules(ctx context.Context, lines []string) error {
-	vpn, err := labctl.VPNNode(f.Layout)
+	ns, err := f.VPNPodNS(ctx)
 	if err != nil {
 		return err
 	}
 	for _, line := range lines {
-		args := append([]string{"iptables", "-t", "nat"}, netns.SplitRule(line)...)
-		if _, err := netns.Run(ctx, vpn.NS, args...); err != nil {
+		rule := netns.SplitRule(line)
+		check := append([]string{"iptables", "-t", "nat", "-C"}, rule[1:]...)
+		if _, err := netns.Run(ctx, ns, check...); err == nil {
+			continue
+		}
+		args := append([]string{"iptables", "-t", "nat"}, rule...)
+		if _, err := netns.Run(ctx, ns, args...); err != nil {
 			return err
 		}
 	}

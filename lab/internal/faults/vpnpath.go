@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 )
 
@@ -37,25 +36,25 @@ func (f Lab) SetLinkMTU(ctx context.Context, host string, mtu int) (int, error) 
 // entrypoint uses nft rather than iptables writes it.
 const nftMasqueradeTable = "lanaccess_vpn_nat"
 
-// MasqueradeWithNft writes the pool's masquerade with nft in the VPN node (its own table, so
+// MasqueradeWithNft writes the pool's masquerade with nft in the VPN pod (its own table, so
 // the iptables rules stay apart).
 func (f Lab) MasqueradeWithNft(ctx context.Context) error {
-	vpn, err := labctl.VPNNode(f.Layout)
+	ns, err := f.VPNPodNS(ctx)
 	if err != nil {
 		return err
 	}
 	ruleset := fmt.Sprintf("table ip %s {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\tip saddr %s oifname \"eth0\" masquerade\n\t}\n}\n",
 		nftMasqueradeTable, f.Layout.VPNPool)
-	_, err = netns.RunInput(ctx, vpn.NS, ruleset, "nft", "-f", "-")
+	_, err = netns.RunInput(ctx, ns, ruleset, "nft", "-f", "-")
 	return err
 }
 
 // DropNftMasquerade removes MasqueradeWithNft's table.
 func (f Lab) DropNftMasquerade(ctx context.Context) error {
-	vpn, err := labctl.VPNNode(f.Layout)
+	ns, err := f.VPNPodNS(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = netns.Run(ctx, vpn.NS, "nft", "delete", "table", "ip", nftMasqueradeTable)
+	_, err = netns.Run(ctx, ns, "nft", "delete", "table", "ip", nftMasqueradeTable)
 	return err
 }

@@ -62,13 +62,9 @@ func (a *Applier) ApplyDir(ctx context.Context, dir string) error {
 
 // ApplyFile applies each document of one YAML file.
 func (a *Applier) ApplyFile(ctx context.Context, path string) error {
-	b, err := os.ReadFile(path)
+	objs, err := DecodeFile(path)
 	if err != nil {
 		return err
-	}
-	objs, err := Decode(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	for _, obj := range objs {
 		if err := a.Apply(ctx, obj); err != nil {
@@ -121,4 +117,17 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) err
 		return fmt.Errorf("apply %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// DecodeFile reads and decodes every document of one YAML file.
+func DecodeFile(path string) ([]*unstructured.Unstructured, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return objs, nil
 }

@@ -51,6 +51,9 @@ func expected(l layout.Layout, st State) map[string]string {
 	}
 	for _, n := range l.Nodes {
 		m[ProcKwok(n.NS)] = st.Binaries.KwokBin()
+		if HasKubeletShim(n) {
+			m[ProcKubeletShim(n.NS)] = kubeletShimMatch(l, n.NS)
+		}
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
 
@@ -48,13 +49,10 @@ func buildNode(ctx context.Context, l layout.Layout, n layout.Node) error {
 	if err := netns.AddLocalBridge(ctx, n.NS, PodsDevice); err != nil {
 		return err
 	}
-	// Shared nodes route DNAT'ed Service traffic to pods elsewhere, like any node; a dedicated
-	// node is the VPN pod's own namespace, which starts with forwarding off like a new pod.
-	forward := "1"
-	if n.Dedicated {
-		forward = "0"
-	}
-	if err := netns.Sysctl(ctx, n.NS, "net.ipv4.ip_forward", forward); err != nil {
+	// Every node forwards, like a Kubernetes node: shared nodes route DNAT'ed Service traffic
+	// to pods elsewhere, a dedicated node also routes its pods' own namespaces. A pod's
+	// ip_forward is its own namespace's (podruntime): the node's says nothing about it.
+	if err := netns.Sysctl(ctx, n.NS, "net.ipv4.ip_forward", "1"); err != nil {
 		return err
 	}
 	for _, other := range l.Nodes {
@@ -141,12 +139,22 @@ func TeardownNetwork(ctx context.Context, l layout.Layout) error {
 	for _, n := range existing {
 		present[n] = true
 	}
-	var pids []int
+	// The pods' own namespaces first: deleting them removes their veth ends from the nodes.
+	var namespaces []string
+	for _, n := range existing {
+		if podruntime.IsPodNetNS(n) {
+			namespaces = append(namespaces, n)
+		}
+	}
 	for _, h := range l.Hosts() {
-		if !present[h.NS] {
+		namespaces = append(namespaces, h.NS)
+	}
+	var pids []int
+	for _, ns := range namespaces {
+		if !present[ns] {
 			continue
 		}
-		p, err := netns.Pids(ctx, h.NS)
+		p, err := netns.Pids(ctx, ns)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -158,11 +166,11 @@ func TeardownNetwork(ctx context.Context, l layout.Layout) error {
 		}
 		return nil
 	})...)
-	for _, h := range l.Hosts() {
-		if !present[h.NS] {
+	for _, ns := range namespaces {
+		if !present[ns] {
 			continue
 		}
-		if err := netns.Delete(ctx, h.NS); err != nil {
+		if err := netns.Delete(ctx, ns); err != nil {
 			errs = append(errs, err)
 		}
 	}

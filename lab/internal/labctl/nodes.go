@@ -88,20 +88,17 @@ func kwokConfigCurrent(l layout.Layout, bins binaries.Set) bool {
 }
 
 func kwokSpec(l layout.Layout, bins binaries.Set, n layout.Node, config string) procs.Spec {
-	dir := l.Path("pki")
-	return procs.Spec{Name: ProcKwok(n.NS), NS: n.NS, Dir: l.StateDir, Argv: []string{bins.KwokBin(),
+	argv := append([]string{bins.KwokBin(),
 		"--config=" + config,
 		"--kubeconfig=" + kubeconfigPath(l, pki.KwokClient(n.NS)),
 		"--manage-single-node=" + n.NS,
 		"--node-name=" + n.NS,
 		"--node-ip=" + n.LANIP,
 		"--node-port=" + strconv.Itoa(l.KubeletPort),
-		"--server-address=" + fmt.Sprintf("%s:%d", n.LANIP, l.KubeletPort),
 		"--cidr=" + n.PodCIDR,
-		"--tls-cert-file=" + pki.File(dir, pki.KwokServing(n.NS), "crt"),
-		"--tls-private-key-file=" + pki.File(dir, pki.KwokServing(n.NS), "key"),
 		"--node-lease-duration-seconds=40",
-	}}
+	}, kwokServing(l, n)...)
+	return procs.Spec{Name: ProcKwok(n.NS), NS: n.NS, Dir: l.StateDir, Argv: argv}
 }
 
 // createNodes registers the Node objects kwok will manage, with their pod CIDR (kwok allocates

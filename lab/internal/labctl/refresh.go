@@ -40,7 +40,10 @@ func refresh(ctx context.Context, l layout.Layout, o Options, say func(string, .
 		if _, _, err := mgr.Start(daemon.Spec(l)); err != nil {
 			return err
 		}
-		say("lab binary changed: daemon restarted")
+		if err := restartKubeletShims(ctx, l, mgr); err != nil {
+			return err
+		}
+		say("lab binary changed: daemon and kubelet shims restarted")
 	}
 	st, err := LoadState(l)
 	if err != nil {

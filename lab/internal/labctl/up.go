@@ -95,7 +95,9 @@ func (b *bringUp) steps() []step {
 		{name: "generate the certificates", run: b.generatePKI},
 		{name: "write the kubeconfigs", run: func(context.Context) error { return writeKubeconfigs(l) }},
 		{name: "write the audit policy", run: func(context.Context) error { return writeAuditPolicy(l) }, lap: "certificates and kubeconfigs"},
-		{name: "build the network", run: func(ctx context.Context) error { return BuildNetwork(ctx, l) }, lap: "network namespaces"},
+		{name: "build the network", run: func(ctx context.Context) error { return BuildNetwork(ctx, l) }},
+		{name: "write the nodes' CNI configuration", run: func(context.Context) error { return WriteNodeCNIConfigs(l, b.o.LabDir) },
+			lap: "network namespaces"},
 		b.start(cp[0]), b.start(cp[1]),
 		{name: "wait for kube-apiserver", run: func(ctx context.Context) error { return waitAPIServer(ctx, l, 60*time.Second) }, lap: "etcd and kube-apiserver"},
 		b.start(cp[2]), b.start(cp[3]),
@@ -105,6 +107,9 @@ func (b *bringUp) steps() []step {
 	}
 	for _, n := range l.Nodes {
 		steps = append(steps, b.startLater(ProcKwok(n.NS), func() (procs.Spec, error) { return kwokSpec(l, b.st.Binaries, n, b.kwokConf), nil }))
+		if HasKubeletShim(n) {
+			steps = append(steps, b.start(kubeletShimSpec(l, n)))
+		}
 	}
 	steps = append(steps,
 		step{name: "start the internet's servers", run: b.startInternet},

@@ -163,6 +163,19 @@ func (l Layout) PidDir() string          { return l.Path("pids") }
 func (l Layout) PodsDir() string         { return l.Path("pods") }
 func (l Layout) LabBinary() string       { return l.Path("bin", "lab") }
 
+// NodeCNIDir is a node's /etc/cni/net.d: the CNI configuration the pod runtime applies to the
+// node's new pods, and what a hostNetwork pod of that node sees through a hostPath volume.
+func (l Layout) NodeCNIDir(node string) string { return l.Path("nodes", node, "cni", "net.d") }
+
+// NodeHostPath is the lab's per-node copy of a machine directory that pods mount as a hostPath
+// volume: /etc/cni/net.d is each node's own (NodeCNIDir). ok is false for any other path.
+func (l Layout) NodeHostPath(node, path string) (string, bool) {
+	if filepath.Clean(path) == "/etc/cni/net.d" {
+		return l.NodeCNIDir(node), true
+	}
+	return "", false
+}
+
 // TestLock serialises test binaries that use the lab. It sits next to the state directory,
 // not in it, so that a rebuild of the state does not reset the lock.
 func (l Layout) TestLock() string { return l.StateDir + ".lock" }

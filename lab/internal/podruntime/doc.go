@@ -3,6 +3,8 @@
 // node's namespace, materialises ConfigMap/Secret volumes into files, and runs a real process
 // for the images it knows (CoreDNS for coredns images, nginx for Traefik, OpenVPN, an HTTP
 // responder for http-echo), bound on the pod IP, restarted if it dies, reloaded when its config
-// changes the way the real container would reload it. On a dedicated node (a pod with its own
-// network namespace) it also applies the pod's sysctls, so ip_forward follows the pod spec.
+// changes the way the real container would reload it. On a dedicated node a pod gets a network
+// namespace of its own (podnet.go): the kernel's copy of the initial namespace's settings, then
+// what the node's CNI configuration writes (cni.go), then the pod's sysctls, so ip_forward
+// follows the node, the CNI and the pod spec as on a real node.
 package podruntime

@@ -67,8 +67,13 @@ type podContext struct {
 	Cluster   Cluster
 	// Applied is the config text the running process loaded ("" if not running).
 	Applied string
-	// Exec runs a command in the node namespace.
+	// Exec runs a command in the namespace the container's processes run in (the pod's own, or
+	// its node's).
 	Exec func(ctx context.Context, argv ...string) (string, error)
+	// OwnNamespace is set when the pod has a network namespace of its own; RouteToPod then
+	// routes prefixes from its node to it.
+	OwnNamespace bool
+	RouteToPod   func(ctx context.Context, prefixes ...string) error
 }
 
 type runner interface {
@@ -239,25 +244,35 @@ func (openvpnRunner) plan(pc *podContext) (*plan, error) {
 		return nil, fmt.Errorf("container %s: %w", pc.Container.Name, err)
 	}
 	comment := PodRuleComment(pc.Pod)
-	return &plan{
-		// In its own pod namespace OpenVPN's wildcard socket would only have the pod IP; here
+	argv := []string{"openvpn", "--config", host}
+	if !pc.OwnNamespace {
+		// In its own pod namespace OpenVPN's wildcard socket only has the pod IP; in its node's
 		// the namespace also has the node's LAN address, and a wildcard socket would answer
 		// DNAT'ed clients from that address, which conntrack cannot match to the flow.
-		Argv:     []string{"openvpn", "--config", host, "--local", pc.Pod.Status.PodIP},
+		argv = append(argv, "--local", pc.Pod.Status.PodIP)
+	}
+	return &plan{
+		Argv:     argv,
 		Match:    host,
 		OnChange: Restart,
 		Files:    map[string][]byte{host: []byte(text)},
 		Applied:  text,
 		// kylemanna/openvpn's entrypoint masquerades the client pool out of eth0, so that
 		// replies from the pod network come back to the pod without a route to the pool.
+		// In its own namespace, the node routes the pool to the pod: the lab's return routes
+		// (the other nodes send the pool to this node) end there.
 		OnStart: func(ctx context.Context) error {
 			spec := []string{"POSTROUTING", "-s", pool, "-o", "eth0", "-m", "comment", "--comment", comment, "-j", "MASQUERADE"}
-			if _, err := pc.Exec(ctx, append([]string{"iptables", "-t", "nat", "-C"}, spec...)...); err == nil {
-				return nil
+			if _, err := pc.Exec(ctx, append([]string{"iptables", "-t", "nat", "-C"}, spec...)...); err != nil {
+				add := append([]string{"iptables", "-t", "nat", "-A"}, spec...)
+				if _, err := pc.Exec(ctx, add...); err != nil {
+					return err
+				}
 			}
-			add := append([]string{"iptables", "-t", "nat", "-A"}, spec...)
-			_, err := pc.Exec(ctx, add...)
-			return err
+			if pc.RouteToPod != nil {
+				return pc.RouteToPod(ctx, pool)
+			}
+			return nil
 		},
 	}, nil
 }

@@ -54,6 +54,8 @@ type podMeta struct {
 	Name      string `json:"name"`
 	Node      string `json:"node"`
 	IP        string `json:"ip"`
+	// NetNS is the pod's own network namespace ("" when it shares its node's).
+	NetNS string `json:"netns,omitempty"`
 }
 
 // Reconcile brings processes and addresses in line with the API once.
@@ -76,7 +78,9 @@ func (r *Runtime) Reconcile(ctx context.Context) error {
 			continue
 		}
 		desired[PodDirName(p)] = p
-		ipsByNode[p.Spec.NodeName] = append(ipsByNode[p.Spec.NodeName], p.Status.PodIP)
+		if !OwnNamespace(nodes[p.Spec.NodeName]) {
+			ipsByNode[p.Spec.NodeName] = append(ipsByNode[p.Spec.NodeName], p.Status.PodIP)
+		}
 	}
 	var errs []error
 	// Old pods first: a Recreate rollout must free its ports and rules before the new pod
@@ -148,13 +152,12 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	}
 	metaPath := filepath.Join(dir, "pod.json")
 	if _, err := os.Stat(metaPath); err != nil {
-		b, _ := json.Marshal(podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP})
-		if err := os.WriteFile(metaPath, b, 0o600); err != nil {
-			return err
+		meta := podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP}
+		if OwnNamespace(node) {
+			meta.NetNS = PodNetNS(p.UID)
 		}
-	}
-	if node.Dedicated {
-		if err := applySysctlsOnce(ctx, dir, node, p); err != nil {
+		b, _ := json.Marshal(meta)
+		if err := os.WriteFile(metaPath, b, 0o600); err != nil {
 			return err
 		}
 	}
@@ -162,9 +165,15 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	if err != nil {
 		return fmt.Errorf("node %s resolv.conf: %w", node.NS, err)
 	}
+	resolv := []byte(ResolvConf(p, string(nodeResolv), r.Layout.ClusterDNSIP))
 	resolvPath := filepath.Join(dir, "resolv.conf")
-	if _, err := writeIfChanged(resolvPath, []byte(ResolvConf(p, string(nodeResolv), r.Layout.ClusterDNSIP)), false); err != nil {
+	if _, err := writeIfChanged(resolvPath, resolv, false); err != nil {
 		return err
+	}
+	if OwnNamespace(node) {
+		if err := r.ensureSandbox(ctx, dir, p, node, resolv); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	for _, c := range p.Spec.Containers {
@@ -180,18 +189,15 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 }
 
 func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layout.Node, dir string, c corev1.Container, run runner, resolvPath string) error {
-	vf, pm, err := materialize(r.Cluster, p, c, dir)
-	if err != nil {
-		return err
-	}
-	pm = append(pm, PathMapping{Container: "/etc/resolv.conf", Host: resolvPath})
+	execNS := ProcessNS(p, node)
 	mgr := procs.Manager{PidDir: dir, LogDir: dir}
 	appliedPath := filepath.Join(dir, c.Name+".applied")
 	matchPath := filepath.Join(dir, c.Name+".match")
 	prevMatch, alive, applied := previous(mgr, c.Name, matchPath, appliedPath)
-	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
-		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
-		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, node.NS, argv...) }}
+	pc, vf, err := r.containerContext(p, node, dir, c, resolvPath, applied)
+	if err != nil {
+		return err
+	}
 	pl, err := run.plan(pc)
 	if err != nil {
 		return err
@@ -207,7 +213,7 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 		if alive {
 			_ = mgr.Stop(ctx, c.Name, prevMatch)
 		}
-		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
+		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: execNS, Argv: pl.Argv, Dir: dir}); err != nil {
 			return err
 		}
 		r.Log.Printf("pod %s/%s: started %s on %s (%s)", p.Namespace, p.Name, c.Name, node.NS, pl.Argv[0])
@@ -226,7 +232,7 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 		if err := mgr.Stop(ctx, c.Name, pl.Match); err != nil {
 			return err
 		}
-		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: node.NS, Argv: pl.Argv, Dir: dir}); err != nil {
+		if _, _, err := mgr.Start(procs.Spec{Name: c.Name, NS: execNS, Argv: pl.Argv, Dir: dir}); err != nil {
 			return err
 		}
 		if pl.OnStart != nil {
@@ -246,6 +252,30 @@ func (r *Runtime) ensureContainer(ctx context.Context, p *corev1.Pod, node layou
 		return os.WriteFile(digestPath, []byte(digest), 0o600)
 	}
 	return saveState(matchPath, pl.Match, appliedPath, pl.Applied, digestPath, digest)
+}
+
+// containerContext is what a runner gets for container c: its volumes' files and the paths
+// they map, and how to run commands where its processes run.
+func (r *Runtime) containerContext(p *corev1.Pod, node layout.Node, dir string, c corev1.Container, resolvPath, applied string) (*podContext, volumeFiles, error) {
+	vf, pm, err := materialize(r.Cluster, p, c, dir)
+	if err != nil {
+		return nil, vf, err
+	}
+	// A container has its own /tmp (OpenVPN's status file lives there).
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, vf, err
+	}
+	pm = append(pm, PathMapping{Container: "/etc/resolv.conf", Host: resolvPath}, PathMapping{Container: "/tmp", Host: tmp})
+	execNS := ProcessNS(p, node)
+	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
+		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
+		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, execNS, argv...) }}
+	if OwnNamespace(node) {
+		pc.OwnNamespace = true
+		pc.RouteToPod = func(ctx context.Context, prefixes ...string) error { return routeToPod(ctx, node, p, prefixes) }
+	}
+	return pc, vf, nil
 }
 
 // previous reads what the runtime recorded of a container: the string that identifies the
@@ -314,19 +344,13 @@ func writeIfChanged(path string, b []byte, writeOnce bool) (bool, error) {
 	return true, os.Rename(tmp, path)
 }
 
-func applySysctlsOnce(ctx context.Context, dir string, node layout.Node, p *corev1.Pod) error {
-	marker := filepath.Join(dir, "sysctls-applied")
-	if _, err := os.Stat(marker); err == nil {
-		return nil
+// ProcessNS is the network namespace a pod's processes run in: its own on a dedicated node,
+// else its node's.
+func ProcessNS(p *corev1.Pod, node layout.Node) string {
+	if OwnNamespace(node) {
+		return PodNetNS(p.UID)
 	}
-	var applied []string
-	for _, kv := range SysctlPlan(p) {
-		if err := netns.Sysctl(ctx, node.NS, kv[0], kv[1]); err != nil {
-			return err
-		}
-		applied = append(applied, kv[0]+"="+kv[1])
-	}
-	return os.WriteFile(marker, []byte(strings.Join(applied, "\n")+"\n"), 0o600)
+	return node.NS
 }
 
 // teardown stops a pod's processes, removes the iptables rules its containers added and its
@@ -352,6 +376,16 @@ func (r *Runtime) teardown(ctx context.Context, dir string) error {
 	if meta.Node != "" && meta.UID != "" {
 		if err := DeleteRulesWithComment(ctx, meta.Node, "lab-pod:"+meta.UID); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if meta.NetNS != "" && len(errs) == 0 {
+		// Its veth pair, and the node's routes through it, go with it.
+		if ok, err := netns.Exists(ctx, meta.NetNS); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			if err := netns.Delete(ctx, meta.NetNS); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(errs) == 0 {
@@ -411,7 +445,7 @@ func syncAddresses(ctx context.Context, n layout.Node, ips []string) error {
 }
 
 // markIfListening sets StartedAnnotation once every declared port of the containers the lab
-// runs is bound in the node namespace (on the pod IP or the wildcard).
+// runs is bound in the namespace they run in (on the pod IP or the wildcard).
 func (r *Runtime) markIfListening(ctx context.Context, p *corev1.Pod, node layout.Node) error {
 	var want []string
 	for _, c := range p.Spec.Containers {
@@ -427,7 +461,7 @@ func (r *Runtime) markIfListening(ctx context.Context, p *corev1.Pod, node layou
 		}
 	}
 	if len(want) > 0 {
-		out, err := netns.Run(ctx, node.NS, "ss", "-Hlntu")
+		out, err := netns.Run(ctx, ProcessNS(p, node), "ss", "-Hlntu")
 		if err != nil {
 			return err
 		}

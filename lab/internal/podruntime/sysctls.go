@@ -1,7 +1,6 @@
 package podruntime
 
 import (
-	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -36,22 +35,16 @@ func PodSysctls(pod *corev1.Pod) map[string]string {
 	return out
 }
 
-// NamespaceDefaults are the values a fresh pod network namespace starts with for the sysctls
-// the lab manages: a new pod does not inherit a hand fix made in its predecessor.
-var NamespaceDefaults = map[string]string{"net.ipv4.ip_forward": "0"}
-
-// SysctlPlan is the ordered list of key=value writes for a new pod on a dedicated node.
+// SysctlPlan is the ordered list of key=value writes a pod makes in its own network namespace
+// (net.* only: the others are not per network namespace). What the namespace had before (the
+// kernel's copy, the CNI's write) stays unless the pod writes the same key.
 func SysctlPlan(pod *corev1.Pod) [][2]string {
-	want := map[string]string{}
-	maps.Copy(want, NamespaceDefaults)
-	for k, v := range PodSysctls(pod) {
-		if strings.HasPrefix(k, "net.") {
-			want[k] = v
-		}
-	}
+	want := PodSysctls(pod)
 	keys := make([]string, 0, len(want))
 	for k := range want {
-		keys = append(keys, k)
+		if strings.HasPrefix(k, "net.") {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	plan := make([][2]string, 0, len(keys))
