@@ -218,6 +218,10 @@ func nodeWithoutProxy(t *testing.T) labkit.Node {
 // binary by checks/config TestReloadInOneBlockReloadsEveryBlock), so LA104 warns only when no
 // block has it.
 func TestDoctorWarnsLA104WhenReloadIsRemoved(t *testing.T) {
+	// Registered first, so it runs last, after the Corefile is restored: a CoreDNS running
+	// without reload never reads the restored Corefile (as on a real cluster), so the DNS pods
+	// are replaced, or every later test would run against this test's Corefile.
+	t.Cleanup(func() { lab.RestartPods(t, "traefik", dnsSelector, "lan-dns") })
 	lab.EditLanDNSCorefile(t, func(s string) string {
 		require.GreaterOrEqual(t, strings.Count(s, "    reload\n"), 2, "the lab's Corefile has reload in both blocks")
 		return strings.Replace(s, "    reload\n", "", 1)
