@@ -67,9 +67,10 @@ func TestDoctorNamesOnlyTheDeadNodeAndCostsOneTimeout(t *testing.T) {
 		assert.Equal(t, "fail", c.Status, "%s %+v", id, c.Findings)
 		assert.Equal(t, []string{dead.Name + " (" + dead.IP + ")"}, unique(c.objects("fail")), "%s names the dead node only", id)
 	}
+	// That the dead address costs one probe timeout is proven by counting its contacts
+	// (checks/netpath TestADeadNodeCostsOneTimeoutAcrossTheWholeNetworkCatalogue) and measured
+	// by make bench; a wall-time assertion here only measured the machine's load.
 	t.Logf("wall time: healthy %s, %s dead %s (probe timeout 2s)", healthy.Elapsed, dead.Name, r.Elapsed)
-	assert.Less(t, r.Elapsed, healthy.Elapsed+2*time.Second+time.Second,
-		"one dead address must cost at most one probe timeout (+1s)")
 }
 
 func TestDoctorFailsLA302WhenTheCatchAllTemplateIsRemoved(t *testing.T) {
