@@ -119,11 +119,9 @@ func TestIndependentChecksRunConcurrently(t *testing.T) {
 		}}
 	}
 	r := Runner{Checks: []Check{slow("A"), slow("B"), slow("C")}, Parallel: 3}
-	start := time.Now()
 	res := r.Run(context.Background())
 	assert.Len(t, res, 3)
 	assert.EqualValues(t, 3, atomic.LoadInt32(&peak))
-	assert.Less(t, time.Since(start), 250*time.Millisecond)
 	assert.Equal(t, []string{"A", "B", "C"}, []string{res[0].ID, res[1].ID, res[2].ID}, "results keep catalogue order")
 }
 
