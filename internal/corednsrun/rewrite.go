@@ -10,24 +10,60 @@ import (
 	"strings"
 )
 
-// rewriter changes only what running the pod's Corefile on this machine requires, without
-// using the model under test to read it (the same rules as the corpus harness,
-// testdata/corpus/truth_rewrite_test.go): every server port moves to a free loopback port,
+// Rewriter changes only what running the pod's Corefile on this machine requires, without
+// using the model under test to read it: every server port moves to a free loopback port,
 // forward's upstreams to the stub, the HTTP listeners of health/ready/prometheus to free
-// loopback ports, bind to 127.0.0.1, the kubernetes plugin to an endpoint that never answers,
-// and absolute paths under the pod's mounts into the laid-out root. Files are rewritten where
-// they are (through the kubelet's symlinks), each once.
-type rewriter struct {
+// loopback ports, bind to 127.0.0.1, the kubernetes plugin to an API endpoint (by default one
+// that never answers), and absolute paths under the pod's mounts into the laid-out root. Files
+// are rewritten where they are (through the kubelet's symlinks), each once. Every change is
+// noted (Notes). The corpus harness (testdata/corpus) runs its truths through it too.
+type Rewriter struct {
 	root      string
 	mounts    []string
 	stub      string
-	dnsPorts  map[string]int
-	httpPorts map[string]int
-	seen      map[string]bool
+	opts      RewriteOptions
+	dnsPorts  map[string]int // port written in the Corefile -> loopback port
+	httpPorts map[string]int // port of a health/ready/prometheus listener -> loopback port
+	notes     []string
+	seen      map[string]bool // files already rewritten, by real path
 }
 
-func newRewriter(root string, mounts []string, stub string) *rewriter {
-	return &rewriter{root: root, mounts: mounts, stub: stub, dnsPorts: map[string]int{}, httpPorts: map[string]int{}, seen: map[string]bool{}}
+// RewriteOptions are what a caller may change in how the Rewriter runs a Corefile.
+type RewriteOptions struct {
+	// API is the URL given to the kubernetes plugin as its endpoint, APINote what it is (for
+	// the notes). Empty: http://127.0.0.1:1, which never answers.
+	API, APINote string
+	// OneStub sends every forward to the stub's address alone, instead of one distinct stub
+	// address per upstream (which keeps forward's count of upstreams as written).
+	OneStub bool
+}
+
+const neverAnswers = "http://127.0.0.1:1"
+
+// NewRewriter rewrites files laid out under root for the pod's mounts (paths in the pod), with
+// stub (host:port) as forward's upstream.
+func NewRewriter(root string, mounts []string, stub string, o RewriteOptions) *Rewriter {
+	if o.API == "" {
+		o.API, o.APINote = neverAnswers, "an address that never answers"
+	}
+	return &Rewriter{root: root, mounts: mounts, stub: stub, opts: o,
+		dnsPorts: map[string]int{}, httpPorts: map[string]int{}, seen: map[string]bool{}}
+}
+
+// File rewrites the -conf file at pod path p and every file it imports.
+func (r *Rewriter) File(p string) error { return r.file(p, 0) }
+
+// DNSPorts maps each server port written in the Corefile to its loopback port.
+func (r *Rewriter) DNSPorts() map[string]int { return r.dnsPorts }
+
+// HTTPPorts maps each port of a health/ready/prometheus listener to its loopback port.
+func (r *Rewriter) HTTPPorts() map[string]int { return r.httpPorts }
+
+// Notes are the changes made, "file: what -> what", in the order made.
+func (r *Rewriter) Notes() []string { return r.notes }
+
+func (r *Rewriter) note(file, format string, args ...any) {
+	r.notes = append(r.notes, file+": "+fmt.Sprintf(format, args...))
 }
 
 // FreePort returns a port free for both UDP and TCP on 127.0.0.1.
@@ -48,17 +84,20 @@ func FreePort() (int, error) {
 	return 0, fmt.Errorf("no port free for both UDP and TCP on 127.0.0.1")
 }
 
-func (r *rewriter) port(m map[string]int, orig string) (int, error) {
+func (r *Rewriter) port(m map[string]int, orig string) (int, error) {
 	if p, ok := m[orig]; ok {
 		return p, nil
 	}
 	p, err := FreePort()
+	if err != nil {
+		return 0, err
+	}
 	m[orig] = p
-	return p, err
+	return p, nil
 }
 
 // inRoot maps an absolute pod path under a mount (or /etc/resolv.conf) into the root.
-func (r *rewriter) inRoot(p string) (string, bool) {
+func (r *Rewriter) inRoot(p string) (string, bool) {
 	if !strings.HasPrefix(p, "/") {
 		return p, false
 	}
@@ -108,7 +147,7 @@ func words(line string) []string {
 }
 
 // file rewrites the file at pod path p, read at block depth depth.
-func (r *rewriter) file(p string, depth int) error {
+func (r *Rewriter) file(p string, depth int) error {
 	full, ok := r.inRoot(p)
 	if !ok {
 		return fmt.Errorf("%s is not under a mount of the pod", p)
@@ -149,7 +188,7 @@ func (r *rewriter) file(p string, depth int) error {
 	return os.WriteFile(real, []byte(strings.Join(out, "\n")), 0o600)
 }
 
-func (r *rewriter) line(_, line string, ws []string, depth int) (string, error) {
+func (r *Rewriter) line(file, line string, ws []string, depth int) (string, error) {
 	ind := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 	switch {
 	case ws[0] == "import" && len(ws) > 1:
@@ -157,12 +196,12 @@ func (r *rewriter) line(_, line string, ws []string, depth int) (string, error) 
 	case depth == 0 && ws[0] != "}" && !strings.HasPrefix(ws[0], "("):
 		return r.keyLine(ind, ws)
 	case depth == 1:
-		return r.directive(ind, ws, line)
+		return r.directive(file, ind, ws, line)
 	}
 	return r.paths(ind, ws, line), nil
 }
 
-func (r *rewriter) importLine(ind string, ws []string, depth int) (string, error) {
+func (r *Rewriter) importLine(ind string, ws []string, depth int) (string, error) {
 	full, ok := r.inRoot(ws[1])
 	if !ok {
 		return ind + strings.Join(ws, " "), nil
@@ -185,7 +224,7 @@ func (r *rewriter) importLine(ind string, ws []string, depth int) (string, error
 }
 
 // keyLine moves each server block key to its loopback port (53 when none is written).
-func (r *rewriter) keyLine(ind string, ws []string) (string, error) {
+func (r *Rewriter) keyLine(ind string, ws []string) (string, error) {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
 		if w == "{" {
@@ -223,7 +262,7 @@ func (r *rewriter) keyLine(ind string, ws []string) (string, error) {
 
 var httpDefaults = map[string]string{"health": ":8080", "ready": ":8181", "prometheus": "localhost:9153"}
 
-func (r *rewriter) directive(ind string, ws []string, line string) (string, error) {
+func (r *Rewriter) directive(file, ind string, ws []string, line string) (string, error) {
 	args := ws[1:]
 	opens := len(args) > 0 && args[len(args)-1] == "{"
 	if opens {
@@ -236,12 +275,7 @@ func (r *rewriter) directive(ind string, ws []string, line string) (string, erro
 	switch ws[0] {
 	case "forward":
 		if len(args) >= 2 {
-			// one distinct stub address per upstream: forward counts (and deduplicates) them
-			tos := make([]string, 0, len(args)-1)
-			for i := range args[1:] {
-				tos = append(tos, stubAddr(r.stub, i))
-			}
-			return ind + "forward " + args[0] + " " + strings.Join(tos, " ") + tail, nil
+			return r.forward(file, ind, args, tail), nil
 		}
 	case "health", "ready", "prometheus":
 		addr := httpDefaults[ws[0]]
@@ -260,11 +294,14 @@ func (r *rewriter) directive(ind string, ws []string, line string) (string, erro
 		if len(args) > 1 {
 			rest = " " + strings.Join(args[1:], " ")
 		}
+		r.note(file, "%s %s -> %s 127.0.0.1:%d", ws[0], addr, ws[0], p)
 		return fmt.Sprintf("%s%s 127.0.0.1:%d%s%s", ind, ws[0], p, rest, tail), nil
 	case "bind":
+		r.note(file, "bind %s -> bind 127.0.0.1", strings.Join(args, " "))
 		return ind + "bind 127.0.0.1" + tail, nil
 	case "kubernetes":
-		endpoint := ind + "    endpoint http://127.0.0.1:1"
+		r.note(file, "kubernetes %s: endpoint %s added (%s)", strings.Join(args, " "), r.opts.API, r.opts.APINote)
+		endpoint := ind + "    endpoint " + r.opts.API
 		if opens {
 			return ind + strings.Join(ws, " ") + "\n" + endpoint, nil
 		}
@@ -273,8 +310,23 @@ func (r *rewriter) directive(ind string, ws []string, line string) (string, erro
 	return r.paths(ind, ws, line), nil
 }
 
+// forward sends forward's upstreams to the stub: one distinct stub address per upstream
+// (forward counts, and deduplicates, them), or the stub's address alone with OneStub.
+func (r *Rewriter) forward(file, ind string, args []string, tail string) string {
+	tos := []string{r.stub}
+	if !r.opts.OneStub {
+		tos = make([]string, 0, len(args)-1)
+		for i := range args[1:] {
+			tos = append(tos, stubAddr(r.stub, i))
+		}
+	}
+	to := strings.Join(tos, " ")
+	r.note(file, "forward %s %s -> forward %s %s (stub upstream)", args[0], strings.Join(args[1:], " "), args[0], to)
+	return ind + "forward " + args[0] + " " + to + tail
+}
+
 // paths points absolute paths under the pod's mounts into the root; other lines stay as written.
-func (r *rewriter) paths(ind string, ws []string, line string) string {
+func (r *Rewriter) paths(ind string, ws []string, line string) string {
 	changed := false
 	for i, w := range ws {
 		if full, ok := r.inRoot(w); ok {

@@ -1,7 +1,6 @@
 package corednsrun
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 )
 
 // Bounds: a run never waits longer than these.
@@ -85,14 +86,18 @@ func (a Answer) NameType() (string, uint16) {
 	return name, dns.StringToType[t]
 }
 
-// Records writes rrs as the corpus harness does: one space between fields, sorted; without the
-// TTL when withTTL is false.
+// Records writes rrs as the corpus harness records them: one space between fields, sorted;
+// without the TTL when withTTL is false; a SOA serial that is a time (the kubernetes plugin's
+// last sync) as 0.
 func Records(rrs []dns.RR, withTTL bool) []string {
 	out := make([]string, 0, len(rrs))
 	for _, rr := range rrs {
 		rr = dns.Copy(rr)
 		if !withTTL {
 			rr.Header().Ttl = 0
+		}
+		if soa, ok := rr.(*dns.SOA); ok && soa.Serial > 1000000000 {
+			soa.Serial = 0 // the kubernetes plugin's serial is the time of its last sync
 		}
 		s := spaces.ReplaceAllString(rr.String(), " ")
 		if !withTTL {
@@ -109,7 +114,7 @@ var spaces = regexp.MustCompile(`\s+`)
 // RunCoreDNS runs the real binary on a pod's files (laid out under a temporary root, rewritten
 // only to run on loopback) and records, as the corpus harness does, whether it starts and its
 // answers to A and AAAA of names, per Corefile port, over UDP. It imports nothing of this
-// project: the truth it records does not depend on the code it judges.
+// project but internal/syncbuf: the truth it records does not depend on the code it judges.
 func RunCoreDNS(ctx context.Context, bin string, mounts []Mount, conf, zone string, names []string) (Run, error) {
 	return RunCoreDNSThen(ctx, bin, mounts, conf, zone, names, nil)
 }
@@ -117,8 +122,8 @@ func RunCoreDNS(ctx context.Context, bin string, mounts []Mount, conf, zone stri
 // Process is a running CoreDNS, for tests that act on it after it started.
 type Process struct {
 	root string
-	rw   *rewriter
-	stub *stubUpstream
+	rw   *Rewriter
+	stub *Stub
 }
 
 // Ask sends one question over UDP to the server port written port in the Corefile.
@@ -153,17 +158,17 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 	if err := Layout(mounts, root); err != nil {
 		return run, err
 	}
-	stub, err := startStub(zone)
+	stub, err := StartStub(zone)
 	if err != nil {
 		return run, err
 	}
-	defer stub.close()
+	defer stub.Close()
 	var paths []string
 	for _, m := range mounts {
 		paths = append(paths, m.Path)
 	}
 	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
-	rw := newRewriter(root, paths, stub.addr)
+	rw := NewRewriter(root, paths, stub.addr, RewriteOptions{})
 	if _, err := os.Lstat(filepath.Join(root, conf)); err == nil {
 		if err := rw.file(conf, 0); err != nil {
 			return run, fmt.Errorf("rewriting %s for loopback: %w", conf, err)
@@ -174,7 +179,7 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 	cmd := exec.CommandContext(ctx, bin, "-conf", filepath.Join(root, conf)) //nolint:gosec // G204: the lab's own CoreDNS build, on a file this test laid out
 	cmd.Dir = root
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	var out syncBuffer
+	out := syncbuf.Buffer{Max: 1 << 20} // bounded: the start-up error is in the first lines
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		return run, err
@@ -194,8 +199,8 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 		ports = append(ports, p)
 	}
 	sort.Strings(ports)
-	if err := waitStarted(exited, rw.dnsPorts, ports); err != nil {
-		run.Error = normalise(out.String()+err.Error(), root, rw.dnsPorts)
+	if err := WaitStarted(exited, rw.dnsPorts, ports); err != nil {
+		run.Error = Normalise(out.String()+err.Error(), root, rw.dnsPorts, rw.httpPorts)
 		return run, nil
 	}
 	run.Starts = true
@@ -213,37 +218,17 @@ func RunCoreDNSThen(ctx context.Context, bin string, mounts []Mount, conf, zone 
 	}
 	select {
 	case err := <-exited:
-		run.Starts, run.Error = false, normalise(out.String()+fmt.Sprint(err), root, rw.dnsPorts)
+		run.Starts, run.Error = false, Normalise(out.String()+fmt.Sprint(err), root, rw.dnsPorts, rw.httpPorts)
 	default:
 	}
 	return run, nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() > 1<<20 {
-		return len(p), nil // bounded: the start-up error is in the first lines
-	}
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitStarted waits until every server port answers, or the process exits. A configuration
+// WaitStarted waits until every server port answers, or the process exits. A configuration
 // whose server blocks all come from imports has no port the rewriter saw: the process is given
 // until the start timeout to fail (a file that imports itself takes CoreDNS about 4 s of
 // expansions to give up).
-func waitStarted(exited chan error, dnsPorts map[string]int, ports []string) error {
+func WaitStarted(exited chan error, dnsPorts map[string]int, ports []string) error {
 	if len(ports) == 0 {
 		select {
 		case err := <-exited:
@@ -279,15 +264,15 @@ func waitStarted(exited chan error, dnsPorts map[string]int, ports []string) err
 	return fmt.Errorf("no answer on port(s) %s within %s", strings.Join(pending, ", "), startTimeout)
 }
 
-func exchange(addr, name string, qt uint16, stub *stubUpstream) Answer {
+func exchange(addr, name string, qt uint16, stub *Stub) Answer {
 	a := Answer{Question: name + " " + dns.TypeToString[qt], Transport: "udp"}
-	before := stub.count(name, qt)
+	before := stub.Count(name, qt)
 	m := new(dns.Msg)
 	m.SetQuestion(name, qt)
 	m.RecursionDesired = true
 	cl := &dns.Client{Net: "udp", Timeout: queryTimeout}
 	r, _, err := cl.Exchange(m, addr)
-	a.Forwarded = stub.count(name, qt) > before
+	a.Forwarded = stub.Count(name, qt) > before
 	if err != nil {
 		a.Rcode, a.Error = "no answer", err.Error()
 		return a
@@ -303,12 +288,16 @@ func exchange(addr, name string, qt uint16, stub *stubUpstream) Answer {
 
 var logStamp = regexp.MustCompile(`^\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z? ?`)
 
-// normalise writes the root back as the pod's paths, the loopback ports back as the
-// Corefile's, and drops timestamps.
-func normalise(s, root string, ports map[string]int) string {
+// Normalise makes CoreDNS's output independent of the run: the temporary root and the
+// loopback ports are written back as the pod's paths and the Corefile's ports (of the servers,
+// then of the HTTP listeners), timestamps and maxprocs lines dropped; the last 12 lines kept.
+func Normalise(s, root string, dnsPorts, httpPorts map[string]int) string {
 	s = strings.ReplaceAll(s, root, "")
-	for orig, p := range ports {
+	for orig, p := range dnsPorts {
 		s = strings.ReplaceAll(s, ":"+strconv.Itoa(p), ":"+orig)
+	}
+	for orig, p := range httpPorts {
+		s = strings.ReplaceAll(s, "127.0.0.1:"+strconv.Itoa(p), ":"+orig)
 	}
 	var lines []string
 	for l := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
@@ -323,18 +312,29 @@ func normalise(s, root string, ports map[string]int) string {
 	return strings.Join(lines, "\n")
 }
 
-// stubUpstream plays the public DNS for forward: the zone's names have a public address,
-// example.org a documentation address, anything else NXDOMAIN; it counts what it is asked.
-type stubUpstream struct {
+// Addresses the stub upstream gives, as the public DNS of the seed would: the zone's names
+// point at the VPN address, example.org at a documentation address; anything else NXDOMAIN.
+const (
+	PublicZoneA    = "100.64.0.10"
+	PublicZoneAAAA = "fd7a:115c:a1e0::a"
+	OutsideName    = "example.org."
+	OutsideA       = "198.51.100.7"
+	OutsideAAAA    = "2001:db8::7"
+)
+
+// Stub plays the public DNS for forward (see the constants above) on stubUpstreams loopback
+// addresses, one port, UDP and TCP; it counts what it is asked.
+type Stub struct {
 	zone    string
 	addr    string
 	mu      sync.Mutex
-	asked   map[string]int
+	asked   map[string]int // "name TYPE" -> count
 	servers []*dns.Server
 }
 
-func startStub(zone string) (*stubUpstream, error) {
-	s := &stubUpstream{zone: dns.Fqdn(zone), asked: map[string]int{}}
+// StartStub starts the stub upstream for zone.
+func StartStub(zone string) (*Stub, error) {
+	s := &Stub{zone: dns.Fqdn(zone), asked: map[string]int{}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func startStub(zone string) (*stubUpstream, error) {
 	for i := range stubUpstreams {
 		for _, netw := range []string{"udp", "tcp"} {
 			if err := s.listen(stubAddr(s.addr, i), netw); err != nil {
-				s.close()
+				s.Close()
 				return nil, err
 			}
 		}
@@ -351,7 +351,10 @@ func startStub(zone string) (*stubUpstream, error) {
 	return s, nil
 }
 
-func (s *stubUpstream) listen(addr, netw string) error {
+// Addr is the stub's first address, host:port.
+func (s *Stub) Addr() string { return s.addr }
+
+func (s *Stub) listen(addr, netw string) error {
 	srv := &dns.Server{Addr: addr, Net: netw, Handler: s}
 	started := make(chan error, 1)
 	srv.NotifyStartedFunc = func() { started <- nil }
@@ -372,47 +375,58 @@ func (s *stubUpstream) listen(addr, netw string) error {
 	return nil
 }
 
-func (s *stubUpstream) close() {
+// Close stops the stub.
+func (s *Stub) Close() {
 	for _, srv := range s.servers {
 		_ = srv.Shutdown()
 	}
 }
 
-func (s *stubUpstream) count(name string, qt uint16) int {
+// Count is how many times the stub was asked name (any case) of type qt.
+func (s *Stub) Count(name string, qt uint16) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.asked[strings.ToLower(dns.Fqdn(name))+" "+dns.TypeToString[qt]]
 }
 
-func (s *stubUpstream) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+// ServeDNS answers as the public DNS would; a question it cannot parse gets FORMERR.
+func (s *Stub) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.RecursionAvailable = true
-	if len(r.Question) == 1 {
-		q := r.Question[0]
-		name := strings.ToLower(q.Name)
-		s.mu.Lock()
-		s.asked[name+" "+dns.TypeToString[q.Qtype]]++
-		s.mu.Unlock()
-		var a, aaaa string
-		switch {
-		case name == "example.org.":
-			a, aaaa = "198.51.100.7", "2001:db8::7"
-		case dns.IsSubDomain(s.zone, name):
-			a, aaaa = "100.64.0.10", "fd7a:115c:a1e0::a"
-		default:
-			m.Rcode = dns.RcodeNameError
+	if len(r.Question) != 1 {
+		m.Rcode = dns.RcodeFormatError
+		_ = w.WriteMsg(m)
+		return
+	}
+	q := r.Question[0]
+	name := strings.ToLower(q.Name)
+	s.mu.Lock()
+	s.asked[name+" "+dns.TypeToString[q.Qtype]]++
+	s.mu.Unlock()
+	rr := func(text string) dns.RR {
+		x, err := dns.NewRR(text)
+		if err != nil {
+			panic(err)
 		}
-		var rr dns.RR
-		switch {
-		case q.Qtype == dns.TypeA && a != "":
-			rr, _ = dns.NewRR(name + " 30 IN A " + a)
-		case q.Qtype == dns.TypeAAAA && aaaa != "":
-			rr, _ = dns.NewRR(name + " 30 IN AAAA " + aaaa)
-		}
-		if rr != nil {
-			m.Answer = append(m.Answer, rr)
-		}
+		return x
+	}
+	inZone := dns.IsSubDomain(s.zone, name)
+	switch {
+	case inZone && q.Qtype == dns.TypeA:
+		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN A %s", q.Name, PublicZoneA)))
+	case inZone && q.Qtype == dns.TypeAAAA:
+		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN AAAA %s", q.Name, PublicZoneAAAA)))
+	case inZone:
+		m.Ns = append(m.Ns, rr(fmt.Sprintf("%s 300 IN SOA ns.%s hostmaster.%s 1 7200 3600 1209600 300", s.zone, s.zone, s.zone)))
+	case name == OutsideName && q.Qtype == dns.TypeA:
+		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN A %s", q.Name, OutsideA)))
+	case name == OutsideName && q.Qtype == dns.TypeAAAA:
+		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN AAAA %s", q.Name, OutsideAAAA)))
+	case name == OutsideName:
+	default:
+		m.Rcode = dns.RcodeNameError
+		m.Ns = append(m.Ns, rr(". 300 IN SOA a.root-servers.net. nstld.verisign-grs.com. 1 1800 900 604800 86400"))
 	}
 	_ = w.WriteMsg(m)
 }

@@ -3,7 +3,6 @@
 package corpus
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,15 +11,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 )
 
 // instance is what one CoreDNS workload of a case does.
@@ -74,7 +74,7 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		return inst
 	}
 	inst.Files = files
-	stub, err := startStub(c.expect.Setup.Zone)
+	stub, err := corednsrun.StartStub(c.expect.Setup.Zone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,20 +84,20 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		t.Fatal(err)
 	}
 	defer api.Close()
-	rw := newRewriter(root, mounts, "STUB", "APISERVER")
-	rw.stub, rw.api = stub.Addr, api.URL
-	if err := rw.file(w.conf, 0); err != nil {
+	rw := corednsrun.NewRewriter(root, mounts, stub.Addr(), corednsrun.RewriteOptions{
+		API: api.URL, APINote: "the fake API server holding the case's Services and EndpointSlices", OneStub: true})
+	if err := rw.File(w.conf); err != nil {
 		inst.Error = "cannot read the -conf file: " + err.Error()
 		return inst
 	}
-	inst.Rewrites = stableNotes(rw, stub.Addr, api.URL)
+	inst.Rewrites = stableNotes(rw, stub.Addr(), api.URL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout+30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-conf", filepath.Join(root, w.conf))
 	cmd.Dir = root
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -112,42 +112,24 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		}
 	}()
 
-	ports := sortedPorts(rw.dnsPorts)
-	if err := waitStarted(exited, rw.dnsPorts, ports); err != nil {
-		inst.Error = normalise(out.String()+err.Error(), root, rw)
+	ports := sortedPorts(rw.DNSPorts())
+	if err := corednsrun.WaitStarted(exited, rw.DNSPorts(), ports); err != nil {
+		inst.Error = corednsrun.Normalise(out.String()+err.Error(), root, rw.DNSPorts(), rw.HTTPPorts())
 		return inst
 	}
 	inst.Starts = true
 	for _, p := range ports {
-		addr := fmt.Sprintf("127.0.0.1:%d", rw.dnsPorts[p])
+		addr := fmt.Sprintf("127.0.0.1:%d", rw.DNSPorts()[p])
 		inst.Ports = append(inst.Ports, portAnswers{Port: p, Answers: ask(addr, c.expect.Setup, stub)})
 	}
 	inst.HTTP = probeHTTP(w, rw)
 	select {
 	case err := <-exited:
 		inst.Starts = false
-		inst.Error = normalise(out.String()+fmt.Sprint(err), root, rw)
+		inst.Error = corednsrun.Normalise(out.String()+fmt.Sprint(err), root, rw.DNSPorts(), rw.HTTPPorts())
 	default:
 	}
 	return inst
-}
-
-// syncBuffer collects the process output written from two goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func sortedPorts(m map[string]int) []string {
@@ -163,42 +145,14 @@ func sortedPorts(m map[string]int) []string {
 	return out
 }
 
-// waitStarted waits until every server port answers a question, or the process exits.
-func waitStarted(exited chan error, dnsPorts map[string]int, ports []string) error {
-	deadline := time.Now().Add(startTimeout)
-	pending := slices.Clone(ports)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("exit: %v", err)
-		default:
-		}
-		var still []string
-		for _, p := range pending {
-			cl := &dns.Client{Net: "udp", Timeout: 300 * time.Millisecond}
-			m := new(dns.Msg)
-			m.SetQuestion("lanaccess-corpus-start.invalid.", dns.TypeTXT)
-			if _, _, err := cl.Exchange(m, fmt.Sprintf("127.0.0.1:%d", dnsPorts[p])); err != nil {
-				still = append(still, p)
-			}
-		}
-		if pending = still; len(pending) == 0 {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no answer on port(s) %s within %s", strings.Join(pending, ", "), startTimeout)
-}
-
 // questions are the names a workstation asks: the probe host, the apex, a label nobody
 // created, a name outside the zone, a cluster-internal name.
 func questions(s setupSpec) []string {
 	zone := dns.Fqdn(s.Zone)
-	return []string{dns.Fqdn(s.ProbeHost), zone, "zz-corpus-random-label." + zone, outsideName, "kubernetes.default.svc.cluster.local."}
+	return []string{dns.Fqdn(s.ProbeHost), zone, "zz-corpus-random-label." + zone, corednsrun.OutsideName, "kubernetes.default.svc.cluster.local."}
 }
 
-func ask(addr string, s setupSpec, stub *stubUpstream) []answer {
+func ask(addr string, s setupSpec, stub *corednsrun.Stub) []answer {
 	var out []answer
 	for _, name := range questions(s) {
 		for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
@@ -211,15 +165,15 @@ func ask(addr string, s setupSpec, stub *stubUpstream) []answer {
 	return out
 }
 
-func exchange(addr, netw, name string, qt uint16, stub *stubUpstream, withTTL bool) answer {
+func exchange(addr, netw, name string, qt uint16, stub *corednsrun.Stub, withTTL bool) answer {
 	a := answer{Question: name + " " + dns.TypeToString[qt], Transport: netw}
-	before := stub.count(name, qt)
+	before := stub.Count(name, qt)
 	m := new(dns.Msg)
 	m.SetQuestion(name, qt)
 	m.RecursionDesired = true
 	cl := &dns.Client{Net: netw, Timeout: queryTimeout}
 	r, _, err := cl.Exchange(m, addr)
-	a.Forwarded = stub.count(name, qt) > before
+	a.Forwarded = stub.Count(name, qt) > before
 	if err != nil {
 		a.Rcode = "no answer"
 		a.Error = errorClass(err)
@@ -232,8 +186,8 @@ func exchange(addr, netw, name string, qt uint16, stub *stubUpstream, withTTL bo
 		}
 	}
 	sort.Strings(a.Flags)
-	a.Answer = rrTexts(r.Answer, withTTL)
-	a.Authority = rrTexts(r.Ns, withTTL)
+	a.Answer = corednsrun.Records(r.Answer, withTTL)
+	a.Authority = corednsrun.Records(r.Ns, withTTL)
 	return a
 }
 
@@ -253,32 +207,8 @@ func asNetError(err error, target *net.Error) bool {
 	return ok
 }
 
-var spaces = regexp.MustCompile(`\s+`)
-
-func rrTexts(rrs []dns.RR, withTTL bool) []string {
-	var out []string
-	for _, rr := range rrs {
-		if !withTTL {
-			rr = dns.Copy(rr)
-			rr.Header().Ttl = 0
-		}
-		if soa, ok := rr.(*dns.SOA); ok && soa.Serial > 1000000000 {
-			// the kubernetes plugin's serial is the time of its last sync
-			rr = dns.Copy(rr)
-			rr.(*dns.SOA).Serial = 0
-		}
-		s := spaces.ReplaceAllString(rr.String(), " ")
-		if !withTTL {
-			s = strings.Replace(s, " 0 IN ", " IN ", 1)
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // probeHTTP asks what the pod's httpGet probes would get from this process.
-func probeHTTP(w workload, rw *rewriter) []httpAnswer {
+func probeHTTP(w workload, rw *corednsrun.Rewriter) []httpAnswer {
 	var out []httpAnswer
 	c := w.container
 	type hp struct{ kind, path, port string }
@@ -291,7 +221,7 @@ func probeHTTP(w workload, rw *rewriter) []httpAnswer {
 	}
 	for _, p := range probes {
 		name := fmt.Sprintf("%s GET :%s%s", p.kind, p.port, p.path)
-		lp, ok := rw.httpPorts[p.port]
+		lp, ok := rw.HTTPPorts()[p.port]
 		if !ok {
 			out = append(out, httpAnswer{Probe: name, Result: "connection refused: no plugin of the Corefile listens on :" + p.port})
 			continue
@@ -324,15 +254,15 @@ func httpGet(url string) string {
 }
 
 // stableNotes turns the rewrites into text that does not depend on the run's ports.
-func stableNotes(rw *rewriter, stub, api string) []string {
+func stableNotes(rw *corednsrun.Rewriter, stub, api string) []string {
 	var out []string
-	for _, n := range rw.notes {
+	for _, n := range rw.Notes() {
 		n = strings.ReplaceAll(n, stub, "STUB")
 		n = strings.ReplaceAll(n, api, "FAKE-API")
 		n = portPattern.ReplaceAllString(n, "127.0.0.1:PORT")
 		out = append(out, n)
 	}
-	for _, p := range sortedPorts(rw.dnsPorts) {
+	for _, p := range sortedPorts(rw.DNSPorts()) {
 		out = append(out, fmt.Sprintf("server port %s -> a free loopback port", p))
 	}
 	out = append(out, "absolute paths under the pod's mounts and /etc/resolv.conf -> the same paths under a temporary root")
@@ -340,32 +270,3 @@ func stableNotes(rw *rewriter, stub, api string) []string {
 }
 
 var portPattern = regexp.MustCompile(`127\.0\.0\.1:\d+`)
-
-// normalise makes CoreDNS's output independent of the run: the temporary root and the
-// loopback ports are written back as the pod's paths and the Corefile's ports.
-func normalise(s, root string, rw *rewriter) string {
-	s = strings.ReplaceAll(s, root, "")
-	for orig, p := range rw.dnsPorts {
-		s = strings.ReplaceAll(s, ":"+strconv.Itoa(p), ":"+orig)
-	}
-	for orig, p := range rw.httpPorts {
-		s = strings.ReplaceAll(s, "127.0.0.1:"+strconv.Itoa(p), ":"+orig)
-	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		if strings.HasPrefix(l, "maxprocs:") {
-			continue // about this machine's CPU quota, not the Corefile
-		}
-		// drop the timestamps CoreDNS's log lines may carry
-		l = logStamp.ReplaceAllString(l, "")
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimSpace(l))
-		}
-	}
-	if len(lines) > 12 {
-		lines = lines[len(lines)-12:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-var logStamp = regexp.MustCompile(`^\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z? ?`)

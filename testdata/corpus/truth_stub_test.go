@@ -9,115 +9,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/miekg/dns"
+	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// Addresses the stub upstream gives, as the public DNS of the seed would: the zone's names
-// point at the VPN address, example.org at a documentation address; anything else NXDOMAIN.
-const (
-	publicZoneA    = "100.64.0.10"
-	publicZoneAAAA = "fd7a:115c:a1e0::a"
-	outsideName    = "example.org."
-	outsideA       = "198.51.100.7"
-	outsideAAAA    = "2001:db8::7"
-)
-
-// stubUpstream is the upstream forward sends to: it records what it is asked.
-type stubUpstream struct {
-	zone    string
-	mu      sync.Mutex
-	asked   map[string]int // "name TYPE" -> count
-	servers []*dns.Server
-	Addr    string
-}
-
-func startStub(zone string) (*stubUpstream, error) {
-	s := &stubUpstream{zone: dns.Fqdn(zone), asked: map[string]int{}}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s.Addr = fmt.Sprintf("127.0.0.1:%d", port)
-	for _, netw := range []string{"udp", "tcp"} {
-		srv := &dns.Server{Addr: s.Addr, Net: netw, Handler: s}
-		started := make(chan error, 1)
-		srv.NotifyStartedFunc = func() { started <- nil }
-		go func() {
-			if err := srv.ListenAndServe(); err != nil {
-				started <- err
-			}
-		}()
-		select {
-		case err := <-started:
-			if err != nil {
-				return nil, err
-			}
-		case <-time.After(5 * time.Second):
-			return nil, fmt.Errorf("stub upstream did not start on %s/%s", s.Addr, netw)
-		}
-		s.servers = append(s.servers, srv)
-	}
-	return s, nil
-}
-
-func (s *stubUpstream) Close() {
-	for _, srv := range s.servers {
-		_ = srv.Shutdown()
-	}
-}
-
-func (s *stubUpstream) count(name string, qtype uint16) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.asked[strings.ToLower(dns.Fqdn(name))+" "+dns.TypeToString[qtype]]
-}
-
-func (s *stubUpstream) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	m := new(dns.Msg)
-	m.SetReply(r)
-	m.RecursionAvailable = true
-	if len(r.Question) != 1 {
-		m.Rcode = dns.RcodeFormatError
-		_ = w.WriteMsg(m)
-		return
-	}
-	q := r.Question[0]
-	name := strings.ToLower(q.Name)
-	s.mu.Lock()
-	s.asked[name+" "+dns.TypeToString[q.Qtype]]++
-	s.mu.Unlock()
-	rr := func(text string) dns.RR {
-		x, err := dns.NewRR(text)
-		if err != nil {
-			panic(err)
-		}
-		return x
-	}
-	inZone := dns.IsSubDomain(s.zone, name)
-	switch {
-	case inZone && q.Qtype == dns.TypeA:
-		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN A %s", q.Name, publicZoneA)))
-	case inZone && q.Qtype == dns.TypeAAAA:
-		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN AAAA %s", q.Name, publicZoneAAAA)))
-	case inZone:
-		m.Ns = append(m.Ns, rr(fmt.Sprintf("%s 300 IN SOA ns.%s hostmaster.%s 1 7200 3600 1209600 300", s.zone, s.zone, s.zone)))
-	case name == outsideName && q.Qtype == dns.TypeA:
-		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN A %s", q.Name, outsideA)))
-	case name == outsideName && q.Qtype == dns.TypeAAAA:
-		m.Answer = append(m.Answer, rr(fmt.Sprintf("%s 300 IN AAAA %s", q.Name, outsideAAAA)))
-	case name == outsideName:
-	default:
-		m.Rcode = dns.RcodeNameError
-		m.Ns = append(m.Ns, rr(". 300 IN SOA a.root-servers.net. nstld.verisign-grs.com. 1 1800 900 604800 86400"))
-	}
-	_ = w.WriteMsg(m)
-}
 
 // fakeAPI serves the case's Services, EndpointSlices and Namespaces to the kubernetes plugin:
 // lists as JSON, watches that stay open without events. A cluster always has the default
@@ -200,7 +98,7 @@ func startFakeAPI(c *corpusCase) (*fakeAPI, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(body)
 	})
-	port, err := freePort()
+	port, err := corednsrun.FreePort()
 	if err != nil {
 		return nil, err
 	}
