@@ -167,20 +167,9 @@ func (d *discoverer) readCalico(dss []appsv1.DaemonSet) error {
 		}
 		return nil
 	}
-	r := CalicoInstallations()
-	items, err := listDynamic(d.ctx, d.dyn, r)
-	if err != nil {
-		if err := d.optional(r.Key(), err); err != nil {
-			return err
-		}
-	}
-	for _, it := range items {
-		if it.GetName() == "default" {
-			c.Dataplane, _, _ = unstructured.NestedString(it.Object, "spec", "calicoNetwork", "linuxDataplane")
-		}
-	}
-	if c.From != "" {
-		return nil
+	inst, err := d.readInstallation(c)
+	if err != nil || c.From != "" {
+		return err
 	}
 	var felix []unstructured.Unstructured
 	if err := d.readFirstServedVersion(CalicoFelixConfigurations(), &felix); err != nil {
@@ -190,22 +179,102 @@ func (d *discoverer) readCalico(dss []appsv1.DaemonSet) error {
 		if f.GetName() != "default" {
 			continue
 		}
+		// projectcalico/api pkg/apis/projectcalico/v3/felixconfig.go FelixConfigurationSpec:
+		// BPFEnabled *bool `json:"bpfEnabled,omitempty"` ("[Default: false]"); the
+		// crd.projectcalico.org/v1 CRD carries the same spec.
 		if on, found, _ := unstructured.NestedBool(f.Object, "spec", "bpfEnabled"); found {
 			c.BPF, c.From = on, fmt.Sprintf("FelixConfiguration default spec.bpfEnabled=%t", on)
 			return nil
 		}
 	}
+	c.fromInstallation(inst, len(felix) > 0, d.calicoUnread())
+	return nil
+}
+
+// calicoInstallation is what the operator's Installation default says, and whether it was read.
+type calicoInstallation struct {
+	// Listed: the list succeeded (Installations are served); Default: Installation default exists.
+	Listed, Default bool
+}
+
+// readInstallation reads Installation default's spec.calicoNetwork.linuxDataplane into
+// c.Dataplane. A list that fails other than "not installed" is recorded in Partial.
+func (d *discoverer) readInstallation(c *CalicoDataplane) (calicoInstallation, error) {
+	r := CalicoInstallations()
+	items, err := listDynamic(d.ctx, d.dyn, r)
+	if err != nil {
+		return calicoInstallation{}, d.optional(r.Key(), err)
+	}
+	d.setup.Installed[r.Key()] = true
+	out := calicoInstallation{Listed: true}
+	for _, it := range items {
+		if it.GetName() == "default" {
+			out.Default = true
+			c.Dataplane, _, _ = unstructured.NestedString(it.Object, "spec", "calicoNetwork", "linuxDataplane")
+		}
+	}
+	return out, nil
+}
+
+// CalicoReadKeys are the ReadKeys of Calico's settings LA202 reads: the Installation, then
+// FelixConfiguration in each version tried.
+func CalicoReadKeys() []string {
+	versions := CalicoFelixConfigurations()
+	keys := make([]string, 0, 1+len(versions))
+	keys = append(keys, CalicoInstallations().Key())
+	for _, r := range versions {
+		keys = append(keys, r.Key())
+	}
+	return keys
+}
+
+// calicoUnread are the failed reads of Calico's settings, in words ("" when none failed).
+func (d *discoverer) calicoUnread() string {
+	var out []string
+	for _, k := range CalicoReadKeys() {
+		if err := d.setup.Partial[k]; err != nil {
+			out = append(out, k+": "+err.Error())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Calico's Linux dataplanes: tigera/operator api/v1/installation_types.go LinuxDataplaneOption
+// ("One of: Iptables, BPF, VPP, Nftables", +kubebuilder:validation:Enum=Iptables;BPF;VPP;Nftables).
+const (
+	CalicoIptables = "Iptables"
+	CalicoBPF      = "BPF"
+	CalicoVPP      = "VPP"
+	CalicoNftables = "Nftables"
+)
+
+// fromInstallation decides from the Installation when neither the agent's environment nor
+// FelixConfiguration default's bpfEnabled did; felix: a FelixConfiguration was read; unread:
+// the reads that failed.
+func (c *CalicoDataplane) fromInstallation(inst calicoInstallation, felix bool, unread string) {
+	from := "Installation default spec.calicoNetwork.linuxDataplane=" + c.Dataplane
 	switch {
-	case strings.EqualFold(c.Dataplane, "BPF"):
-		c.BPF, c.From = true, "Installation default spec.calicoNetwork.linuxDataplane=BPF"
+	case c.Dataplane == CalicoBPF:
+		c.BPF, c.From = true, from
+	case c.Dataplane == CalicoIptables || c.Dataplane == CalicoNftables:
+		c.From = from
+	case c.Dataplane == CalicoVPP:
+		c.From = from
+		c.Unmodelled = "Calico's VPP dataplane (" + from + ") implements ClusterIPs, ExternalIPs and LoadBalancerIPs in VPP itself " +
+			"(docs.tigera.io, getting-started/kubernetes/vpp/specifics): whether it makes externalIPs local to the nodes is not modelled here"
 	case c.Dataplane != "":
-		c.From = "Installation default spec.calicoNetwork.linuxDataplane=" + c.Dataplane
-	case len(felix) > 0 || len(items) > 0:
+		c.Unknown = from + " is none of the operator's values (" + strings.Join([]string{CalicoIptables, CalicoBPF, CalicoVPP, CalicoNftables}, ", ") + ")"
+	case unread != "":
+		c.Unknown = "whether Calico's eBPF dataplane is on cannot be told: FELIX_BPFENABLED is not set on " + c.Agent +
+			", FelixConfiguration default does not set bpfEnabled, and a read failed (" + unread + ")"
+	case inst.Default:
+		// The operator's default (installation_types.go: "Default: Iptables").
+		c.From = "Installation default leaves spec.calicoNetwork.linuxDataplane unset (Iptables)"
+	case felix || inst.Listed:
 		c.From = "FelixConfiguration default does not set bpfEnabled (default false)"
 	default:
 		c.Unknown = "neither FELIX_BPFENABLED on " + c.Agent + " nor a readable FelixConfiguration or Installation tells whether the eBPF dataplane is on"
 	}
-	return nil
 }
 
 func felixEnv(ds appsv1.DaemonSet, name string) (string, bool) {
