@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -25,6 +26,7 @@ const KubeProxySelector = "component=kube-proxy"
 func (d *discoverer) readDataplane() error {
 	dp := &d.setup.Dataplane
 	dss, err := listDaemonSets(d.ctx, d.client)
+	dssRead := err == nil
 	if err != nil {
 		if err := d.optional(ReadKey("apps", "daemonsets", ""), err); err != nil {
 			return err
@@ -55,7 +57,7 @@ func (d *discoverer) readDataplane() error {
 			dp.KubeProxy = append(dp.KubeProxy, src)
 		}
 	}
-	if err := d.readCilium(dss); err != nil {
+	if err := d.readCilium(dss, dssRead); err != nil {
 		return err
 	}
 	return d.readCalico(dss)
@@ -105,9 +107,14 @@ func configVolumes(ds appsv1.DaemonSet) []string {
 	return out
 }
 
-// readCilium reads cilium-config in the namespace of the cilium agent DaemonSet (kube-system
-// when no agent is seen: where the Helm chart and cilium-cli install it).
-func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
+// readCilium reads cilium-config where the cilium agent reads it: the ConfigMap of the agent
+// DaemonSet's namespace (cilium/cilium install/kubernetes/cilium/templates put both in
+// `{{ include "cilium.namespace" . }}`, the release namespace; kube-system is the usual one),
+// kube-system when no agent is seen. Nowhere else: the doctor's grants cover
+// ConfigMaps in kube-system (pkg/manifests Permissions, which LA001 reviews); the shipped
+// ClusterRole also covers the agent's namespace elsewhere, and a custom role that does not is
+// said, naming the namespace and the grant. dssRead: the DaemonSets were listed.
+func (d *discoverer) readCilium(dss []appsv1.DaemonSet, dssRead bool) error {
 	ns := "kube-system"
 	agent := false
 	for _, ds := range dss {
@@ -115,21 +122,24 @@ func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
 			ns, agent = ds.Namespace, true
 		}
 	}
+	object := "ConfigMap " + ns + "/cilium-config"
 	got, err := listConfigMaps(d.ctx, d.client, ns, fields.OneTermEqualSelector("metadata.name", "cilium-config").String())
 	if err != nil {
 		if err := d.optional(ReadKey("", "configmaps", ns), err); err != nil {
 			return err
 		}
 		if agent {
-			d.setup.Dataplane.Cilium = &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: true}
-			d.setup.Dataplane.Unread = append(d.setup.Dataplane.Unread, fmt.Sprintf("ConfigMap %s/cilium-config could not be read: %v", ns, err))
+			d.setup.Dataplane.Cilium = &CiliumConfig{Object: object, Agent: true}
+		}
+		if agent || !dssRead {
+			d.setup.Dataplane.Unread = append(d.setup.Dataplane.Unread, ciliumUnread(ns, agent, err))
 		}
 		return nil
 	}
 	if len(got) == 0 && !agent {
 		return nil
 	}
-	c := &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: agent}
+	c := &CiliumConfig{Object: object, Agent: agent}
 	if len(got) > 0 {
 		c.Present = true
 		c.KubeProxyReplacement = got[0].Data["kube-proxy-replacement"]
@@ -138,6 +148,20 @@ func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
 	}
 	d.setup.Dataplane.Cilium = c
 	return nil
+}
+
+// ciliumUnread says that cilium-config in ns could not be read, and, when forbidden, the grant
+// that reads it.
+func ciliumUnread(ns string, agent bool, err error) string {
+	where := "no DaemonSet cilium was seen, so Cilium's own namespace is unknown"
+	if agent {
+		where = "the cilium agent's DaemonSet runs in namespace " + ns
+	}
+	msg := fmt.Sprintf("ConfigMap %s/cilium-config could not be read (%s), so whether Cilium replaces kube-proxy is unknown: %v", ns, where, err)
+	if apierrors.IsForbidden(err) {
+		msg += fmt.Sprintf("; grant get and list on configmaps in namespace %s (a Role and RoleBinding there, or the ClusterRole kubectl-lanaccess-doctor of `kubectl lanaccess manifests rbac`)", ns)
+	}
+	return msg
 }
 
 // readCalico tells whether Calico runs its eBPF dataplane: FELIX_BPFENABLED on calico-node

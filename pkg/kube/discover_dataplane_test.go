@@ -165,3 +165,85 @@ func TestDiscoverSaysWhichCalicoReadFailed(t *testing.T) {
 	assert.Contains(t, c.Unknown, "forbidden")
 	require.Error(t, s.Partial[kube.CalicoInstallations().Key()])
 }
+
+// ciliumConfig is cilium-config in ns with kube-proxy-replacement as given.
+func ciliumConfig(ns, kpr string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{Data: map[string]string{"kube-proxy-replacement": kpr}}
+	cm.Namespace, cm.Name = ns, "cilium-config"
+	return cm
+}
+
+func TestDiscoverReadsCiliumConfigInTheAgentsNamespace(t *testing.T) {
+	// A stale cilium-config in kube-system is not the agent's.
+	cs, dc := cluster(t, add(daemonSet("cilium", "cilium"), ciliumConfig("cilium", "true"), ciliumConfig("kube-system", "false")))
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	c := s.Dataplane.Cilium
+	require.NotNil(t, c)
+	assert.Equal(t, kube.CiliumConfig{Object: "ConfigMap cilium/cilium-config", Present: true, Agent: true, KubeProxyReplacement: "true"}, *c)
+	assert.Empty(t, s.Dataplane.Unread)
+}
+
+func TestDiscoverSaysCiliumConfigIsUnreadNamingTheGrant(t *testing.T) {
+	cases := []struct {
+		name string
+		// forbidden is the namespace whose ConfigMaps cannot be listed.
+		forbidden string
+		objs      []runtime.Object
+		says      []string
+		cilium    bool
+	}{
+		{name: "the agent's namespace", forbidden: "cilium",
+			objs:   []runtime.Object{daemonSet("cilium", "cilium"), ciliumConfig("cilium", "true")},
+			says:   []string{"ConfigMap cilium/cilium-config could not be read", "runs in namespace cilium", "grant get and list on configmaps in namespace cilium"},
+			cilium: true},
+		{name: "kube-system with no agent seen is not said", forbidden: "kube-system",
+			objs: []runtime.Object{ciliumConfig("kube-system", "true")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, dc := cluster(t, add(tc.objs...))
+			cs.PrependReactor("list", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				if a.GetNamespace() != tc.forbidden {
+					return false, nil, nil
+				}
+				return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", nil)
+			})
+			s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+			require.NoError(t, err)
+			if !tc.cilium {
+				assert.Nil(t, s.Dataplane.Cilium, "no agent (the DaemonSets were read) and no ConfigMap read: no Cilium")
+				assert.Empty(t, s.Dataplane.Unread)
+				return
+			}
+			require.NotNil(t, s.Dataplane.Cilium)
+			assert.False(t, s.Dataplane.Cilium.Present)
+			assert.False(t, s.Dataplane.Cilium.ReplacesKubeProxy(), "unread is never a replacement")
+			require.Len(t, s.Dataplane.Unread, 1)
+			for _, w := range tc.says {
+				assert.Contains(t, s.Dataplane.Unread[0], w)
+			}
+		})
+	}
+}
+
+func TestDiscoverSaysCiliumConfigIsUnreadWhenTheDaemonSetsAreUnseen(t *testing.T) {
+	cs, dc := cluster(t, add(ciliumConfig("kube-system", "true")))
+	cs.PrependReactor("list", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		switch a.GetResource().Resource {
+		case "daemonsets":
+			return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", nil)
+		case "configmaps":
+			if a.GetNamespace() == "kube-system" {
+				return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", nil)
+			}
+		}
+		return false, nil, nil
+	})
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	assert.Nil(t, s.Dataplane.Cilium)
+	require.Len(t, s.Dataplane.Unread, 2, "the DaemonSets, then cilium-config: %q", s.Dataplane.Unread)
+	assert.Contains(t, s.Dataplane.Unread[1], "ConfigMap kube-system/cilium-config could not be read (no DaemonSet cilium was seen")
+	assert.Contains(t, s.Dataplane.Unread[1], "grant get and list on configmaps in namespace kube-system")
+}
