@@ -35,6 +35,7 @@ var nodeListeners = []Entry{
 			code("LA202", "MODE-UNKNOWN", "kube-proxy's mode cannot be read, or is not one kube-proxy runs on Linux"),
 			code("LA202", "NOT-FOUND", "neither kube-proxy nor a replacement was found: what implements Services cannot be told"),
 			code("LA202", "NODES-NOT-READ", "the nodes' kube-ipvs0 was not read: the verdict rests on the configuration (information)"),
+			code("LA202", "UNMODELLED", "Calico runs its VPP dataplane, which implements Services itself: whether it binds externalIPs is not modelled"),
 			code("LA202", "UNREAD", "part of the input could not be read (RBAC or an API failure): the check says what it did not see"),
 		},
 	},

@@ -81,6 +81,19 @@ spec:
             - {name: FELIX_BPFENABLED, value: "true"}
 `
 
+// calicoOperator is an operator-managed calico-node (no FELIX_BPFENABLED in its environment)
+// with Installation default's linuxDataplane as given (tigera/operator api/v1
+// installation_types.go CalicoNetworkSpec.LinuxDataplane).
+func calicoOperator(dataplane string) string {
+	return strings.Replace(calicoNodeBPF, "          env:\n            - {name: FELIX_BPFENABLED, value: \"true\"}\n", "", 1) + `---
+apiVersion: operator.tigera.io/v1
+kind: Installation
+metadata: {name: default}
+spec:
+  calicoNetwork: {linuxDataplane: ` + dataplane + `}
+`
+}
+
 const k3sIPVSNode = `apiVersion: v1
 kind: Node
 metadata:
@@ -145,6 +158,9 @@ func TestLA202JudgesEachWayOfImplementingServices(t *testing.T) {
 		{"Cilium's kube-proxy replacement", noKubeProxy + "---\n" + ciliumKPR, engine.StatusPass, "LA202-REPLACED", "Cilium's kube-proxy replacement is on", false},
 		{"Calico's eBPF dataplane", noKubeProxy + "---\n" + calicoNodeBPF, engine.StatusPass, "LA202-REPLACED", "FELIX_BPFENABLED=true", false},
 		{"Calico without eBPF and no kube-proxy", noKubeProxy + "---\n" + strings.Replace(calicoNodeBPF, `value: "true"`, `value: "false"`, 1), engine.StatusWarn, "LA202-NOT-FOUND", "Calico's eBPF dataplane is off", false},
+		{"Calico's eBPF dataplane from the Installation", noKubeProxy + "---\n" + calicoOperator("BPF"), engine.StatusPass, "LA202-REPLACED", "linuxDataplane=BPF", false},
+		{"Calico's nftables dataplane and no kube-proxy", noKubeProxy + "---\n" + calicoOperator("Nftables"), engine.StatusWarn, "LA202-NOT-FOUND", "Calico's eBPF dataplane is off (Installation default spec.calicoNetwork.linuxDataplane=Nftables)", false},
+		{"Calico's VPP dataplane beside kube-proxy", calicoOperator("VPP"), engine.StatusWarn, "LA202-UNMODELLED", "whether it makes externalIPs local to the nodes is not modelled", false},
 		{"k3s with --kube-proxy-arg proxy-mode=ipvs", noKubeProxy + "---\n" + k3sIPVSNode, engine.StatusFail, "LA202-IPVS-NODE-ADDRESSES", "--kube-proxy-arg=proxy-mode=ipvs", false},
 	}
 	for _, tc := range cases {

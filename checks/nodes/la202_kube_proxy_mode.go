@@ -25,7 +25,11 @@ const ipvsIssues = "kubernetes/kubernetes#75290, #104679, #127410"
 // "Capture externalIPs": shouldBind := !nodeAddressSet.Has(...)), on every node: with
 // externalIPs = the nodes' LAN addresses, each node holds all its peers' addresses. The
 // iptables and nftables proxiers only write DNAT rules; Cilium's kube-proxy replacement and
-// Calico's eBPF dataplane translate in BPF and bind nothing.
+// Calico's eBPF dataplane translate in BPF and bind nothing. For Calico: felix/bpf/proxy/syncer.go
+// (projectcalico/calico) apply writes each `svc.ExternalIPs()` as a derived frontend
+// (applyDerived(svcTypeExternalIP) -> writeSvc) into the BPF NAT frontend map and nothing else;
+// the syncer assigns no address to any device. That no other part of Felix binds externalIPs
+// is assumed from its design (BPF programs on the interfaces, no Service device), not shown.
 func KubeProxyMode(env *Env) engine.Check {
 	return catalogue.Check("LA202", func(ctx context.Context) engine.Outcome { return kubeProxyMode(ctx, env) })
 }
@@ -115,6 +119,11 @@ func DataplaneFindings(dp kube.Dataplane, owners map[netip.Addr][]string) []engi
 			Remediation: "# name the mode by hand: on a node, `ip -o addr show dev " + kube.IPVSDevice + "` lists addresses only in IPVS mode\n" +
 				"# kube-proxy's own answer: curl -s http://127.0.0.1:10249/proxyMode (its metrics port, on the node)"})
 	}
+	if c := dp.Calico; c != nil && c.Unmodelled != "" {
+		out = append(out, engine.Finding{Code: "LA202-UNMODELLED", Severity: engine.SeverityWarn, Object: c.Agent,
+			Message:     c.Unmodelled,
+			Remediation: "# on each node, check that no peer's address is local: `ip -o addr` lists only the node's own addresses"})
+	}
 	for _, why := range dp.Unread {
 		out = append(out, engine.Finding{Code: "LA202-UNREAD", Severity: engine.SeverityWarn, Message: "not read: " + why})
 	}
@@ -130,7 +139,7 @@ func replacements(dp kube.Dataplane) []replacement {
 		out = append(out, replacement{c.Object, "Cilium's kube-proxy replacement is on (kube-proxy-replacement=" + c.KubeProxyReplacement + ", which turns its externalIPs support on)"})
 	}
 	if c := dp.Calico; c != nil && c.BPF {
-		out = append(out, replacement{c.Agent, "Calico's eBPF dataplane is on (" + c.From + ")"})
+		out = append(out, replacement{c.Agent, "Calico's eBPF dataplane is on (" + c.From + "; its kube-proxy replacement writes externalIPs into BPF NAT maps, felix/bpf/proxy/syncer.go)"})
 	}
 	return out
 }
@@ -152,6 +161,8 @@ func notFound(dp kube.Dataplane) []string {
 		out = append(out, "no Calico (no DaemonSet calico-node)")
 	case c.Unknown != "":
 		out = append(out, c.Unknown)
+	case c.Unmodelled != "":
+		out = append(out, "Calico runs its VPP dataplane ("+c.From+"), which is not modelled")
 	default:
 		out = append(out, "Calico's eBPF dataplane is off ("+c.From+")")
 	}

@@ -72,3 +72,27 @@ func TestNodesWithoutKubeIPVS0AndIptablesModePass(t *testing.T) {
 		assert.NotEqual(t, "LA202-NODES-NOT-READ", x.Code, "the nodes were read: %s", x.Message)
 	}
 }
+
+func TestAnUnreadCiliumConfigIsNeverAPass(t *testing.T) {
+	unread := kube.Dataplane{
+		Cilium: &kube.CiliumConfig{Object: "ConfigMap cilium/cilium-config", Agent: true},
+		Unread: []string{"ConfigMap cilium/cilium-config could not be read (the cilium agent's DaemonSet runs in namespace cilium): forbidden; grant get and list on configmaps in namespace cilium"},
+	}
+	iptables := kube.ProxySource{Object: "DaemonSet kube-system/kube-proxy", Kind: "daemonset", Mode: kube.ModeIPTables, ModeFrom: "the container's --proxy-mode=iptables"}
+	for name, kp := range map[string][]kube.ProxySource{"no kube-proxy": nil, "kube-proxy in iptables mode": {iptables}} {
+		t.Run(name, func(t *testing.T) {
+			dp := unread
+			dp.KubeProxy = kp
+			o := engine.Outcome{Findings: DataplaneFindings(dp, nil)}
+			st, _ := engine.StatusOf(o)
+			assert.Equal(t, engine.StatusWarn, st, "%+v", o.Findings)
+			said := make([]string, 0, len(o.Findings))
+			for _, f := range o.Findings {
+				assert.NotEqual(t, "LA202-REPLACED", f.Code)
+				said = append(said, f.Code+": "+f.Message)
+			}
+			assert.Contains(t, strings.Join(said, "\n"), "LA202-UNREAD: not read: ConfigMap cilium/cilium-config could not be read")
+			assert.Contains(t, strings.Join(said, "\n"), "namespace cilium")
+		})
+	}
+}

@@ -137,9 +137,9 @@ func (c CiliumConfig) ReplacesKubeProxy() bool {
 type CalicoDataplane struct {
 	// Agent names the calico-node DaemonSet.
 	Agent string
-	// Dataplane is "BPF", "Iptables", "Nftables", "VPP" (Installation
-	// spec.calicoNetwork.linuxDataplane, default Iptables), or "" when only FelixConfiguration
-	// or the agent's environment tell.
+	// Dataplane is Installation default's spec.calicoNetwork.linuxDataplane as written (one of
+	// CalicoIptables, CalicoBPF, CalicoVPP, CalicoNftables; "" when unset, which the operator
+	// takes as Iptables, or when there is no Installation).
 	Dataplane string
 	// BPF: the eBPF dataplane is on (Installation BPF, FelixConfiguration spec.bpfEnabled, or
 	// FELIX_BPFENABLED on the agent); From names where it was read.
@@ -147,6 +147,9 @@ type CalicoDataplane struct {
 	From string
 	// Unknown says why it could not be told.
 	Unknown string
+	// Unmodelled says that Calico runs a dataplane whose Services this tool does not model
+	// (VPP): the verdict cannot rest on kube-proxy alone.
+	Unmodelled string
 }
 
 // kubeProxyConfig is the part of KubeProxyConfiguration the checks read.

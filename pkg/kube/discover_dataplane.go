@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -25,6 +26,7 @@ const KubeProxySelector = "component=kube-proxy"
 func (d *discoverer) readDataplane() error {
 	dp := &d.setup.Dataplane
 	dss, err := listDaemonSets(d.ctx, d.client)
+	dssRead := err == nil
 	if err != nil {
 		if err := d.optional(ReadKey("apps", "daemonsets", ""), err); err != nil {
 			return err
@@ -55,7 +57,7 @@ func (d *discoverer) readDataplane() error {
 			dp.KubeProxy = append(dp.KubeProxy, src)
 		}
 	}
-	if err := d.readCilium(dss); err != nil {
+	if err := d.readCilium(dss, dssRead); err != nil {
 		return err
 	}
 	return d.readCalico(dss)
@@ -105,9 +107,14 @@ func configVolumes(ds appsv1.DaemonSet) []string {
 	return out
 }
 
-// readCilium reads cilium-config in the namespace of the cilium agent DaemonSet (kube-system
-// when no agent is seen: where the Helm chart and cilium-cli install it).
-func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
+// readCilium reads cilium-config where the cilium agent reads it: the ConfigMap of the agent
+// DaemonSet's namespace (cilium/cilium install/kubernetes/cilium/templates put both in
+// `{{ include "cilium.namespace" . }}`, the release namespace; kube-system is the usual one),
+// kube-system when no agent is seen. Nowhere else: the doctor's grants cover
+// ConfigMaps in kube-system (pkg/manifests Permissions, which LA001 reviews); the shipped
+// ClusterRole also covers the agent's namespace elsewhere, and a custom role that does not is
+// said, naming the namespace and the grant. dssRead: the DaemonSets were listed.
+func (d *discoverer) readCilium(dss []appsv1.DaemonSet, dssRead bool) error {
 	ns := "kube-system"
 	agent := false
 	for _, ds := range dss {
@@ -115,21 +122,24 @@ func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
 			ns, agent = ds.Namespace, true
 		}
 	}
+	object := "ConfigMap " + ns + "/cilium-config"
 	got, err := listConfigMaps(d.ctx, d.client, ns, fields.OneTermEqualSelector("metadata.name", "cilium-config").String())
 	if err != nil {
 		if err := d.optional(ReadKey("", "configmaps", ns), err); err != nil {
 			return err
 		}
 		if agent {
-			d.setup.Dataplane.Cilium = &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: true}
-			d.setup.Dataplane.Unread = append(d.setup.Dataplane.Unread, fmt.Sprintf("ConfigMap %s/cilium-config could not be read: %v", ns, err))
+			d.setup.Dataplane.Cilium = &CiliumConfig{Object: object, Agent: true}
+		}
+		if agent || !dssRead {
+			d.setup.Dataplane.Unread = append(d.setup.Dataplane.Unread, ciliumUnread(ns, agent, err))
 		}
 		return nil
 	}
 	if len(got) == 0 && !agent {
 		return nil
 	}
-	c := &CiliumConfig{Object: "ConfigMap " + ns + "/cilium-config", Agent: agent}
+	c := &CiliumConfig{Object: object, Agent: agent}
 	if len(got) > 0 {
 		c.Present = true
 		c.KubeProxyReplacement = got[0].Data["kube-proxy-replacement"]
@@ -138,6 +148,20 @@ func (d *discoverer) readCilium(dss []appsv1.DaemonSet) error {
 	}
 	d.setup.Dataplane.Cilium = c
 	return nil
+}
+
+// ciliumUnread says that cilium-config in ns could not be read, and, when forbidden, the grant
+// that reads it.
+func ciliumUnread(ns string, agent bool, err error) string {
+	where := "no DaemonSet cilium was seen, so Cilium's own namespace is unknown"
+	if agent {
+		where = "the cilium agent's DaemonSet runs in namespace " + ns
+	}
+	msg := fmt.Sprintf("ConfigMap %s/cilium-config could not be read (%s), so whether Cilium replaces kube-proxy is unknown: %v", ns, where, err)
+	if apierrors.IsForbidden(err) {
+		msg += fmt.Sprintf("; grant get and list on configmaps in namespace %s (a Role and RoleBinding there, or the ClusterRole kubectl-lanaccess-doctor of `kubectl lanaccess manifests rbac`)", ns)
+	}
+	return msg
 }
 
 // readCalico tells whether Calico runs its eBPF dataplane: FELIX_BPFENABLED on calico-node
@@ -167,20 +191,9 @@ func (d *discoverer) readCalico(dss []appsv1.DaemonSet) error {
 		}
 		return nil
 	}
-	r := CalicoInstallations()
-	items, err := listDynamic(d.ctx, d.dyn, r)
-	if err != nil {
-		if err := d.optional(r.Key(), err); err != nil {
-			return err
-		}
-	}
-	for _, it := range items {
-		if it.GetName() == "default" {
-			c.Dataplane, _, _ = unstructured.NestedString(it.Object, "spec", "calicoNetwork", "linuxDataplane")
-		}
-	}
-	if c.From != "" {
-		return nil
+	inst, err := d.readInstallation(c)
+	if err != nil || c.From != "" {
+		return err
 	}
 	var felix []unstructured.Unstructured
 	if err := d.readFirstServedVersion(CalicoFelixConfigurations(), &felix); err != nil {
@@ -190,22 +203,102 @@ func (d *discoverer) readCalico(dss []appsv1.DaemonSet) error {
 		if f.GetName() != "default" {
 			continue
 		}
+		// projectcalico/api pkg/apis/projectcalico/v3/felixconfig.go FelixConfigurationSpec:
+		// BPFEnabled *bool `json:"bpfEnabled,omitempty"` ("[Default: false]"); the
+		// crd.projectcalico.org/v1 CRD carries the same spec.
 		if on, found, _ := unstructured.NestedBool(f.Object, "spec", "bpfEnabled"); found {
 			c.BPF, c.From = on, fmt.Sprintf("FelixConfiguration default spec.bpfEnabled=%t", on)
 			return nil
 		}
 	}
+	c.fromInstallation(inst, len(felix) > 0, d.calicoUnread())
+	return nil
+}
+
+// calicoInstallation is what the operator's Installation default says, and whether it was read.
+type calicoInstallation struct {
+	// Listed: the list succeeded (Installations are served); Default: Installation default exists.
+	Listed, Default bool
+}
+
+// readInstallation reads Installation default's spec.calicoNetwork.linuxDataplane into
+// c.Dataplane. A list that fails other than "not installed" is recorded in Partial.
+func (d *discoverer) readInstallation(c *CalicoDataplane) (calicoInstallation, error) {
+	r := CalicoInstallations()
+	items, err := listDynamic(d.ctx, d.dyn, r)
+	if err != nil {
+		return calicoInstallation{}, d.optional(r.Key(), err)
+	}
+	d.setup.Installed[r.Key()] = true
+	out := calicoInstallation{Listed: true}
+	for _, it := range items {
+		if it.GetName() == "default" {
+			out.Default = true
+			c.Dataplane, _, _ = unstructured.NestedString(it.Object, "spec", "calicoNetwork", "linuxDataplane")
+		}
+	}
+	return out, nil
+}
+
+// CalicoReadKeys are the ReadKeys of Calico's settings LA202 reads: the Installation, then
+// FelixConfiguration in each version tried.
+func CalicoReadKeys() []string {
+	versions := CalicoFelixConfigurations()
+	keys := make([]string, 0, 1+len(versions))
+	keys = append(keys, CalicoInstallations().Key())
+	for _, r := range versions {
+		keys = append(keys, r.Key())
+	}
+	return keys
+}
+
+// calicoUnread are the failed reads of Calico's settings, in words ("" when none failed).
+func (d *discoverer) calicoUnread() string {
+	var out []string
+	for _, k := range CalicoReadKeys() {
+		if err := d.setup.Partial[k]; err != nil {
+			out = append(out, k+": "+err.Error())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Calico's Linux dataplanes: tigera/operator api/v1/installation_types.go LinuxDataplaneOption
+// ("One of: Iptables, BPF, VPP, Nftables", +kubebuilder:validation:Enum=Iptables;BPF;VPP;Nftables).
+const (
+	CalicoIptables = "Iptables"
+	CalicoBPF      = "BPF"
+	CalicoVPP      = "VPP"
+	CalicoNftables = "Nftables"
+)
+
+// fromInstallation decides from the Installation when neither the agent's environment nor
+// FelixConfiguration default's bpfEnabled did; felix: a FelixConfiguration was read; unread:
+// the reads that failed.
+func (c *CalicoDataplane) fromInstallation(inst calicoInstallation, felix bool, unread string) {
+	from := "Installation default spec.calicoNetwork.linuxDataplane=" + c.Dataplane
 	switch {
-	case strings.EqualFold(c.Dataplane, "BPF"):
-		c.BPF, c.From = true, "Installation default spec.calicoNetwork.linuxDataplane=BPF"
+	case c.Dataplane == CalicoBPF:
+		c.BPF, c.From = true, from
+	case c.Dataplane == CalicoIptables || c.Dataplane == CalicoNftables:
+		c.From = from
+	case c.Dataplane == CalicoVPP:
+		c.From = from
+		c.Unmodelled = "Calico's VPP dataplane (" + from + ") implements ClusterIPs, ExternalIPs and LoadBalancerIPs in VPP itself " +
+			"(docs.tigera.io, getting-started/kubernetes/vpp/specifics): whether it makes externalIPs local to the nodes is not modelled here"
 	case c.Dataplane != "":
-		c.From = "Installation default spec.calicoNetwork.linuxDataplane=" + c.Dataplane
-	case len(felix) > 0 || len(items) > 0:
+		c.Unknown = from + " is none of the operator's values (" + strings.Join([]string{CalicoIptables, CalicoBPF, CalicoVPP, CalicoNftables}, ", ") + ")"
+	case unread != "":
+		c.Unknown = "whether Calico's eBPF dataplane is on cannot be told: FELIX_BPFENABLED is not set on " + c.Agent +
+			", FelixConfiguration default does not set bpfEnabled, and a read failed (" + unread + ")"
+	case inst.Default:
+		// The operator's default (installation_types.go: "Default: Iptables").
+		c.From = "Installation default leaves spec.calicoNetwork.linuxDataplane unset (Iptables)"
+	case felix || inst.Listed:
 		c.From = "FelixConfiguration default does not set bpfEnabled (default false)"
 	default:
 		c.Unknown = "neither FELIX_BPFENABLED on " + c.Agent + " nor a readable FelixConfiguration or Installation tells whether the eBPF dataplane is on"
 	}
-	return nil
 }
 
 func felixEnv(ds appsv1.DaemonSet, name string) (string, bool) {

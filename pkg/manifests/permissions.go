@@ -104,7 +104,10 @@ func Permissions() []Permission {
 	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
 	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104")
 	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs); kube-proxy's
-	// static pods and Cilium's cilium-config (LA202).
+	// static pods and Cilium's cilium-config (LA202). LA202 reads cilium-config in the cilium
+	// agent's namespace when that is not kube-system (a Helm release namespace): the shipped
+	// ClusterRole already grants ConfigMaps there, and when a custom role does not, LA202 WARNs
+	// naming the namespace and the grant, so no namespace is added here.
 	read("", "configmaps", SystemNamespace, false, "LA106", "LA202")
 	read("", "pods", SystemNamespace, false, "LA106", "LA202")
 	read("discovery.k8s.io", "endpointslices", SetupNamespaces, false, "LA102", "LA103")
