@@ -1,6 +1,7 @@
 package corefile
 
 import (
+	"errors"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -105,7 +106,8 @@ func (a *Answer) describe(zone, class, qtype string) {
 // readAnswer reads a rendered answer as CoreDNS does with dns.NewRR, except for one thing:
 // NewRR's ReadRR allows $INCLUDE (miekg/dns scan.go), so CoreDNS reads the named file in its
 // pod, and the same call here would read a file of this machine (/etc/passwd into the report,
-// /dev/zero for ever). Here $INCLUDE is refused and the answer left unread (unread says why);
+// /dev/zero for ever). Here an $INCLUDE goes to a pod file system that shows no file (podFS
+// without files: every path unknown), and the answer is left unread (unread says why);
 // $GENERATE, $TTL and $ORIGIN are read as NewRR reads them (its first record only).
 func readAnswer(text string) (rr dns.RR, unread string, err error) {
 	if !strings.HasSuffix(text, "\n") {
@@ -113,9 +115,11 @@ func readAnswer(text string) (rr dns.RR, unread string, err error) {
 	}
 	zp := dns.NewZoneParser(strings.NewReader(text), ".", "")
 	zp.SetDefaultTTL(3600) // ReadRR's default (miekg/dns defaultTtl)
+	zp.SetIncludeAllowed(true)
+	zp.SetIncludeFS(podFS{opened: new([]string)})
 	rr, _ = zp.Next()
 	err = zp.Err()
-	if err != nil && strings.Contains(err.Error(), "$INCLUDE directive not allowed") {
+	if _, ok := errors.AsType[errUnknownPath](err); ok {
 		return nil, "it holds a zone-file $INCLUDE: CoreDNS reads that file in its pod (dns.NewRR allows $INCLUDE), which this plugin never opens", nil
 	}
 	return rr, "", err
