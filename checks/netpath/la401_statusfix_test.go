@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -25,7 +26,9 @@ func TestStatusFixesKeepTheHostOneWord(t *testing.T) {
 					t.Errorf("the fix expands something: %s", fix)
 				case *syntax.CallExpr:
 					for _, w := range n.Args {
-						words = append(words, w.Lit()+unquoted(w))
+						word, err := expand.Literal(&expand.Config{}, w)
+						require.NoError(t, err, fix)
+						words = append(words, word)
 					}
 				}
 				return true
@@ -33,26 +36,4 @@ func TestStatusFixesKeepTheHostOneWord(t *testing.T) {
 			assert.Contains(t, words, host, "host %q status %d: %s", host, got, fix)
 		}
 	}
-}
-
-// unquoted is a word made only of quoted parts, read back as the shell would.
-func unquoted(w *syntax.Word) string {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if l, ok := q.(*syntax.Lit); ok {
-					b.WriteString(l.Value)
-				}
-			}
-		case *syntax.Lit:
-			if w.Lit() == "" {
-				b.WriteString(p.Value)
-			}
-		}
-	}
-	return b.String()
 }
