@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
@@ -221,7 +222,7 @@ func probeHTTP(w workload, rw *corednsrun.Rewriter) []httpAnswer {
 	}
 	for _, p := range probes {
 		name := fmt.Sprintf("%s GET :%s%s", p.kind, p.port, p.path)
-		lp, ok := rw.HTTPPorts()[p.port]
+		lp, ok := rw.HTTPPorts()[containerPortNumber(c, p.port)]
 		if !ok {
 			out = append(out, httpAnswer{Probe: name, Result: "connection refused: no plugin of the Corefile listens on :" + p.port})
 			continue
@@ -229,6 +230,18 @@ func probeHTTP(w workload, rw *corednsrun.Rewriter) []httpAnswer {
 		out = append(out, httpAnswer{Probe: name, Result: httpGet(fmt.Sprintf("http://127.0.0.1:%d%s", lp, p.path))})
 	}
 	return out
+}
+
+// containerPortNumber is the number a probe's port names: the kubelet resolves a named port
+// to the container port of that name (kubernetes/kubernetes pkg/kubelet/prober/prober.go
+// runProbe, util.ResolveContainerPort). An unknown name stays as written.
+func containerPortNumber(c corev1.Container, port string) string {
+	for _, cp := range c.Ports {
+		if cp.Name != "" && cp.Name == port {
+			return strconv.Itoa(int(cp.ContainerPort))
+		}
+	}
+	return port
 }
 
 func httpGet(url string) string {
