@@ -34,6 +34,8 @@ type instance struct {
 	Error    string        `json:"error,omitempty" yaml:"error,omitempty"`
 	Ports    []portAnswers `json:"ports,omitempty" yaml:"ports,omitempty"`
 	HTTP     []httpAnswer  `json:"http,omitempty" yaml:"http,omitempty"`
+	// Sources: the probe host asked from the addresses expect.yaml's sources lists (acl, view).
+	Sources []sourceAnswer `json:"sources,omitempty" yaml:"sources,omitempty"`
 }
 
 type portAnswers struct {
@@ -124,6 +126,12 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		inst.Ports = append(inst.Ports, portAnswers{Port: p, Answers: ask(addr, c.expect.Setup, stub)})
 	}
 	inst.HTTP = probeHTTP(w, rw)
+	if len(c.expect.Sources) > 0 {
+		if len(ports) != 1 {
+			t.Fatalf("sources need a Corefile with one server port, not %v", ports)
+		}
+		inst.Sources = askFromSources(t, bin, filepath.Join(root, w.conf), root, rw.DNSPorts()[ports[0]], c.expect.Sources, dns.Fqdn(c.expect.Setup.ProbeHost))
+	}
 	select {
 	case err := <-exited:
 		inst.Starts = false
