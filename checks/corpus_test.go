@@ -48,6 +48,8 @@ type corpusExpect struct {
 var knownWrong = map[string]string{
 	"acl-lan-subnet-only/LA101":                                 "SKIP: acl does not change the addresses the zone answers",
 	"acl-lan-subnet-only/LA104":                                 "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
+	"contour-httpproxy-unauthenticated/LA107":                   "PASS: HTTPProxies are not read; Contour serves wiki without authorization",
+	"contour-httpproxy-unauthenticated/discovery":               "probe host apps.example.com: the HTTPProxies (Contour, no class) are the proxy's routes",
 	"file-zone-configmap-missing-node/LA101":                    "SKIP: the zone file is a key of the mounted ConfigMap; its wildcard lacks 10.0.10.13",
 	"haproxy-ingress-unauthenticated-host/LA107":                "PASS by Traefik's rules (\"class haproxy: not served\"); HAProxy serves wiki without auth",
 	"haproxy-ingress-unauthenticated-host/discovery":            "probe host apps.example.com: the Ingresses of class haproxy are served by the proxy found (HAProxy)",
@@ -67,6 +69,7 @@ var knownWrong = map[string]string{
 	"k8s-gateway-chart-with-ingress-nginx/discovery":            "no zone or probe host: the zone is k8s_gateway's (apps.example.com), its hosts the Ingresses'",
 	"template-match-routed-hosts/LA101":                         "SKIP (\"answers computed from the name\"): judge per name asked; the routed hosts get the three addresses",
 	"template-match-routed-hosts/LA104":                         "FAIL because the apex gets NODATA; the routed hosts get the addresses, the apex routes nothing",
+	"traefik-41-entrypoint-redirection/LA107":                   "WARN: the entry point redirection router (priority MaxInt-1) takes every request on web",
 	"traefik-41-redirect-regex-permanent/LA107":                 "WARN: a redirectRegex matching every URL redirects every request",
 	"traefik-41-redirect-scheme-web-only/LA107":                 "WARN: a redirectScheme-only router on web redirects every request",
 }
