@@ -130,7 +130,7 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		if len(ports) != 1 {
 			t.Fatalf("sources need a Corefile with one server port, not %v", ports)
 		}
-		inst.Sources = askFromSources(t, bin, filepath.Join(root, w.conf), root, rw.DNSPorts()[ports[0]], c.expect.Sources, dns.Fqdn(c.expect.Setup.ProbeHost))
+		inst.Sources = askFromSources(t, bin, filepath.Join(root, w.conf), root, rw.DNSPorts()[ports[0]], c.expect.Sources, dns.Fqdn(c.expect.Setup.ProbeHost), c.expect.Setup.Zone, stub.Addr())
 	}
 	select {
 	case err := <-exited:

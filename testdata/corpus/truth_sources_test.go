@@ -24,8 +24,9 @@ import (
 // harness cannot send from those addresses on the machine's loopback, so it runs a second copy
 // of the case's CoreDNS (the same rewritten files) in a network namespace of its own (a new user
 // and network namespace: no root needed where unprivileged user namespaces are allowed), adds
-// each source to that namespace's loopback, and asks the probe host's A from each. Nothing
-// leaves the namespace; it disappears with the helper process.
+// each source to that namespace's loopback, starts the stub upstream at the address the
+// rewritten Corefile names, and asks the probe host's A from each. Nothing leaves the namespace;
+// it disappears with the helper process.
 
 // source is one address CoreDNS sees a query from, and why.
 type source struct {
@@ -39,16 +40,19 @@ type sourceAnswer struct {
 	Question string   `json:"question" yaml:"question"`
 	Rcode    string   `json:"rcode" yaml:"rcode"`
 	Answer   []string `json:"answer,omitempty" yaml:"answer,omitempty"`
-	Error    string   `json:"error,omitempty" yaml:"error,omitempty"`
+	// Forwarded: the namespace's own stub upstream (the same address, the same public answers)
+	// received the question.
+	Forwarded bool   `json:"forwarded" yaml:"forwarded"`
+	Error     string `json:"error,omitempty" yaml:"error,omitempty"`
 }
 
 const netnsHelperEnv = "CORPUS_NETNS_HELPER"
 
 // askFromSources runs the helper (this test binary, re-executed in new user and network
 // namespaces) and returns what CoreDNS answered to each source.
-func askFromSources(t *testing.T, bin, conf, dir string, port int, srcs []source, qname string) []sourceAnswer {
+func askFromSources(t *testing.T, bin, conf, dir string, port int, srcs []source, qname, zone, stub string) []sourceAnswer {
 	t.Helper()
-	req := netnsRequest{Bin: bin, Conf: conf, Dir: dir, Port: port, Name: qname}
+	req := netnsRequest{Bin: bin, Conf: conf, Dir: dir, Port: port, Name: qname, Zone: zone, Stub: stub}
 	for _, s := range srcs {
 		if net.ParseIP(s.IP) == nil || net.ParseIP(s.IP).To4() == nil {
 			t.Fatalf("sources: %q is not an IPv4 address", s.IP)
@@ -95,6 +99,7 @@ func askFromSources(t *testing.T, bin, conf, dir string, port int, srcs []source
 
 type netnsRequest struct {
 	Bin, Conf, Dir, Name string
+	Zone, Stub           string // the stub upstream the rewritten Corefile forwards to
 	Port                 int
 	Sources              []string
 }
@@ -118,6 +123,11 @@ func TestNetnsHelper(t *testing.T) {
 	for _, s := range req.Sources {
 		ip("addr", "add", s+"/32", "dev", "lo")
 	}
+	stub, err := corednsrun.StartStubAt(req.Zone, req.Stub)
+	if err != nil {
+		t.Fatalf("the stub upstream in the namespace: %v", err)
+	}
+	defer stub.Close()
 	cmd := exec.Command(req.Bin, "-conf", req.Conf)
 	cmd.Dir = req.Dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -138,7 +148,9 @@ func TestNetnsHelper(t *testing.T) {
 		m.SetQuestion(req.Name, dns.TypeA)
 		m.RecursionDesired = true
 		cl := &dns.Client{Net: "udp", Timeout: queryTimeout, Dialer: &net.Dialer{LocalAddr: &net.UDPAddr{IP: net.ParseIP(s)}, Timeout: queryTimeout}}
+		before := stub.Count(req.Name, dns.TypeA)
 		r, _, err := cl.Exchange(m, fmt.Sprintf("127.0.0.1:%d", req.Port))
+		a.Forwarded = stub.Count(req.Name, dns.TypeA) > before
 		if err != nil {
 			a.Rcode, a.Error = "no answer", errorClass(err)
 		} else {
