@@ -81,7 +81,7 @@ func askFromSources(t *testing.T, bin, conf, dir string, port int, srcs []source
 		t.Fatalf("the source helper in its own network namespace failed (%v): %s", err, out)
 	}
 	var res []sourceAnswer
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(line, "SOURCES "); ok {
 			if err := json.Unmarshal([]byte(rest), &res); err != nil {
 				t.Fatal(err)
@@ -136,12 +136,17 @@ func TestNetnsHelper(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer func() { _ = cmd.Process.Kill(); <-exited }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		if err := <-exited; err != nil {
+			t.Logf("CoreDNS in the namespace ended: %v", err)
+		}
+	}()
 	portKey := strconv.Itoa(req.Port)
 	if err := corednsrun.WaitStarted(exited, map[string]int{portKey: req.Port}, []string{portKey}); err != nil {
 		t.Fatalf("CoreDNS did not start in the namespace: %v", err)
 	}
-	var res []sourceAnswer
+	res := make([]sourceAnswer, 0, len(req.Sources))
 	for _, s := range req.Sources {
 		a := sourceAnswer{Question: req.Name + " A"}
 		m := new(dns.Msg)
