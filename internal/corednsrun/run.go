@@ -334,12 +334,17 @@ type Stub struct {
 
 // StartStub starts the stub upstream for zone.
 func StartStub(zone string) (*Stub, error) {
-	s := &Stub{zone: dns.Fqdn(zone), asked: map[string]int{}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	s.addr = "127.0.0.1:" + strconv.Itoa(port)
+	return StartStubAt(zone, "127.0.0.1:"+strconv.Itoa(port))
+}
+
+// StartStubAt starts the stub upstream for zone at addr (host:port, the first of its addresses):
+// the address a rewritten Corefile already names, in another network namespace.
+func StartStubAt(zone, addr string) (*Stub, error) {
+	s := &Stub{zone: dns.Fqdn(zone), asked: map[string]int{}, addr: addr}
 	for i := range stubUpstreams {
 		for _, netw := range []string{"udp", "tcp"} {
 			if err := s.listen(stubAddr(s.addr, i), netw); err != nil {

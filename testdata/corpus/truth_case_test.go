@@ -30,8 +30,9 @@ type corpusCase struct {
 // expectFile is the part of expect.yaml the harness needs; the verdicts are for the readers
 // and the differential tests.
 type expectFile struct {
-	Setup  setupSpec          `json:"setup" yaml:"setup"`
-	Checks map[string]verdict `json:"checks" yaml:"checks"`
+	Setup   setupSpec          `json:"setup" yaml:"setup"`
+	Checks  map[string]verdict `json:"checks" yaml:"checks"`
+	Sources []source           `json:"sources,omitempty" yaml:"sources,omitempty"`
 }
 
 // setupSpec names the objects that form the setup and the names to ask.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
 	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
@@ -33,6 +34,8 @@ type instance struct {
 	Error    string        `json:"error,omitempty" yaml:"error,omitempty"`
 	Ports    []portAnswers `json:"ports,omitempty" yaml:"ports,omitempty"`
 	HTTP     []httpAnswer  `json:"http,omitempty" yaml:"http,omitempty"`
+	// Sources: the probe host asked from the addresses expect.yaml's sources lists (acl, view).
+	Sources []sourceAnswer `json:"sources,omitempty" yaml:"sources,omitempty"`
 }
 
 type portAnswers struct {
@@ -123,6 +126,12 @@ func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 		inst.Ports = append(inst.Ports, portAnswers{Port: p, Answers: ask(addr, c.expect.Setup, stub)})
 	}
 	inst.HTTP = probeHTTP(w, rw)
+	if len(c.expect.Sources) > 0 {
+		if len(ports) != 1 {
+			t.Fatalf("sources need a Corefile with one server port, not %v", ports)
+		}
+		inst.Sources = askFromSources(t, bin, filepath.Join(root, w.conf), root, rw.DNSPorts()[ports[0]], c.expect.Sources, dns.Fqdn(c.expect.Setup.ProbeHost), c.expect.Setup.Zone, stub.Addr())
+	}
 	select {
 	case err := <-exited:
 		inst.Starts = false
@@ -221,7 +230,7 @@ func probeHTTP(w workload, rw *corednsrun.Rewriter) []httpAnswer {
 	}
 	for _, p := range probes {
 		name := fmt.Sprintf("%s GET :%s%s", p.kind, p.port, p.path)
-		lp, ok := rw.HTTPPorts()[p.port]
+		lp, ok := rw.HTTPPorts()[containerPortNumber(c, p.port)]
 		if !ok {
 			out = append(out, httpAnswer{Probe: name, Result: "connection refused: no plugin of the Corefile listens on :" + p.port})
 			continue
@@ -229,6 +238,18 @@ func probeHTTP(w workload, rw *corednsrun.Rewriter) []httpAnswer {
 		out = append(out, httpAnswer{Probe: name, Result: httpGet(fmt.Sprintf("http://127.0.0.1:%d%s", lp, p.path))})
 	}
 	return out
+}
+
+// containerPortNumber is the number a probe's port names: the kubelet resolves a named port
+// to the container port of that name (kubernetes/kubernetes pkg/kubelet/prober/prober.go
+// runProbe, util.ResolveContainerPort). An unknown name stays as written.
+func containerPortNumber(c corev1.Container, port string) string {
+	for _, cp := range c.Ports {
+		if cp.Name != "" && cp.Name == port {
+			return strconv.Itoa(int(cp.ContainerPort))
+		}
+	}
+	return port
 }
 
 func httpGet(url string) string {
