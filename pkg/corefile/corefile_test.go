@@ -1,6 +1,7 @@
 package corefile
 
 import (
+	"fmt"
 	"errors"
 	"maps"
 	"net/netip"
@@ -276,6 +277,39 @@ func TestZoneFileIncludesAndGeneratesAreBounded(t *testing.T) {
 		assert.Contains(t, err.Error(), "more than 200000 records")
 		t.Logf("stopped after %s", time.Since(start))
 	})
+}
+
+// Issue 23: the record cap applied per parse, but a zone file is parsed once per origin (and
+// again for its serial and its answers): 16 origins in 275 bytes took 4-8 s. The cap is one
+// budget for everything one Corefile read parses, and a parse that hit it is not run again.
+func TestZoneFileRecordCapIsOneBudgetPerCorefileRead(t *testing.T) {
+	origins := make([]string, 16)
+	for i := range origins {
+		origins[i] = fmt.Sprintf("z%d.", i)
+	}
+	f := NewFiles()
+	f.MountVolume("/etc/coredns", map[string]File{
+		"Corefile": {Content: strings.Join(origins, " ") + ":53 {\n file /etc/coredns/db " + strings.Join(origins, " ") + "\n}\n"},
+		"db":       {Content: "@ 60 IN SOA ns host 1 2 3 4 5\n" + strings.Repeat("$GENERATE 1-65535 h$ A 10.0.0.1\n", 4)},
+	})
+	c, err := Load("t", f, "/etc/coredns/Corefile")
+	require.NoError(t, err)
+	assert.NotEmpty(t, c.Incomplete, "the zone file is left unread and said so")
+	assert.LessOrEqual(t, f.zoneRecords, maxZoneRecords+len(origins), "one budget for the whole read, not one per origin")
+	before := f.zoneRecords
+	for _, o := range origins {
+		_, err := ZoneFileSerial(f, o, "/etc/coredns/db", f.files["/etc/coredns/db"].Content)
+		require.ErrorIs(t, err, ErrZoneUnread)
+	}
+	assert.Equal(t, before, f.zoneRecords, "a parse that hit the cap is not run again")
+
+	legit := NewFiles()
+	big := "@ 60 IN SOA ns host 1 2 3 4 5\n$GENERATE 1-60000 h$ A 10.0.0.1\n$GENERATE 1-60000 g$ A 10.0.0.1\n"
+	for range 2 { // 2 x 120,000 records: more than one budget
+		serial, err := ZoneFileSerial(legit, "a.", "/db", big)
+		require.NoError(t, err, "a zone within the cap is read again as often as asked")
+		assert.Equal(t, uint32(1), serial)
+	}
 }
 
 // A template answer is built with dns.NewRR, whose ReadRR allows $INCLUDE (miekg/dns

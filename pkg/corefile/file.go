@@ -84,19 +84,36 @@ func (p podFS) Open(name string) (fs.File, error) {
 
 // eachZoneRecord reads a zone file as plugin/file/file.go Parse does (miekg/dns's ZoneParser
 // with the file's origin and $INCLUDE allowed), calling each for every record, within the
-// bounds above.
+// bounds above. The record cap is one budget for everything read through files (a file listed
+// with 16 origins is parsed 16 times), and a parse that hit it is not run again; without files
+// (nil) it bounds this parse alone.
 func eachZoneRecord(files *Files, origin, name, text string, each func(dns.RR)) error {
+	capped := fmt.Errorf("%s: %w: more than %d records (expanded $GENERATE ranges)", name, ErrZoneUnread, maxZoneRecords)
+	key := name + "\x00" + dns.Fqdn(origin)
+	budget, charged := maxZoneRecords, files != nil
+	if files != nil {
+		switch done, seen := files.zoneParsed[key]; {
+		case seen && !done:
+			return capped
+		case seen: // read to its end before: within the cap again, not charged twice
+			charged = false
+		default:
+			budget = max(maxZoneRecords-files.zoneRecords, 0)
+		}
+	}
 	zp := dns.NewZoneParser(strings.NewReader(text), dns.Fqdn(origin), name)
 	zp.SetIncludeAllowed(true)
 	var opened []string
 	zp.SetIncludeFS(podFS{files: files, opened: &opened})
 	n := 0
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		if n++; n > maxZoneRecords {
-			return fmt.Errorf("%s: %w: more than %d records (expanded $GENERATE ranges)", name, ErrZoneUnread, maxZoneRecords)
+		if n++; n > budget {
+			files.noteZoneParse(key, n, false, charged)
+			return capped
 		}
 		each(rr)
 	}
+	files.noteZoneParse(key, n, true, charged)
 	err := zp.Err()
 	if unknown, ok := errors.AsType[errUnknownPath](err); ok {
 		return fmt.Errorf("%s: %w: it $INCLUDEs %s", name, ErrZoneUnread, unknown.Error())
@@ -114,6 +131,21 @@ func eachZoneRecord(files *Files, origin, name, text string, each func(dns.RR)) 
 		return errors.New(msg)
 	}
 	return err
+}
+
+// noteZoneParse records one parse of a (file, origin) that read n records, to its end or not,
+// charging the budget when charged.
+func (f *Files) noteZoneParse(key string, n int, done, charged bool) {
+	if f == nil {
+		return
+	}
+	if charged {
+		f.zoneRecords += n
+	}
+	if f.zoneParsed == nil {
+		f.zoneParsed = map[string]bool{}
+	}
+	f.zoneParsed[key] = done
 }
 
 // parseZoneFile reads a zone file as plugin/file/file.go Parse does at start-up.

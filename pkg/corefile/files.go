@@ -31,6 +31,11 @@ type Files struct {
 	WorkDir string
 	// mounts are the known mounts in the order added.
 	mounts []Mount
+	// zoneRecords counts the zone-file records read so far through these files, against one
+	// budget of maxZoneRecords for the whole read; zoneParsed tells, per (file, origin) parsed,
+	// whether it was read to its end (a parse that hit the cap is never run again).
+	zoneRecords int
+	zoneParsed  map[string]bool
 }
 
 // Mount is one known mount: a volume's files at their relative paths, or one file (subPath).

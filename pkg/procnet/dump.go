@@ -105,24 +105,38 @@ type Owner struct {
 	Cmdline string // /proc/<pid>/cmdline with NULs as spaces
 }
 
-// OwnersCommand finds the processes whose descriptors link to "socket:[inode]" for the given
-// inodes. It needs the host's PID namespace to see the node's processes, and root with enough
-// capabilities to read their fd directories; unreadable ones are reported, not guessed. A
-// process chooses its own name and arguments, newlines included: they are printed as spaces,
-// and through printf's %s (dash's echo would expand a "\n" they contain), so that an owner
-// cannot add lines of its own to the output (an "@@owner" line naming another process).
+// OwnersCommand finds the processes whose descriptors are the sockets of the given inodes. It
+// needs the host's PID namespace to see the node's processes, and root with enough
+// capabilities to read their fd directories; unreadable ones are reported, not guessed.
+//
+// Every text a process controls is untrusted: `ls -l` prints link targets raw, so a process
+// holding a file named "x\n/proc/1/fd:\n... -> socket:[N]" can write lines that look like
+// another process's listing. One `ls -l` of all fd directories therefore only nominates
+// candidate pids (one process for the whole node); each candidate's descriptors are then read
+// with `stat -L -c '%n %i %F'`, which prints the path it was given (/proc/<pid>/fd/<fd>, made by
+// this script), the inode the descriptor really is and its type ("socket" in coreutils' and
+// busybox's stat, file_type of coreutils/stat.c): a descriptor counts only when
+// it is a socket of one of the inodes, under the pid of the directory the loop named. A
+// process's name and arguments are printed as spaces, through printf's %s (dash's echo would
+// expand a "\n" they contain), so that an owner cannot add lines of its own to the output.
 func OwnersCommand(inodes []uint64) []string {
 	alts := make([]string, 0, len(inodes))
 	for _, i := range inodes {
 		alts = append(alts, strconv.FormatUint(i, 10))
 	}
 	re := `^/proc/[0-9]+/fd:$|socket:\[(` + strings.Join(alts, "|") + `)\]$|denied`
-	script := `ls -l /proc/[0-9]*/fd 2>&1 | grep -E '` + re + `' | while read -r line; do
+	script := `cands=$(ls -l /proc/[0-9]*/fd 2>&1 | grep -E '` + re + `' | while read -r line; do
 case "$line" in
 /proc/*/fd:) pid=${line#/proc/}; pid=${pid%/fd:} ;;
 *denied*) echo "@@denied" ;;
-*socket:*) ino=${line##*socket:[}; ino=${ino%]}; printf '@@owner %s %s %s :: %s\n' "$ino" "$pid" "$(tr '\n' ' ' < /proc/$pid/comm 2>/dev/null)" "$(tr '\0\n' '  ' < /proc/$pid/cmdline 2>/dev/null)" ;;
+*socket:*) echo "$pid" ;;
 esac
+done)
+printf '%s\n' "$cands" | grep '^@@denied$'
+for pid in $(printf '%s\n' "$cands" | grep -E '^[0-9]+$' | sort -u); do
+stat -L -c '%n %i %F' /proc/$pid/fd/* 2>/dev/null | grep -E '^/proc/'$pid'/fd/[0-9]+ (` + strings.Join(alts, "|") + `) socket$' | while read -r _ ino _; do
+printf '@@owner %s %s %s :: %s\n' "$ino" "$pid" "$(tr '\n' ' ' < /proc/$pid/comm 2>/dev/null)" "$(tr '\0\n' '  ' < /proc/$pid/cmdline 2>/dev/null)"
+done
 done; echo "@@done"`
 	return []string{"sh", "-c", script}
 }

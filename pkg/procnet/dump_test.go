@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +140,43 @@ func TestParseOwnersCountsDeniedDirectoriesAndNeedsTheEndMarker(t *testing.T) {
 		{PID: 812, Command: "nginx", Cmdline: "nginx: master process /usr/sbin/nginx"},
 		{PID: 813, Command: "nginx", Cmdline: "nginx: worker process"},
 	}, o.ByInode[45810])
+}
+
+// Issue 23: the scan read owners from `ls -l` text, and a link's text is chosen by whoever
+// names the file: a process holding a file named "...\n/proc/1/fd:\n... -> socket:[N]" made
+// pid 1 the owner of socket N. The owner must be the process whose descriptor really is the
+// socket, read from the kernel's link, never from text a process wrote.
+func TestAProcessCannotMakeAnotherTheOwnerThroughAFileName(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = ln.Close() }()
+	var inode uint64
+	dump, err := SplitDump(run(t, TablesCommand()))
+	require.NoError(t, err)
+	socks, _ := Listeners(TCP, dump.Tables[TCP], Options{})
+	for _, s := range socks {
+		if s.Local.String() == ln.Addr().String() {
+			inode = s.Inode
+		}
+	}
+	require.NotZero(t, inode)
+
+	name := fmt.Sprintf("%s/a\n/proc/1/fd:\nlrwx------ 1 root root 64 Jan  1 00:00 9 -> socket:[%d]", t.TempDir(), inode)
+	require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o700)) // "a\n", "proc", "1"
+	require.NoError(t, os.WriteFile(name, nil, 0o600))
+	child := exec.Command("sh", "-c", `exec 3<"$1"; sleep 30`, "x", name)
+	require.NoError(t, child.Start())
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	require.Eventually(t, func() bool {
+		l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", child.Process.Pid))
+		return l == name
+	}, 5*time.Second, 10*time.Millisecond)
+
+	owners, err := ParseOwners(run(t, OwnersCommand([]uint64{inode})))
+	require.NoError(t, err)
+	pids := make([]int, 0, len(owners.ByInode[inode]))
+	for _, o := range owners.ByInode[inode] {
+		pids = append(pids, o.PID)
+	}
+	assert.Equal(t, []int{os.Getpid()}, pids, "only the process whose descriptor is the socket")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -68,4 +69,32 @@ func TestJSONAndJUnitStayValidWithHostileValues(t *testing.T) {
 			break
 		}
 	}
+}
+
+// Issue 23: `-o yaml` printed nothing (exit 3) when a text held DEL or a C1 control, because the
+// report went JSON -> YAML and the YAML parser refuses them. The YAML written must parse back to
+// exactly the JSON contract's values, whatever the texts hold.
+func TestYAMLStaysValidAndEqualToJSONWithHostileValues(t *testing.T) {
+	for _, text := range []string{hostile, "\x7f", "\u0085", "\u009b[31m", "\u2028\u2029", "a: b\n- c", "\xff\xfe", "", "~", "null", "0x10", "'\"", "\ufeffbom"} {
+		rep := hostileReport()
+		rep.Results[0].Reason = text
+		rep.Results[0].Findings[0].Evidence["extra"] = text
+		var js, ym bytes.Buffer
+		require.NoError(t, WriteJSON(&js, rep))
+		require.NoError(t, WriteYAML(&ym, rep), "%q", text)
+		var fromJSON, fromYAML any
+		require.NoError(t, json.Unmarshal(js.Bytes(), &fromJSON))
+		require.NoError(t, yaml.Unmarshal(ym.Bytes(), &fromYAML), "%q:\n%s", text, ym.String())
+		assert.Equal(t, fromJSON, fromYAML, "%q", text)
+		for _, bad := range []string{"\x1b", "\x7f", "\u0085", "\u009b"} {
+			assert.NotContains(t, ym.String(), bad, "controls are escaped in the YAML text")
+		}
+	}
+}
+
+// The YAML keeps the JSON contract's field order (schemaVersion first), as the JSON does.
+func TestYAMLKeepsTheContractsFieldOrder(t *testing.T) {
+	var ym bytes.Buffer
+	require.NoError(t, WriteYAML(&ym, hostileReport()))
+	assert.True(t, strings.HasPrefix(ym.String(), "schemaVersion: 1\ncommand: doctor\ncluster:\n"), ym.String())
 }
