@@ -1,0 +1,151 @@
+package workstation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
+)
+
+// DHCPConfig is the LAN's DHCP server: what gives a workstation its address and the network's
+// own DNS servers, which the seed's zone servers are added before ("les serveurs ajoutés
+// manuellement précèdent ceux du DHCP"). It is Debian's dnsmasq (dnsmasq-base, extracted with
+// the workstation), DHCP only (no DNS: --port=0).
+type DHCPConfig struct {
+	Packages Packages
+	// NetNS and Interface are where the server listens (another namespace on the same LAN).
+	NetNS     string
+	Interface string
+	// First and Last bound the addresses handed out; PrefixLen is the LAN's.
+	First, Last netip.Addr
+	PrefixLen   int
+	// Router is the default gateway offered (optional); DNS the network's resolvers; Domain the
+	// domain name (option 15), which NetworkManager turns into a search domain.
+	Router netip.Addr
+	DNS    []netip.Addr
+	Domain string
+	// Lease is the lease time (default 1 h).
+	Lease time.Duration
+	// StateDir keeps the lease file and the pidfile (removed by Stop); LogDir the log.
+	StateDir string
+	LogDir   string
+}
+
+// DHCPServer is a running DHCP server.
+type DHCPServer struct {
+	cfg   DHCPConfig
+	procs procs.Manager
+	pid   int
+	done  <-chan struct{}
+}
+
+const procDHCP = "dhcp-dnsmasq"
+
+func (c *DHCPConfig) args() ([]string, error) {
+	if err := valid.InterfaceName(c.Interface); err != nil {
+		return nil, fmt.Errorf("dhcp: %w", err)
+	}
+	if !c.First.Is4() || !c.Last.Is4() || c.Last.Less(c.First) || c.PrefixLen < 8 || c.PrefixLen > 30 {
+		return nil, fmt.Errorf("dhcp: invalid range %s-%s/%d", c.First, c.Last, c.PrefixLen)
+	}
+	if c.Domain != "" {
+		if err := valid.Hostname(c.Domain); err != nil {
+			return nil, fmt.Errorf("dhcp: domain: %w", err)
+		}
+	}
+	if c.Lease <= 0 {
+		c.Lease = time.Hour
+	}
+	args := []string{
+		c.Packages.Path("usr/sbin/dnsmasq"),
+		// --no-daemon: no fork (its pid is ours), no pidfile, no change of user; stderr logging.
+		"--no-daemon", "--conf-file=/dev/null", "--port=0", "--log-facility=-", "--log-dhcp",
+		"--interface=" + c.Interface, "--bind-interfaces", "--dhcp-authoritative",
+		"--dhcp-leasefile=" + filepath.Join(c.StateDir, "dnsmasq.leases"),
+		fmt.Sprintf("--dhcp-range=%s,%s,%s,%ds", c.First, c.Last, netmask(c.PrefixLen), int(c.Lease.Seconds())),
+	}
+	if c.Router.IsValid() {
+		args = append(args, "--dhcp-option=option:router,"+c.Router.String())
+	}
+	if len(c.DNS) > 0 {
+		var dns []string
+		for _, a := range c.DNS {
+			dns = append(dns, a.String())
+		}
+		args = append(args, "--dhcp-option=option:dns-server,"+strings.Join(dns, ","))
+	}
+	if c.Domain != "" {
+		args = append(args, "--dhcp-option=option:domain-name,"+c.Domain)
+	}
+	return args, nil
+}
+
+func netmask(bits int) string {
+	m := uint32(0xffffffff) << (32 - bits)
+	return netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
+}
+
+// StartDHCP starts the server and returns once it is listening.
+func StartDHCP(ctx context.Context, cfg DHCPConfig) (*DHCPServer, error) {
+	args, err := cfg.args()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.StateDir == "" || cfg.LogDir == "" {
+		return nil, errors.New("dhcp: StateDir and LogDir are required")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, err
+	}
+	d := &DHCPServer{cfg: cfg, procs: procs.Manager{PidDir: cfg.StateDir, LogDir: cfg.LogDir}}
+	pid, done, err := d.procs.Start(procs.Spec{Name: procDHCP, NS: cfg.NetNS, Dir: "/", Argv: args,
+		Env: []string{"LD_LIBRARY_PATH=" + cfg.Packages.libraryPath()}})
+	if err != nil {
+		return nil, fmt.Errorf("dhcp: %w", err)
+	}
+	d.pid, d.done = pid, done
+	// dnsmasq logs "DHCP, sockets bound exclusively to interface" once it listens.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		select {
+		case <-done:
+			return false, errors.New("dnsmasq exited")
+		default:
+		}
+		log, _ := os.ReadFile(d.procs.LogFile(procDHCP))
+		return strings.Contains(string(log), "sockets bound exclusively to interface"), nil
+	})
+	if err != nil {
+		stopErr := d.Stop(context.WithoutCancel(ctx))
+		return nil, errors.Join(fmt.Errorf("dhcp: waiting for dnsmasq: %w\n%s", err, logTail(d.procs.LogFile(procDHCP), 10)), stopErr)
+	}
+	return d, nil
+}
+
+// Pid is the server's process.
+func (d *DHCPServer) Pid() int { return d.pid }
+
+// Stop ends the server by its pid and removes its state directory.
+func (d *DHCPServer) Stop(ctx context.Context) error {
+	err := procs.Terminate(ctx, d.pid)
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		err = errors.Join(err, ctx.Err())
+	}
+	return errors.Join(err, os.RemoveAll(d.cfg.StateDir))
+}
+
+// String describes the server for logs.
+func (d *DHCPServer) String() string {
+	return "dnsmasq " + d.cfg.Packages.Versions["dnsmasq-base"] + " (pid " + strconv.Itoa(d.pid) + ") in " + d.cfg.NetNS
+}
