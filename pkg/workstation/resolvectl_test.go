@@ -97,6 +97,19 @@ func TestParseResolvectlStatus(t *testing.T) {
 		assert.Equal(t, []string{"~apps.example.com", "lan", "corp.example.com", "~internal.example.com"}, lan.Domains)
 	})
 
+	t.Run("the global section of systemd 252 prints some keys without a colon", func(t *testing.T) {
+		// resolvectl.c of systemd v252 (status_global): dump_list(table, "DNS Servers", ...),
+		// "Fallback DNS Servers" and "DNS Domain" have no colon there, while the links' keys and
+		// the global "Current DNS Server:" do.
+		links := ParseResolvectlStatus(workstationtest.Output(t, "global-status"))
+		require.Len(t, links, 3)
+		global := links[0]
+		assert.Equal(t, addr("10.0.10.254"), global.CurrentServer)
+		assert.Equal(t, addrs("10.0.10.254"), global.Servers)
+		assert.Equal(t, []string{"corp.example"}, global.Domains)
+		assert.Equal(t, addrs("10.0.10.11", "10.0.10.12", "10.0.10.13", "10.0.10.254"), links[1].Servers)
+	})
+
 	t.Run("the old form with continuation lines, scoped and named servers", func(t *testing.T) {
 		links := ParseResolvectlStatus([]byte(resolvectlOld))
 		require.Len(t, links, 2)
