@@ -62,6 +62,19 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// SetResolvConf replaces what /etc/resolv.conf holds inside (resolved's stub by default). The
+// file is rewritten in place, so the bind mount shows the new content: systemd-resolved, which
+// finds it "foreign", imports its nameserver and search lines as its global settings at its
+// next lookup (manager_read_resolv_conf).
+func (w *Workstation) SetResolvConf(content string) error {
+	f, err := os.OpenFile(filepath.Join(w.cfg.StateDir, "etc", "resolv.conf"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	return errors.Join(err, f.Close())
+}
+
 // Pids are the workstation's daemons and holder, by name.
 func (w *Workstation) Pids() map[string]int {
 	out := map[string]int{}
