@@ -465,6 +465,7 @@ func TestRealWorkstation(t *testing.T) {
 			{"vpn-all-no-routing", "lan", "~.", "tun0", []string{publicAddr}},
 			{"vpn-parent-no-routing", "lan", "~example.com", "tun0", []string{publicAddr}},
 			{"vpn-same-zone", "~" + zone, "~" + zone, "", nil},
+			{"vpn-other-no-routing", "lan", "~corp.internal", "eth0", zoneServers},
 		} {
 			s.shell("resolvectl domain eth0 '" + tc.ours + "' && resolvectl domain tun0 '" + tc.theirs + "' && resolvectl flush-caches")
 			out := s.run("resolvectl", "query", "-t", "A", freshName(t))
