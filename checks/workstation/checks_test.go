@@ -194,7 +194,21 @@ func TestClientCheckOnAHealthyLinuxWorkstationEverythingPasses(t *testing.T) {
 	cur := res["WS004"].Findings[0]
 	assert.Equal(t, "link eth0", cur.Object)
 	assert.Contains(t, cur.Message, "asks 10.0.10.11, one of the zone's servers")
-	assert.Contains(t, cur.Message, "moves to 10.0.10.254", "the DHCP server the link falls back to is named")
+	assert.Contains(t, cur.Message, "tries 10.0.10.12, then 10.0.10.13, then 10.0.10.254",
+		"the servers after the current one, in the order resolved tries them, up to the DHCP one")
+}
+
+// resolved moves to the next server of the link's list, not straight to the network's DNS
+// (link_next_dns_server in resolved-link.c): recorded after 10.0.10.11 stopped and came back.
+func TestClientCheckOnALinkThatMovedToTheNextZoneServer(t *testing.T) {
+	w := healthyWorld(t)
+	w.commands["resolvectl status --no-pager"] = real(t, "moved-next-status")
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS004"].Status)
+	cur := res["WS004"].Findings[0]
+	assert.Contains(t, cur.Message, "asks 10.0.10.12, one of the zone's servers")
+	assert.Contains(t, cur.Message, "tries 10.0.10.13, then 10.0.10.254")
+	assert.Equal(t, []string{"10.0.10.13", "10.0.10.254"}, cur.Evidence["nextServers"])
 }
 
 func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {

@@ -3,6 +3,8 @@ package workstation
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -94,10 +96,33 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 		}
 	}
 	msg := fmt.Sprintf("%s asks %s, one of the zone's servers", object, l.CurrentServer)
-	if len(fallbacks) > 0 {
-		msg += fmt.Sprintf("; if it fails once, the link moves to %s and stays there until the connection comes up again (keep two DNS replicas and a PodDisruptionBudget)", probe.JoinAddrs(fallbacks))
+	if next := nextServers(l, env.Target.Servers); len(next) > 0 && !containsAny(env.Target.Servers, next[len(next)-1]) {
+		evidence["nextServers"] = probe.AddrStrings(next)
+		msg += fmt.Sprintf("; if it fails, resolved tries %s, and stays on the first that answers until the connection comes up again: once the zone's servers have failed, that is %s, which answers %s with the network's address (keep two DNS replicas and a PodDisruptionBudget)",
+			probe.JoinAddrsSep(next, ", then "), next[len(next)-1], env.Target.Zone)
 	}
 	return engine.Finding{Code: "WS004-CURRENT-SERVER", Severity: engine.SeverityInfo, Object: object, Evidence: evidence, Message: msg}
+}
+
+// nextServers are the servers systemd-resolved tries after the link's current one fails, in
+// order, up to and including the first that is not one of the zone's: the next server of the
+// link's list, wrapping around to the first after the last (link_next_dns_server in
+// src/resolve/resolved-link.c, systemd-stable v252.31; recorded on the real workstation:
+// moved-next-status.txt). None when the current server is not in the list.
+func nextServers(l ws.ResolvedLink, zone []netip.Addr) []netip.Addr {
+	at := slices.Index(l.Servers, l.CurrentServer)
+	if at < 0 {
+		return nil
+	}
+	var next []netip.Addr
+	for i := 1; i < len(l.Servers); i++ {
+		s := l.Servers[(at+i)%len(l.Servers)]
+		next = append(next, s)
+		if !containsAny(zone, s) {
+			break
+		}
+	}
+	return next
 }
 
 // judgeRouting: systemd-resolved sends a name to the links whose domain matches it best (most
