@@ -232,6 +232,22 @@ func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {
 		"the profile is the one NetworkManager has on the link")
 }
 
+// A profile with a manual DNS server keeps it before the servers client-config adds (nmcli's
+// +ipv4.dns appends): resolved asks it first, and re-activating the profile starts from it
+// again. Recorded on the real workstation, where WS004's reset left the link on 10.0.10.254.
+func TestClientCheckFindsTheNetworksDNSListedFirst(t *testing.T) {
+	w := healthyWorld(t)
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = real(t, "static-first-status")
+	res := run(t, w.env(t))
+	f := findingOf(t, res["WS004"], engine.SeverityFail)
+	assert.Equal(t, "WS004-OTHER-SERVER", f.Code)
+	assert.Contains(t, f.Message, "lists 10.0.10.254 before the zone's servers")
+	assert.Equal(t, []string{"10.0.10.254"}, f.Evidence["listedBefore"])
+	assert.Equal(t, "sudo nmcli connection modify 'Wired connection 1' -ipv4.dns 10.0.10.254 +ipv4.dns 10.0.10.254\nsudo nmcli connection up 'Wired connection 1'", f.Remediation,
+		"the server goes after the zone's: a reset alone starts from it again")
+}
+
 func TestClientCheckQuotesAHostileProfileName(t *testing.T) {
 	w := healthyWorld(t)
 	w.system = orgDNS()

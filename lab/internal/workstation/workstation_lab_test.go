@@ -545,14 +545,28 @@ func TestRealWorkstation(t *testing.T) {
 		st.record("static-first-status", "a manual profile with ipv4.dns 10.0.10.254, after client-config's commands", "resolvectl", "status", "--no-pager")
 		r := st.clientCheck()
 		assert.Equal(t, "fail", r.status("WS001"), "%+v", r)
-		_, fix, ok := r.finding("WS004", "WS004-OTHER-SERVER")
+		msg, fix, ok := r.finding("WS004", "WS004-OTHER-SERVER")
 		require.True(t, ok, "%+v", r)
+		assert.Contains(t, msg, "lists "+orgAddr+" before the zone's servers")
+
+		// The seed's reset (flush the caches, re-activate the profile) starts from the same
+		// first server again.
+		st.shell("resolvectl flush-caches && sudo nmcli connection up 'Wired connection 1'")
+		st.waitLink(func(l ws.ResolvedLink) bool { return len(l.Servers) == 4 })
+		assert.Equal(t, []string{publicAddr}, st.query(freshName(t)))
+		assert.Equal(t, orgAddr, st.link().CurrentServer.String(), "a reset does not help when the network's DNS is listed first")
+
+		// WS004's remediation, run as printed, moves it after the zone's servers.
 		for _, line := range strings.Split(fix, "\n") {
 			st.shell(line)
 		}
 		st.waitLink(func(l ws.ResolvedLink) bool { return len(l.Servers) == 4 })
-		st.query(freshName(t))
-		t.Logf("after WS004's remediation the link asks %s", st.link().CurrentServer)
+		assert.Equal(t, addrs(append(slices.Clone(zoneServers), orgAddr)...), st.link().Servers)
+		assert.Equal(t, zoneServers, st.query(freshName(t)))
+		r = st.clientCheck()
+		for _, id := range []string{"WS001", "WS004"} {
+			assert.Equal(t, "pass", r.status(id), "%s after WS004's remediation: %+v", id, r)
+		}
 	})
 }
 
