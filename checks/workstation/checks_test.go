@@ -232,6 +232,24 @@ func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {
 		"the profile is the one NetworkManager has on the link")
 }
 
+// Zone servers without the '.' block answer REFUSED for any other name, and resolved leaves a
+// server that refuses (dns_transaction_process_reply in resolved-dns-transaction.c): on the real
+// workstation one query for example.org moved the link to the network's DNS, while every zone
+// server kept answering the zone (refused-org-status.txt). Names outside the zone still
+// resolve there, so WS002 passes and WS004 must say that a refusal moves the link too.
+func TestClientCheckFindsALinkMovedByRefusals(t *testing.T) {
+	w := healthyWorld(t)
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = real(t, "refused-org-status")
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS002"].Status)
+	assert.Equal(t, engine.StatusPass, res["WS003"].Status)
+	f := findingOf(t, res["WS004"], engine.SeverityFail)
+	assert.Contains(t, f.Message, "asks 10.0.10.254, not one of the zone's servers")
+	assert.Contains(t, f.Message, "REFUSED")
+	assert.Contains(t, f.Message, "LA303")
+}
+
 // A profile with a manual DNS server keeps it before the servers client-config adds (nmcli's
 // +ipv4.dns appends): resolved asks it first, and re-activating the profile starts from it
 // again. Recorded on the real workstation, where WS004's reset left the link on 10.0.10.254.
@@ -287,6 +305,10 @@ func TestClientCheckAcceptsAZoneAnsweredBySomethingElse(t *testing.T) {
 	assert.Contains(t, res["WS004"].Findings[0].Message, "something else answers the zone here")
 }
 
+// The system resolver reaches only the zone's DNS here: a link that lists the zone's servers
+// alone (client-config's transient setting). With the network's DNS after them on the link,
+// resolved leaves servers that refuse a name and WS004 reports it instead
+// (TestClientCheckFindsALinkMovedByRefusals).
 func TestClientCheckWhenTheZonesDNSDoesNotForward(t *testing.T) {
 	w := healthyWorld(t)
 	noForward := lanDNS()

@@ -99,7 +99,11 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 	case !containsAny(env.Target.Servers, l.CurrentServer):
 		return engine.Finding{Code: "WS004-OTHER-SERVER",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
-			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after a zone server failed, and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
+			// resolved moves on when a server gives no answer, SERVFAIL or REFUSED
+			// (dns_transaction_process_reply in src/resolve/resolved-dns-transaction.c,
+			// systemd-stable v252.31); proven on the real workstation for a stopped server and
+			// for a zone DNS without the '.' block (refused-org-status.txt).
+			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after the zone's servers failed a query (no answer, SERVFAIL, or REFUSED: a zone DNS without the '.' forward block refuses every name outside the zone, see doctor's LA303), and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
 				object, l.CurrentServer, probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone),
 			Remediation: resetFor(ctx, env, l),
 		}
