@@ -238,7 +238,9 @@ state=$1
 mount --bind "$state/etc/passwd" /etc/passwd
 mount --bind "$state/etc/group" /etc/group
 mount --bind "$state/etc/resolv.conf" /etc/resolv.conf
-mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$state/var-lib/upper,workdir=$state/var-lib/work" /var/lib
+# overlay's options are comma-separated: relative paths (from $state/var-lib) keep a state
+# directory whose path holds a comma working.
+(cd "$state/var-lib" && mount -t overlay overlay -o lowerdir=/var/lib,upperdir=upper,workdir=work /var/lib)
 mount --bind "$state/run" /run
 mount -o remount,ro,bind /sys
 : > ` + readyFile + `

@@ -237,11 +237,7 @@ func stopWorkstation(t *testing.T, w *Workstation, hadVarLibNM bool) {
 		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 		assert.True(t, os.IsNotExist(err), "%s (pid %d) still exists", name, pid)
 	}
-	out, err := exec.CommandContext(ctx, "ip", "netns", "pids", nsWS).Output()
-	require.NoError(t, err)
-	assert.Empty(t, strings.TrimSpace(string(out)), "processes left in %s", nsWS)
-	_, err = os.Stat(w.Config().StateDir)
-	assert.True(t, os.IsNotExist(err), "the state directory is removed")
+	assertNothingIn(t, nsWS, w.Config().StateDir)
 	if !hadVarLibNM {
 		_, err = os.Stat("/var/lib/NetworkManager")
 		assert.True(t, os.IsNotExist(err), "NetworkManager wrote to the machine's /var/lib")
@@ -531,6 +527,28 @@ func TestRealWorkstation(t *testing.T) {
 		stopWorkstation(t, s.w, hadVarLibNM)
 	})
 
+	t.Run("a Start that times out, and Cleanup after a crash, leave nothing", func(t *testing.T) {
+		require.True(t, stopped, "run the whole TestRealWorkstation: this part needs %s to itself", nsWS)
+		// The subtest's name holds commas, and so does its temporary directory: a state
+		// directory must work whatever its path (overlay's options are comma-separated).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		state := filepath.Join(t.TempDir(), "state")
+		_, err := Start(ctx, Config{Packages: pkgs, NetNS: nsWS, Interface: wsIface, StateDir: state, LogDir: logDir, Timeout: 300 * time.Millisecond})
+		require.Error(t, err, "no profile activates within 300 ms")
+		t.Logf("the expected error: %.200s", err)
+		assertNothingIn(t, nsWS, state)
+
+		// A crashed caller leaves its workstation running: Cleanup finds it by its pidfiles.
+		w := startWorkstation(t, pkgs, IPv4{}, logDir)
+		mnt := w.MountNS()
+		require.NoError(t, Cleanup(ctx, w.Config().StateDir))
+		left, err := PidsInMountNS(mnt)
+		require.NoError(t, err)
+		assert.Empty(t, left)
+		assertNothingIn(t, nsWS, w.Config().StateDir)
+	})
+
 	t.Run("a profile with a static DNS server keeps it first: the zone's servers are asked only when it fails", func(t *testing.T) {
 		st := &session{t: t, plugin: plugin, rec: rec, w: startWorkstation(t, pkgs, IPv4{Method: "manual",
 			Address: netip.MustParsePrefix("10.0.10.40/24"), Gateway: netip.MustParseAddr(orgAddr), DNS: addrs(orgAddr)}, logDir)}
@@ -568,6 +586,16 @@ func TestRealWorkstation(t *testing.T) {
 			assert.Equal(t, "pass", r.status(id), "%s after WS004's remediation: %+v", id, r)
 		}
 	})
+}
+
+// assertNothingIn: no process in ns, no state directory.
+func assertNothingIn(t *testing.T, ns, state string) {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "pids", ns).Output()
+	require.NoError(t, err)
+	assert.Empty(t, strings.TrimSpace(string(out)), "processes left in %s", ns)
+	_, err = os.Stat(state)
+	assert.True(t, os.IsNotExist(err), "%s is removed", state)
 }
 
 func orNone(s string) string {
