@@ -380,6 +380,15 @@ func TestRealWorkstation(t *testing.T) {
 		assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up 'Wired connection 1'", fix)
 	})
 
+	// Why, in systemd-stable v252.31's src/resolve: `resolvectl flush-caches` is
+	// manager_flush_caches (resolved-manager.c), which empties the caches and leaves every link's
+	// current server. `nmcli connection up` deactivates the profile first, and NetworkManager then
+	// sets the link's server list to nothing (resolved logs "eth0: Bus client reset DNS server
+	// list."): bus_link_method_set_dns_servers_internal (resolved-link-bus.c) unlinks every server,
+	// dns_server_unlink (resolved-dns-server.c) clears link->current_dns_server, and
+	// link_allocate_scopes (resolved-link.c) frees the link's DNS scope, its cache with it. Once
+	// the profile is up again, link_get_dns_server (resolved-link.c) picks the first server of
+	// the new list at the next query. The flush is therefore not needed for the link.
 	t.Run("the recovery: resolvectl flush-caches does not bring the link back, nmcli connection up does", func(t *testing.T) {
 		s.t = t
 		stuck := freshName(t)
