@@ -136,6 +136,11 @@ func (d *DHCPServer) Pid() int { return d.pid }
 
 // Stop ends the server by its pid and removes its state directory.
 func (d *DHCPServer) Stop(ctx context.Context) error {
+	select {
+	case <-d.done: // already ended (CleanupDHCP): its pid may belong to another process now
+		return os.RemoveAll(d.cfg.StateDir)
+	default:
+	}
 	err := procs.Terminate(ctx, d.pid)
 	select {
 	case <-d.done:
@@ -143,6 +148,13 @@ func (d *DHCPServer) Stop(ctx context.Context) error {
 		err = errors.Join(err, ctx.Err())
 	}
 	return errors.Join(err, os.RemoveAll(d.cfg.StateDir))
+}
+
+// CleanupDHCP ends the server a crashed caller left (its pidfile in stateDir, checked against
+// its command line) and removes stateDir: what `lab down` does.
+func CleanupDHCP(ctx context.Context, stateDir string) error {
+	err := procs.Manager{PidDir: stateDir}.Stop(ctx, procDHCP, "dnsmasq")
+	return errors.Join(err, os.RemoveAll(stateDir))
 }
 
 // String describes the server for logs.

@@ -108,10 +108,12 @@ func (w *Workstation) Stop(ctx context.Context) error {
 		if err := procs.Terminate(ctx, p.pid); err != nil {
 			errs = append(errs, fmt.Errorf("stop %s (pid %d): %w", name, p.pid, err))
 		}
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("stop %s (pid %d): %w", name, p.pid, ctx.Err()))
+		if p.done != nil { // nil when attached: another process reaps it
+			select {
+			case <-p.done:
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("stop %s (pid %d): %w", name, p.pid, ctx.Err()))
+			}
 		}
 		_ = os.Remove(w.procs.PidFile(name))
 		delete(w.running, name)
@@ -130,6 +132,29 @@ func (w *Workstation) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Attach returns the workstation a Start with the same cfg left running (lab up starts it, a
+// test process attaches to it): the pids come from the pidfiles in cfg.StateDir, each checked
+// against its command line. Run, Shell and Stop work as on the started one.
+func Attach(cfg Config) (*Workstation, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	w := &Workstation{cfg: cfg, procs: procs.Manager{PidDir: filepath.Join(cfg.StateDir, "pids"), LogDir: cfg.LogDir}, running: map[string]process{}}
+	for _, name := range stopOrder {
+		pid, ok := w.procs.Pid(name, processMatch[name])
+		if !ok {
+			return nil, fmt.Errorf("workstation: %s is not running (no live process in %s)", name, w.procs.PidFile(name))
+		}
+		w.running[name] = process{pid: pid}
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", w.running[procHolder].pid))
+	if err != nil {
+		return nil, fmt.Errorf("workstation: mount namespace of the holder: %w", err)
+	}
+	w.mountNS = ns
+	return w, nil
 }
 
 // Cleanup ends the processes a workstation recorded in stateDir (pidfiles, each checked

@@ -548,8 +548,16 @@ func TestRealWorkstation(t *testing.T) {
 		t.Logf("the expected error: %.200s", err)
 		assertNothingIn(t, nsWS, state)
 
-		// A crashed caller leaves its workstation running: Cleanup finds it by its pidfiles.
+		// Another process (a lab test after lab up) attaches to a running workstation.
 		w := startWorkstation(t, pkgs, IPv4{}, logDir)
+		attached, err := Attach(w.Config())
+		require.NoError(t, err)
+		assert.Equal(t, w.Pids(), attached.Pids())
+		out, err := attached.Run(ctx, "nmcli", "-g", "GENERAL.CONNECTION", "device", "show", wsIface)
+		require.NoError(t, err)
+		assert.Equal(t, "Wired connection 1\n", string(out))
+
+		// A crashed caller leaves its workstation running: Cleanup finds it by its pidfiles.
 		mnt := w.MountNS()
 		require.NoError(t, Cleanup(ctx, w.Config().StateDir))
 		left, err := PidsInMountNS(mnt)
@@ -594,6 +602,15 @@ func TestRealWorkstation(t *testing.T) {
 		for _, id := range []string{"WS001", "WS004"} {
 			assert.Equal(t, "pass", r.status(id), "%s after WS004's remediation: %+v", id, r)
 		}
+	})
+
+	t.Run("CleanupDHCP ends the DHCP server by its pidfile", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		pid := dhcp.Pid()
+		require.NoError(t, CleanupDHCP(ctx, filepath.Join(l.dir, "dhcp")))
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		assert.True(t, os.IsNotExist(err), "dnsmasq (pid %d) is gone", pid)
 	})
 }
 
