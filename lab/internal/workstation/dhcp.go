@@ -69,7 +69,9 @@ func (c *DHCPConfig) args() ([]string, error) {
 	args := []string{
 		c.Packages.Path("usr/sbin/dnsmasq"),
 		// --no-daemon: no fork (its pid is ours), no pidfile, no change of user; stderr logging.
-		"--no-daemon", "--conf-file=/dev/null", "--port=0", "--log-facility=-", "--log-dhcp",
+		// --no-ping: dnsmasq otherwise pings an address before its first lease, which made the
+		// workstation's first start 3 to 5 s slower (1.4-1.7 s with it, load average 34).
+		"--no-daemon", "--conf-file=/dev/null", "--port=0", "--no-ping", "--log-facility=-", "--log-dhcp",
 		"--interface=" + c.Interface, "--bind-interfaces", "--dhcp-authoritative",
 		"--dhcp-leasefile=" + filepath.Join(c.StateDir, "dnsmasq.leases"),
 		fmt.Sprintf("--dhcp-range=%s,%s,%s,%ds", c.First, c.Last, netmask(c.PrefixLen), int(c.Lease.Seconds())),

@@ -118,7 +118,7 @@ func TestDHCPArgs(t *testing.T) {
 	require.NoError(t, err)
 	all := strings.Join(args, " ")
 	assert.Equal(t, "/cache/workstation-252/root/usr/sbin/dnsmasq", args[0])
-	for _, want := range []string{"--port=0", "--no-daemon", "--dhcp-range=10.0.10.50,10.0.10.59,255.255.255.0,3600s",
+	for _, want := range []string{"--port=0", "--no-daemon", "--no-ping", "--dhcp-range=10.0.10.50,10.0.10.59,255.255.255.0,3600s",
 		"--dhcp-option=option:dns-server,10.0.10.254,10.0.10.253", "--dhcp-option=option:domain-name,lan", "--dhcp-option=option:router,10.0.10.254"} {
 		assert.Contains(t, all, want)
 	}
