@@ -107,6 +107,7 @@ func files(m map[string]string) func(string) ([]byte, error) {
 
 // real is `resolvectl status --no-pager` recorded on the real workstation in one state.
 func real(t *testing.T, name string) fakeOutput {
+	t.Helper()
 	return fakeOutput{out: string(workstationtest.Output(t, name))}
 }
 
@@ -121,6 +122,7 @@ type world struct {
 // healthyWorld is the workstation after client-config's commands: the link eth0 lists the
 // zone's servers then the DHCP one, and asks the first.
 func healthyWorld(t *testing.T) world {
+	t.Helper()
 	return world{
 		system:  lanDNS(),
 		servers: []dns.Handler{lanDNS(), lanDNS(), lanDNS()},

@@ -93,8 +93,11 @@ func (c *DHCPConfig) args() ([]string, error) {
 }
 
 func netmask(bits int) string {
-	m := uint32(0xffffffff) << (32 - bits)
-	return netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
+	var mask [4]byte
+	for i := range bits {
+		mask[i/8] |= 0x80 >> (i % 8)
+	}
+	return netip.AddrFrom4(mask).String()
 }
 
 // StartDHCP starts the server and returns once it is listening.

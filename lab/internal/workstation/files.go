@@ -110,7 +110,7 @@ func keyfile(cfg Config) string {
 		b.WriteString("method=auto\n")
 	}
 	if len(ip.DNS) > 0 {
-		var addrs []string
+		addrs := make([]string, 0, len(ip.DNS))
 		for _, a := range ip.DNS {
 			addrs = append(addrs, a.String())
 		}

@@ -143,9 +143,11 @@ func newLAN(t *testing.T) *lan {
 	require.NoError(t, netns.Create(ctx, nsSwitch, ""))
 	run(nsSwitch, "ip", "link", "add", "br0", "type", "bridge")
 	run(nsSwitch, "ip", "link", "set", "br0", "up")
-	hosts := []struct{ ns, addr string }{{nsWS, ""}, {nsOrg, orgAddr}}
+	type host struct{ ns, addr string }
+	hosts := make([]host, 0, 2+len(zoneServers))
+	hosts = append(hosts, host{nsWS, ""}, host{nsOrg, orgAddr})
 	for i, a := range zoneServers {
-		hosts = append(hosts, struct{ ns, addr string }{zoneNS(i), a})
+		hosts = append(hosts, host{zoneNS(i), a})
 	}
 	for _, h := range hosts {
 		require.NoError(t, netns.Create(ctx, h.ns, ""))
