@@ -34,11 +34,20 @@ type DHCPConfig struct {
 	Router netip.Addr
 	DNS    []netip.Addr
 	Domain string
+	// Routes are classless static routes (option 121), for a LAN without a default route: the
+	// lab's laptop reaches its "internet" range through the router this way.
+	Routes []Route
 	// Lease is the lease time (default 1 h).
 	Lease time.Duration
 	// StateDir keeps the lease file and the pidfile (removed by Stop); LogDir the log.
 	StateDir string
 	LogDir   string
+}
+
+// Route is one static route: Dst through the gateway Via.
+type Route struct {
+	Dst netip.Prefix
+	Via netip.Addr
 }
 
 // DHCPServer is a running DHCP server.
@@ -88,6 +97,16 @@ func (c *DHCPConfig) args() ([]string, error) {
 	}
 	if c.Domain != "" {
 		args = append(args, "--dhcp-option=option:domain-name,"+c.Domain)
+	}
+	if len(c.Routes) > 0 {
+		var parts []string
+		for _, r := range c.Routes {
+			if !r.Dst.Addr().Is4() || !r.Via.Is4() {
+				return nil, fmt.Errorf("dhcp: route %s via %s: IPv4 only", r.Dst, r.Via)
+			}
+			parts = append(parts, r.Dst.Masked().String(), r.Via.String())
+		}
+		args = append(args, "--dhcp-option=option:classless-static-route,"+strings.Join(parts, ","))
 	}
 	return args, nil
 }

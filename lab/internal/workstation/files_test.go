@@ -113,13 +113,15 @@ func TestDHCPArgs(t *testing.T) {
 	c := DHCPConfig{Packages: testPackages, NetNS: "wsdev-org", Interface: "eth0",
 		First: netip.MustParseAddr("10.0.10.50"), Last: netip.MustParseAddr("10.0.10.59"), PrefixLen: 24,
 		Router: netip.MustParseAddr("10.0.10.254"), DNS: []netip.Addr{netip.MustParseAddr("10.0.10.254"), netip.MustParseAddr("10.0.10.253")},
-		Domain: "lan", StateDir: "/tmp/dhcp"}
+		Domain: "lan", StateDir: "/tmp/dhcp",
+		Routes: []Route{{Dst: netip.MustParsePrefix("198.51.100.0/24"), Via: netip.MustParseAddr("10.0.10.254")}}}
 	args, err := c.args()
 	require.NoError(t, err)
 	all := strings.Join(args, " ")
 	assert.Equal(t, "/cache/workstation-252/root/usr/sbin/dnsmasq", args[0])
 	for _, want := range []string{"--port=0", "--no-daemon", "--no-ping", "--dhcp-range=10.0.10.50,10.0.10.59,255.255.255.0,3600s",
-		"--dhcp-option=option:dns-server,10.0.10.254,10.0.10.253", "--dhcp-option=option:domain-name,lan", "--dhcp-option=option:router,10.0.10.254"} {
+		"--dhcp-option=option:dns-server,10.0.10.254,10.0.10.253", "--dhcp-option=option:domain-name,lan", "--dhcp-option=option:router,10.0.10.254",
+		"--dhcp-option=option:classless-static-route,198.51.100.0/24,10.0.10.254"} {
 		assert.Contains(t, all, want)
 	}
 	c.Last = netip.MustParseAddr("10.0.10.40")

@@ -284,6 +284,7 @@ func (l *lan) startDHCP(ctx context.Context, pkgs Packages) *DHCPServer {
 		Packages: pkgs, NetNS: nsOrg, Interface: "eth0",
 		First: netip.MustParseAddr("10.0.10.50"), Last: netip.MustParseAddr("10.0.10.59"), PrefixLen: 24,
 		Router: netip.MustParseAddr(orgAddr), DNS: []netip.Addr{netip.MustParseAddr(orgAddr)}, Domain: "lan",
+		Routes:   []Route{{Dst: netip.MustParsePrefix("198.51.100.0/24"), Via: netip.MustParseAddr(orgAddr)}},
 		StateDir: filepath.Join(l.dir, "dhcp"), LogDir: filepath.Join(l.dir, "logs"),
 	})
 	require.NoError(l.t, err)

@@ -75,6 +75,21 @@ func (w *Workstation) SetResolvConf(content string) error {
 	return errors.Join(err, f.Close())
 }
 
+// CopyIn writes data to a file the workstation's programs can read, and returns its path
+// inside. The machine's /run is not visible there (the workstation has its own), so files that
+// live under it, such as the lab's kubeconfig and CA, are copied in.
+func (w *Workstation) CopyIn(name string, data []byte) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		return "", fmt.Errorf("workstation: invalid file name %q", name)
+	}
+	inside := confDir + "/files/" + name
+	host := w.hostPath(inside)
+	if err := os.MkdirAll(filepath.Dir(host), 0o700); err != nil {
+		return "", err
+	}
+	return inside, os.WriteFile(host, data, 0o600)
+}
+
 // Pids are the workstation's daemons and holder, by name.
 func (w *Workstation) Pids() map[string]int {
 	out := map[string]int{}

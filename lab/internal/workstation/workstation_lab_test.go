@@ -303,6 +303,7 @@ func (r *realRun) dhcpAlone(t *testing.T) {
 	l := s.link()
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr(orgAddr)}, l.Servers)
 	assert.Equal(t, []string{"lan"}, l.Domains, "DHCP's domain name is the link's search domain")
+	assert.Contains(t, s.run("ip", "-4", "route", "show", "198.51.100.0/24"), "via "+orgAddr, "DHCP's classless static route")
 	assert.Equal(t, []string{publicAddr}, s.query("grafana."+zone))
 	s.record("dhcp-status", "DHCP only (the network's DNS 10.0.10.254, domain lan); before client-config", "resolvectl", "status", "--no-pager")
 	rep := s.clientCheck()
@@ -574,6 +575,11 @@ func (r *realRun) failedStartAndCleanup(t *testing.T) {
 	out, err := attached.Run(ctx, "nmcli", "-g", "GENERAL.CONNECTION", "device", "show", wsIface)
 	require.NoError(t, err)
 	assert.Equal(t, "Wired connection 1\n", string(out))
+	inside, err := attached.CopyIn("kubeconfig", []byte("apiVersion: v1\n"))
+	require.NoError(t, err)
+	out, err = attached.Run(ctx, "cat", inside)
+	require.NoError(t, err)
+	assert.Equal(t, "apiVersion: v1\n", string(out), "a file copied in is readable inside")
 
 	// A crashed caller leaves its workstation running: Cleanup finds it by its pidfiles.
 	mnt := w.MountNS()
