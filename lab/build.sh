@@ -105,9 +105,48 @@ build_coredns() {
   GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 }
 
+# The Linux workstation (lab/internal/workstation): Debian's own systemd-resolved, NetworkManager,
+# D-Bus and dnsmasq (the LAN's DHCP server), extracted into root/ from their .deb files, never
+# installed (systemd-resolved's postinst would point this machine's /etc/resolv.conf at a stub).
+# The cache entry is keyed by the versions apt offers; versions.txt lists "package=version".
+WORKSTATION_DEBS="systemd-resolved libsystemd-shared dbus-daemon dbus-bin dbus-system-bus-common
+  libdbus-1-3 network-manager libnm0 libndp0 libteamdctl0 libmm-glib0 libjansson4 dnsmasq-base"
+workstation_pins() { # "package=version" of each, as apt would download them now
+  apt-cache show --no-all-versions $WORKSTATION_DEBS 2>/dev/null |
+    awk '/^Package: /{p=$2} /^Version: /{print p "=" $2}'
+}
+build_workstation() {
+  local out=$1 debs f
+  debs=$(mktemp -d)
+  (cd "$debs" && apt-get download -q -o APT::Sandbox::User=root $WORKSTATION_PINS >&2)
+  for f in "$debs"/*.deb; do
+    dpkg-deb -x "$f" "$out/root"
+    echo "$(dpkg-deb -f "$f" Package)=$(dpkg-deb -f "$f" Version)" >> "$out/versions.txt"
+  done
+  rm -rf "$debs"
+  local lib="$out/root/usr/lib/x86_64-linux-gnu" bin missing
+  for bin in lib/systemd/systemd-resolved usr/bin/resolvectl usr/sbin/NetworkManager usr/bin/nmcli usr/bin/dbus-daemon usr/sbin/dnsmasq; do
+    missing=$(LD_LIBRARY_PATH="$lib:$lib/systemd" ldd "$out/root/$bin" | grep 'not found' || true)
+    [ -z "$missing" ] || { log "$bin needs libraries this machine lacks: $missing"; return 1; }
+  done
+}
+workstation_dir() { # sets WORKSTATION_PINS and WORKSTATION_DIR
+  WORKSTATION_PINS=$(workstation_pins)
+  if [ "$(echo "$WORKSTATION_PINS" | grep -c =)" != "$(echo $WORKSTATION_DEBS | wc -w)" ]; then
+    apt-get update -qq >&2
+    WORKSTATION_PINS=$(workstation_pins)
+  fi
+  local pin key=""
+  for pin in $WORKSTATION_PINS; do
+    case $pin in systemd-resolved=*|network-manager=*) key="$key-${pin#*=}" ;; esac
+  done
+  WORKSTATION_DIR="$cache/workstation$key-$(echo "$WORKSTATION_PINS" | sha256sum | cut -c1-8)"
+}
+
 only=${1:-all}
 [ "$only" = all ] || [ "$only" = etcd ] && done_or_build etcd "$cache/etcd-$ETCD_VERSION" build_etcd
 [ "$only" = all ] || [ "$only" = coredns ] && done_or_build coredns "$cache/coredns-$COREDNS_VERSION" build_coredns
 [ "$only" = all ] || [ "$only" = kwok ] && done_or_build kwok "$cache/kwok-$KWOK_VERSION" build_kwok
 [ "$only" = all ] || [ "$only" = kubernetes ] && done_or_build kubernetes "$cache/kubernetes-$K8S_VERSION" build_kubernetes
+[ "$only" = workstation ] && workstation_dir && done_or_build workstation "$WORKSTATION_DIR" build_workstation
 exit 0

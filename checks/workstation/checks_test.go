@@ -17,17 +17,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 var (
-	// The zone's servers stand on loopback addresses (each on its own free port, see portMap);
-	// the node addresses they answer are only data.
-	serverIPs   = []string{"127.0.10.11", "127.0.10.12", "127.0.10.13"}
+	// The zone's servers are the seed's node addresses, as in the outputs recorded on the real
+	// workstation (pkg/workstation/testdata/real: the zone's servers 10.0.10.11-13, the
+	// network's DHCP-given DNS 10.0.10.254, the LAN link eth0, the profile "Wired connection
+	// 1"). Their stand-ins listen on loopback addresses, each on its own free port (portMap).
+	serverIPs   = []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}
+	standInIPs  = []string{"127.0.10.11", "127.0.10.12", "127.0.10.13"}
 	nodeAddrs   = addrs("10.0.10.11", "10.0.10.12", "10.0.10.13")
-	publicAddr  = addrs("203.0.113.10")
+	publicAddr  = addrs("198.51.100.10")
 	outsideName = "kubernetes.io"
 )
 
@@ -101,20 +105,11 @@ func files(m map[string]string) func(string) ([]byte, error) {
 	}
 }
 
-func statusWith(current string, servers string, domains string) string {
-	return fmt.Sprintf(`Global
-       Protocols: -LLMNR -mDNS -DNSOverTLS DNSSEC=no/unsupported
-
-Link 2 (enp3s0)
-    Current Scopes: DNS
-         Protocols: +DefaultRoute -LLMNR -mDNS -DNSOverTLS DNSSEC=no/unsupported
-Current DNS Server: %s
-       DNS Servers: %s
-        DNS Domain: %s
-`, current, servers, domains)
+// real is `resolvectl status --no-pager` recorded on the real workstation in one state.
+func real(t *testing.T, name string) fakeOutput {
+	t.Helper()
+	return fakeOutput{out: string(workstationtest.Output(t, name))}
 }
-
-const zoneServers = "127.0.10.11 127.0.10.12 127.0.10.13"
 
 type world struct {
 	system   *probetest.Zone // what the system resolver reaches
@@ -124,14 +119,17 @@ type world struct {
 	files    map[string]string
 }
 
-func healthyWorld() world {
+// healthyWorld is the workstation after client-config's commands: the link eth0 lists the
+// zone's servers then the DHCP one, and asks the first.
+func healthyWorld(t *testing.T) world {
+	t.Helper()
 	return world{
 		system:  lanDNS(),
 		servers: []dns.Handler{lanDNS(), lanDNS(), lanDNS()},
 		os:      ws.Linux,
 		commands: fakeCommands{
-			"resolvectl status --no-pager":                   {out: statusWith("127.0.10.11", zoneServers+" 192.168.1.1", "~apps.example.com lan")},
-			"nmcli -g GENERAL.CONNECTION device show enp3s0": {out: "Wired connection 1\n"},
+			"resolvectl status --no-pager":                 real(t, "configured-status"),
+			"nmcli -g GENERAL.CONNECTION device show eth0": real(t, "configured-nmcli-device"),
 		},
 	}
 }
@@ -141,13 +139,13 @@ func (w world) env(t *testing.T) Env {
 	ports := map[netip.Addr]netip.AddrPort{}
 	var servers []string
 	for i, h := range w.servers {
-		ip := serverIPs[i]
+		ip, standIn := serverIPs[i], standInIPs[i]
 		servers = append(servers, ip)
 		if h == nil {
-			ports[netip.MustParseAddr(ip)] = probetest.Blackhole(t, ip)
+			ports[netip.MustParseAddr(ip)] = probetest.Blackhole(t, standIn)
 			continue
 		}
-		ports[netip.MustParseAddr(ip)] = probetest.StartDNS(t, ip, h)
+		ports[netip.MustParseAddr(ip)] = probetest.StartDNS(t, standIn, h)
 	}
 	tg, err := ws.NewTarget("apps.example.com", servers, probe.AddrStrings(nodeAddrs))
 	require.NoError(t, err)
@@ -189,78 +187,132 @@ func findingOf(t *testing.T, r engine.Result, severity engine.Severity) engine.F
 }
 
 func TestClientCheckOnAHealthyLinuxWorkstationEverythingPasses(t *testing.T) {
-	res := run(t, healthyWorld().env(t))
+	res := run(t, healthyWorld(t).env(t))
 	for id, r := range res {
 		assert.Equal(t, engine.StatusPass, r.Status, "%s: %s %+v", id, r.Reason, r.Findings)
 	}
 	assert.Equal(t, []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}, res["WS001"].Findings[0].Evidence["got"])
 	assert.Len(t, res["WS003"].Findings, 3, "one finding per server")
 	cur := res["WS004"].Findings[0]
-	assert.Equal(t, "link enp3s0", cur.Object)
-	assert.Contains(t, cur.Message, "asks 127.0.10.11, one of the zone's servers")
-	assert.Contains(t, cur.Message, "moves to 192.168.1.1", "the DHCP server the link falls back to is named")
+	assert.Equal(t, "link eth0", cur.Object)
+	assert.Contains(t, cur.Message, "asks 10.0.10.11, one of the zone's servers")
+	assert.Contains(t, cur.Message, "tries 10.0.10.12, then 10.0.10.13, then 10.0.10.254",
+		"the servers after the current one, in the order resolved tries them, up to the DHCP one")
+}
+
+// resolved moves to the next server of the link's list, not straight to the network's DNS
+// (link_next_dns_server in resolved-link.c): recorded after 10.0.10.11 stopped and came back.
+func TestClientCheckOnALinkThatMovedToTheNextZoneServer(t *testing.T) {
+	w := healthyWorld(t)
+	w.commands["resolvectl status --no-pager"] = real(t, "moved-next-status")
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS004"].Status)
+	cur := res["WS004"].Findings[0]
+	assert.Contains(t, cur.Message, "asks 10.0.10.12, one of the zone's servers")
+	assert.Contains(t, cur.Message, "tries 10.0.10.13, then 10.0.10.254")
+	assert.Equal(t, []string{"10.0.10.13", "10.0.10.254"}, cur.Evidence["nextServers"])
 }
 
 func TestClientCheckFindsALinkThatMovedToTheNetworksDNS(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	w.system = orgDNS()
-	w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("192.168.1.1", zoneServers+" 192.168.1.1", "~apps.example.com")}
+	w.commands["resolvectl status --no-pager"] = real(t, "moved-org-status")
 	res := run(t, w.env(t))
 
 	assert.Equal(t, engine.StatusFail, res["WS001"].Status)
 	f := findingOf(t, res["WS001"], engine.SeverityFail)
-	assert.Contains(t, f.Message, "resolves to 203.0.113.10")
-	assert.Equal(t, []string{"203.0.113.10"}, f.Evidence["unexpected"])
+	assert.Contains(t, f.Message, "resolves to 198.51.100.10")
+	assert.Equal(t, []string{"198.51.100.10"}, f.Evidence["unexpected"])
 
 	assert.Equal(t, engine.StatusPass, res["WS003"].Status, "the zone's servers themselves are fine: the workstation is the problem")
 
 	assert.Equal(t, engine.StatusFail, res["WS004"].Status)
 	f = findingOf(t, res["WS004"], engine.SeverityFail)
-	assert.Equal(t, "link enp3s0", f.Object)
-	assert.Contains(t, f.Message, "asks 192.168.1.1, not one of the zone's servers")
+	assert.Equal(t, "link eth0", f.Object)
+	assert.Contains(t, f.Message, "asks 10.0.10.254, not one of the zone's servers")
 	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up 'Wired connection 1'", f.Remediation,
 		"the profile is the one NetworkManager has on the link")
 }
 
-func TestClientCheckQuotesAHostileProfileName(t *testing.T) {
-	w := healthyWorld()
+// Zone servers without the '.' block answer REFUSED for any other name, and resolved leaves a
+// server that refuses (dns_transaction_process_reply in resolved-dns-transaction.c): on the real
+// workstation one query for example.org moved the link to the network's DNS, while every zone
+// server kept answering the zone (refused-org-status.txt). Names outside the zone still
+// resolve there, so WS002 passes and WS004 must say that a refusal moves the link too.
+func TestClientCheckFindsALinkMovedByRefusals(t *testing.T) {
+	w := healthyWorld(t)
 	w.system = orgDNS()
-	w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("192.168.1.1", zoneServers+" 192.168.1.1", "~apps.example.com")}
-	w.commands["nmcli -g GENERAL.CONNECTION device show enp3s0"] = fakeOutput{out: "it's \"$(touch pwned)\"\n"}
+	w.commands["resolvectl status --no-pager"] = real(t, "refused-org-status")
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS002"].Status)
+	assert.Equal(t, engine.StatusPass, res["WS003"].Status)
+	f := findingOf(t, res["WS004"], engine.SeverityFail)
+	assert.Contains(t, f.Message, "asks 10.0.10.254, not one of the zone's servers")
+	assert.Contains(t, f.Message, "REFUSED")
+	assert.Contains(t, f.Message, "LA303")
+}
+
+// A profile with a manual DNS server keeps it before the servers client-config adds (nmcli's
+// +ipv4.dns appends): resolved asks it first, and re-activating the profile starts from it
+// again. Recorded on the real workstation, where WS004's reset left the link on 10.0.10.254.
+func TestClientCheckFindsTheNetworksDNSListedFirst(t *testing.T) {
+	w := healthyWorld(t)
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = real(t, "static-first-status")
+	res := run(t, w.env(t))
+	f := findingOf(t, res["WS004"], engine.SeverityFail)
+	assert.Equal(t, "WS004-OTHER-SERVER", f.Code)
+	assert.Contains(t, f.Message, "lists 10.0.10.254 before the zone's servers")
+	assert.Equal(t, []string{"10.0.10.254"}, f.Evidence["listedBefore"])
+	assert.Equal(t, "sudo nmcli connection modify 'Wired connection 1' -ipv4.dns 10.0.10.254 +ipv4.dns 10.0.10.254\nsudo nmcli connection up 'Wired connection 1'", f.Remediation,
+		"the server goes after the zone's: a reset alone starts from it again")
+}
+
+func TestClientCheckQuotesAHostileProfileName(t *testing.T) {
+	w := healthyWorld(t)
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = real(t, "moved-org-status")
+	// Hand-written: a profile's name is the user's; nmcli -g prints it as is, one line
+	// (configured-nmcli-device.txt is the real format).
+	w.commands["nmcli -g GENERAL.CONNECTION device show eth0"] = fakeOutput{out: "it's \"$(touch pwned)\"\n"}
 	f := findingOf(t, run(t, w.env(t))["WS004"], engine.SeverityFail)
 	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up \"it's \\\"\\$(touch pwned)\\\"\"", f.Remediation,
 		"any profile name is one quoted word, never a placeholder or a command substitution")
 }
 
 func TestClientCheckOnAnUnconfiguredWorkstation(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	nx := orgDNS()
 	nx.Zone = "other.example." // the network's DNS does not know the zone at all
 	w.system = nx
-	w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("192.168.1.1", "192.168.1.1", "lan")}
+	w.commands["resolvectl status --no-pager"] = real(t, "dhcp-status")
 	res := run(t, w.env(t))
 
 	f := findingOf(t, res["WS001"], engine.SeverityFail)
 	assert.Contains(t, f.Message, "does not exist")
-	assert.Equal(t, "kubectl lanaccess client-config --os linux --zone apps.example.com --dns-server 127.0.10.11,127.0.10.12,127.0.10.13 --answer 10.0.10.11,10.0.10.12,10.0.10.13", f.Remediation)
+	assert.Equal(t, "kubectl lanaccess client-config --os linux --zone apps.example.com --dns-server 10.0.10.11,10.0.10.12,10.0.10.13", f.Remediation)
 
 	f = findingOf(t, res["WS004"], engine.SeverityFail)
 	assert.Equal(t, "this machine", f.Object)
 	assert.Contains(t, f.Message, "no link of systemd-resolved lists the zone's servers")
-	assert.Equal(t, []string{"enp3s0: 192.168.1.1"}, f.Evidence["links"])
+	assert.Equal(t, []string{"eth0: 10.0.10.254"}, f.Evidence["links"])
 }
 
 func TestClientCheckAcceptsAZoneAnsweredBySomethingElse(t *testing.T) {
-	w := healthyWorld()
-	w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("192.168.1.1", "192.168.1.1", "lan")}
+	w := healthyWorld(t)
+	w.commands["resolvectl status --no-pager"] = real(t, "dhcp-status")
 	res := run(t, w.env(t))
 	assert.Equal(t, engine.StatusPass, res["WS001"].Status)
 	assert.Equal(t, engine.StatusPass, res["WS004"].Status, "no link names the zone's servers, but the zone resolves right: not a failure")
 	assert.Contains(t, res["WS004"].Findings[0].Message, "something else answers the zone here")
 }
 
+// The system resolver reaches only the zone's DNS here: a link that lists the zone's servers
+// alone (client-config's transient setting). With the network's DNS after them on the link,
+// resolved leaves servers that refuse a name and WS004 reports it instead
+// (TestClientCheckFindsALinkMovedByRefusals).
 func TestClientCheckWhenTheZonesDNSDoesNotForward(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	noForward := lanDNS()
 	noForward.Outside = nil
 	w.system = noForward
@@ -287,7 +339,7 @@ func (answerEverything) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 }
 
 func TestClientCheckWhenTheZonesDNSAnswersEveryName(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	w.system = nil
 	env := w.env(t)
 	env.Resolver = systemResolver(probetest.StartDNS(t, "127.0.0.1", answerEverything{}))
@@ -298,7 +350,7 @@ func TestClientCheckWhenTheZonesDNSAnswersEveryName(t *testing.T) {
 }
 
 func TestClientCheckFailsOnALeakedAAAA(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	leak := lanDNS()
 	leak.AAAA = addrs("2001:db8::10")
 	w.system = leak
@@ -308,7 +360,7 @@ func TestClientCheckFailsOnALeakedAAAA(t *testing.T) {
 }
 
 func TestClientCheckWarnsOnAnOlderAddressList(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	stale := lanDNS()
 	stale.Addrs = nodeAddrs[:2]
 	w.system = stale
@@ -318,7 +370,7 @@ func TestClientCheckWarnsOnAnOlderAddressList(t *testing.T) {
 }
 
 func TestClientCheckNamesTheServerThatDoesNotAnswer(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	w.servers[1] = nil
 	start := time.Now()
 	res := run(t, w.env(t))
@@ -326,11 +378,11 @@ func TestClientCheckNamesTheServerThatDoesNotAnswer(t *testing.T) {
 	assert.Equal(t, engine.StatusFail, res["WS003"].Status)
 	require.Len(t, res["WS003"].Findings, 3, "no summary: the other servers answer")
 	f := findingOf(t, res["WS003"], engine.SeverityFail)
-	assert.Equal(t, "DNS server 127.0.10.12:53", f.Object)
+	assert.Equal(t, "DNS server 10.0.10.12:53", f.Object)
 }
 
 func TestClientCheckSaysWhenNoServerAnswersAtAll(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	w.os = ws.MacOS
 	w.servers = []dns.Handler{nil, nil, nil}
 	res := run(t, w.env(t))
@@ -343,37 +395,32 @@ func TestClientCheckSaysWhenNoServerAnswersAtAll(t *testing.T) {
 }
 
 func TestClientCheckReportsAServerThatIsNotTheZonesDNS(t *testing.T) {
-	w := healthyWorld()
+	w := healthyWorld(t)
 	w.servers[2] = orgDNS()
 	res := run(t, w.env(t))
 	f := findingOf(t, res["WS003"], engine.SeverityFail)
-	assert.Equal(t, "DNS server 127.0.10.13:53", f.Object)
-	assert.Contains(t, f.Message, "answers 203.0.113.10")
+	assert.Equal(t, "DNS server 10.0.10.13:53", f.Object)
+	assert.Contains(t, f.Message, "answers 198.51.100.10")
 }
 
+// The states were recorded on the real workstation with a VPN-like tun0 next to eth0 (each
+// file's header says the domains); the lab test checked which link resolved really sent a
+// name of the zone to (the -query files).
 func TestClientCheckRoutingDomains(t *testing.T) {
-	vpnLink := `
-Link 5 (tun0)
-    Current Scopes: DNS
-         Protocols: +DefaultRoute -LLMNR -mDNS -DNSOverTLS DNSSEC=no/unsupported
-Current DNS Server: 10.8.0.1
-       DNS Servers: 10.8.0.1
-        DNS Domain: %s
-`
 	for _, tc := range []struct {
-		name, ours, theirs string
-		status             engine.Status
-		message            string
+		name, recorded string
+		status         engine.Status
+		message        string
 	}{
-		{"a VPN claiming every name takes the zone from a link without a routing domain", "lan", "~.", engine.StatusFail, "claims apps.example.com with the domain(s) ~."},
-		{"a VPN claiming a parent domain beats a link without the zone", "lan", "~example.com", engine.StatusFail, "matches better"},
-		{"the zone's routing domain beats a VPN claiming every name", "~apps.example.com", "~.", engine.StatusPass, ""},
-		{"two links with the zone share its queries", "~apps.example.com", "~apps.example.com", engine.StatusWarn, "asks both"},
-		{"no routing domain and no rival is only worth a note", "lan", "corp.internal", engine.StatusPass, "no routing domain for apps.example.com"},
+		{"a VPN claiming every name takes the zone from a link without a routing domain", "vpn-all-no-routing-status", engine.StatusFail, "claims apps.example.com with the domain(s) ~."},
+		{"a VPN claiming a parent domain beats a link without the zone", "vpn-parent-no-routing-status", engine.StatusFail, "matches better"},
+		{"the zone's routing domain beats a VPN claiming every name", "vpn-all-zone-routing-status", engine.StatusPass, ""},
+		{"two links with the zone share its queries", "vpn-same-zone-status", engine.StatusWarn, "asks both"},
+		{"no routing domain and no rival is only worth a note", "vpn-other-no-routing-status", engine.StatusPass, "no routing domain for apps.example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := healthyWorld()
-			w.commands["resolvectl status --no-pager"] = fakeOutput{out: statusWith("127.0.10.11", zoneServers, tc.ours) + fmt.Sprintf(vpnLink, tc.theirs)}
+			w := healthyWorld(t)
+			w.commands["resolvectl status --no-pager"] = real(t, tc.recorded)
 			res := run(t, w.env(t))
 			assert.Equal(t, tc.status, res["WS004"].Status, "%+v", res["WS004"].Findings)
 			if tc.message == "" {
@@ -400,16 +447,19 @@ func TestClientCheckWithoutResolvectlReadsResolvConf(t *testing.T) {
 		object  string
 		message string
 	}{
-		{"the zone's server first is fine", map[string]string{"/etc/resolv.conf": "nameserver 127.0.10.11\nnameserver 192.168.1.1\n"},
-			engine.StatusPass, "/etc/resolv.conf", "lists 127.0.10.11 first"},
+		// Hand-written: /etc/resolv.conf of a machine without systemd-resolved (glibc asks the
+		// nameservers in order); the real workstation runs resolved.
+		{"the zone's server first is fine", map[string]string{"/etc/resolv.conf": "nameserver 10.0.10.11\nnameserver 192.168.1.1\n"},
+			engine.StatusPass, "/etc/resolv.conf", "lists 10.0.10.11 first"},
 		{"systemd-resolved's own list wins over /etc/resolv.conf", map[string]string{
-			"/run/systemd/resolve/resolv.conf": "nameserver 127.0.10.12\n", "/etc/resolv.conf": "nameserver 127.0.0.53\n"},
-			engine.StatusPass, "/run/systemd/resolve/resolv.conf", "lists 127.0.10.12 first"},
-		{"the zone's server after another one only warns while the zone resolves", map[string]string{"/etc/resolv.conf": "nameserver 192.168.1.1\nnameserver 192.168.1.2\nnameserver 192.168.1.3\nnameserver 127.0.10.11\n"},
+			"/run/systemd/resolve/resolv.conf": string(workstationtest.Output(t, "configured-resolv-conf")),
+			"/etc/resolv.conf":                 string(workstationtest.Output(t, "configured-stub-resolv-conf"))},
+			engine.StatusPass, "/run/systemd/resolve/resolv.conf", "lists 10.0.10.11 first"},
+		{"the zone's server after another one only warns while the zone resolves", map[string]string{"/etc/resolv.conf": "nameserver 192.168.1.1\nnameserver 192.168.1.2\nnameserver 192.168.1.3\nnameserver 10.0.10.11\n"},
 			engine.StatusWarn, "/etc/resolv.conf", "beyond the third nameserver"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := healthyWorld()
+			w := healthyWorld(t)
 			delete(w.commands, "resolvectl status --no-pager")
 			w.files = tc.files
 			res := run(t, w.env(t))
@@ -423,7 +473,7 @@ func TestClientCheckWithoutResolvectlReadsResolvConf(t *testing.T) {
 	}
 
 	t.Run("nothing readable is an error, not a verdict", func(t *testing.T) {
-		w := healthyWorld()
+		w := healthyWorld(t)
 		delete(w.commands, "resolvectl status --no-pager")
 		res := run(t, w.env(t))
 		assert.Equal(t, engine.StatusError, res["WS004"].Status)
@@ -432,7 +482,7 @@ func TestClientCheckWithoutResolvectlReadsResolvConf(t *testing.T) {
 }
 
 func TestClientCheckInterruptedIsAnErrorNotAFailure(t *testing.T) {
-	env := healthyWorld().env(t)
+	env := healthyWorld(t).env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range Checks(env)[:2] {

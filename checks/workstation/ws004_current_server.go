@@ -3,6 +3,8 @@ package workstation
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -85,19 +87,66 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone + "?)",
 			Remediation: remedy.Command("resolvectl", "query", env.ProbeName) + "\n" + remedy.Command(append([]string{"resolvectl", "status"}, linkArgs(l)...)...),
 		}
+	case !containsAny(env.Target.Servers, l.CurrentServer) && slices.Contains(listedBefore(l, env.Target.Servers), l.CurrentServer):
+		before := listedBefore(l, env.Target.Servers)
+		evidence["listedBefore"] = probe.AddrStrings(before)
+		return engine.Finding{Code: "WS004-OTHER-SERVER",
+			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
+			Message: fmt.Sprintf("%s lists %s before the zone's servers %s: systemd-resolved asks a link's servers in that order and stays on the first that answers, so %s gets the network's answers (the public address), and re-activating the connection starts from %s again. A server the profile itself lists (a manual DNS setting) comes before the ones added to it: move it after the zone's",
+				object, probe.JoinAddrs(before), probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone, l.CurrentServer),
+			Remediation: reorderFor(ctx, env, l, before),
+		}
 	case !containsAny(env.Target.Servers, l.CurrentServer):
 		return engine.Finding{Code: "WS004-OTHER-SERVER",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
-			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after a zone server failed, and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
+			// resolved moves on when a server gives no answer, SERVFAIL or REFUSED
+			// (dns_transaction_process_reply in src/resolve/resolved-dns-transaction.c,
+			// systemd-stable v252.31); proven on the real workstation for a stopped server and
+			// for a zone DNS without the '.' block (refused-org-status.txt).
+			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after the zone's servers failed a query (no answer, SERVFAIL, or REFUSED: a zone DNS without the '.' forward block refuses every name outside the zone, see doctor's LA303), and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
 				object, l.CurrentServer, probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone),
 			Remediation: resetFor(ctx, env, l),
 		}
 	}
 	msg := fmt.Sprintf("%s asks %s, one of the zone's servers", object, l.CurrentServer)
-	if len(fallbacks) > 0 {
-		msg += fmt.Sprintf("; if it fails once, the link moves to %s and stays there until the connection comes up again (keep two DNS replicas and a PodDisruptionBudget)", probe.JoinAddrs(fallbacks))
+	if next := nextServers(l, env.Target.Servers); len(next) > 0 && !containsAny(env.Target.Servers, next[len(next)-1]) {
+		evidence["nextServers"] = probe.AddrStrings(next)
+		msg += fmt.Sprintf("; if it fails, resolved tries %s, and stays on the first that answers until the connection comes up again: once the zone's servers have failed, that is %s, which answers %s with the network's address (keep two DNS replicas and a PodDisruptionBudget)",
+			probe.JoinAddrsSep(next, ", then "), next[len(next)-1], env.Target.Zone)
 	}
 	return engine.Finding{Code: "WS004-CURRENT-SERVER", Severity: engine.SeverityInfo, Object: object, Evidence: evidence, Message: msg}
+}
+
+// listedBefore are the link's servers before the first of the zone's. NetworkManager hands
+// resolved a profile's own servers first, then DHCP's (recorded: static-first-status.txt).
+func listedBefore(l ws.ResolvedLink, zone []netip.Addr) []netip.Addr {
+	for i, s := range l.Servers {
+		if containsAny(zone, s) {
+			return l.Servers[:i]
+		}
+	}
+	return nil
+}
+
+// nextServers are the servers systemd-resolved tries after the link's current one fails, in
+// order, up to and including the first that is not one of the zone's: the next server of the
+// link's list, wrapping around to the first after the last (link_next_dns_server in
+// src/resolve/resolved-link.c, systemd-stable v252.31; recorded on the real workstation:
+// moved-next-status.txt). None when the current server is not in the list.
+func nextServers(l ws.ResolvedLink, zone []netip.Addr) []netip.Addr {
+	at := slices.Index(l.Servers, l.CurrentServer)
+	if at < 0 {
+		return nil
+	}
+	var next []netip.Addr
+	for i := 1; i < len(l.Servers); i++ {
+		s := l.Servers[(at+i)%len(l.Servers)]
+		next = append(next, s)
+		if !containsAny(zone, s) {
+			break
+		}
+	}
+	return next
 }
 
 // judgeRouting: systemd-resolved sends a name to the links whose domain matches it best (most
@@ -208,6 +257,35 @@ func resetFor(ctx context.Context, env Env, l ws.ResolvedLink) string {
 		return "resolvectl flush-caches\nsudo systemctl restart systemd-resolved   # the zone's servers are in resolved.conf (DNS=)"
 	}
 	return resetCommands(env, profileOf(ctx, env, l.Name))
+}
+
+// reorderFor moves servers listed before the zone's to the end of the profile's own list:
+// nmcli applies "-ipv4.dns A +ipv4.dns A" in order, removing then appending.
+func reorderFor(ctx context.Context, env Env, l ws.ResolvedLink, before []netip.Addr) string {
+	if l.Name == "Global" {
+		return "# list the zone's servers first in DNS= under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
+	}
+	profile := profileOf(ctx, env, l.Name)
+	if profile == "" {
+		profile = "<profile of " + l.Name + ">"
+	}
+	args := []string{"sudo", "nmcli", "connection", "modify", profile}
+	for _, fam := range []struct {
+		key string
+		v4  bool
+	}{{"ipv4.dns", true}, {"ipv6.dns", false}} {
+		var addrs []netip.Addr
+		for _, a := range before {
+			if a.Is4() == fam.v4 {
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) > 0 {
+			list := probe.JoinAddrsSep(addrs, ",")
+			args = append(args, "-"+fam.key, list, "+"+fam.key, list)
+		}
+	}
+	return remedy.Command(args...) + "\n" + remedy.Command("sudo", "nmcli", "connection", "up", profile)
 }
 
 func addRoutingDomain(env Env, l ws.ResolvedLink) string {

@@ -51,11 +51,15 @@ var (
 	// "Current DNS Server: 10.0.10.11": a key is words of letters, so that a continuation line
 	// holding an IPv6 address ("fe80::1") is never taken for one.
 	keyValue = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z ./]*[A-Za-z]):(?:\s+(.*))?$`)
+	// The global section of systemd 252 prints these keys without a colon ("DNS Servers
+	// 10.0.10.254"): resolvectl.c, status_global, dump_list(table, "DNS Servers", ...) in
+	// systemd-stable v252.31, where the links' keys carry one.
+	globalKeyNoColon = regexp.MustCompile(`^\s*(DNS Servers|Fallback DNS Servers|DNS Domain)\s+(\S.*)$`)
 )
 
 // ParseResolvectlStatus reads `resolvectl status` output of systemd 239 to 257: the one-line
 // "Protocols: +DefaultRoute ..." form and the older "DefaultRoute setting: yes" form, and server
-// lists on one line or continued on the following lines. Unknown keys are ignored.
+// lists on one line or continued (wrapped) on the following lines. Unknown keys are ignored.
 func ParseResolvectlStatus(out []byte) []ResolvedLink {
 	var links []ResolvedLink
 	var cur *ResolvedLink
@@ -82,7 +86,11 @@ func ParseResolvectlStatus(out []byte) []ResolvedLink {
 		if cur == nil {
 			continue
 		}
-		if m := keyValue.FindStringSubmatch(line); m != nil {
+		m := keyValue.FindStringSubmatch(line)
+		if m == nil && cur.Name == "Global" {
+			m = globalKeyNoColon.FindStringSubmatch(line)
+		}
+		if m != nil {
 			lastKey = strings.TrimSpace(m[1])
 			applyResolvedField(cur, lastKey, m[2])
 			continue
