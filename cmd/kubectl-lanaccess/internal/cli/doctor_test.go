@@ -23,7 +23,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
-const fixtures = "../../testdata/fixtures"
+const fixtures = "../../../../testdata/fixtures"
 
 // fixtureClients serves the named fixture directories through fake clientsets, with every
 // permission granted.

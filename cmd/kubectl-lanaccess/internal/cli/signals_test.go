@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 )
 
 // The test binary re-runs itself as a process that waits on InterruptContext and ignores the
@@ -20,6 +23,7 @@ func TestASecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 		var errOut bytes.Buffer
 		ctx, cancel := InterruptContext(t.Context(), &errOut, syscall.SIGINT)
 		defer cancel()
+		os.Stdout.WriteString("listening\n")
 		<-ctx.Done()
 		os.Stdout.WriteString("first interrupt seen\n")
 		time.Sleep(time.Minute) // cleaning up, slowly
@@ -27,12 +31,14 @@ func TestASecondInterruptEndsTheProcessAtOnce(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestASecondInterruptEndsTheProcessAtOnce$")
 	cmd.Env = append(os.Environ(), "LANACCESS_SIGNAL_CHILD=1")
-	var out bytes.Buffer
+	var out syncbuf.Buffer
 	cmd.Stdout = &out
 	require.NoError(t, cmd.Start())
-	time.Sleep(500 * time.Millisecond)
+	// The first signal goes once the child listens: sent earlier (a slow start on a busy
+	// machine), it would kill the child before InterruptContext could catch it.
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening") }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	require.Eventually(t, func() bool { return bytes.Contains(out.Bytes(), []byte("first interrupt seen")) }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "first interrupt seen") }, 10*time.Second, 20*time.Millisecond)
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()

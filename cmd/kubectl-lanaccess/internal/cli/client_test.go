@@ -55,7 +55,7 @@ func TestClientConfigPrintsEachOSFromFlagsAlone(t *testing.T) {
 				require.NoError(t, os.WriteFile(golden, out.Bytes(), 0o644))
 			}
 			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "golden file missing: go test ./pkg/cli -run TestClientConfig -update-client-golden")
+			require.NoError(t, err, "golden file missing: go test ./cmd/kubectl-lanaccess/internal/cli -run TestClientConfig -update-client-golden")
 			assert.Equal(t, string(want), out.String())
 		})
 	}
@@ -100,7 +100,7 @@ func TestClientConfigUsageErrorsExitTwo(t *testing.T) {
 }
 
 func TestTheTargetIsReadFromTheClustersServicesAndZone(t *testing.T) {
-	objs, err := fixture.Load("../../testdata/fixtures/healthy")
+	objs, err := fixture.Load("../../../../testdata/fixtures/healthy")
 	require.NoError(t, err)
 	typed, dyn, err := fixture.Clients(objs)
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestClientConfigReadsTheZoneAndAddressesFromTheCluster(t *testing.T) {
 }
 
 func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {
-	objs, err := fixture.Load("../../testdata/fixtures/healthy")
+	objs, err := fixture.Load("../../../../testdata/fixtures/healthy")
 	require.NoError(t, err)
 	typed, dyn, err := fixture.Clients(objs)
 	require.NoError(t, err)

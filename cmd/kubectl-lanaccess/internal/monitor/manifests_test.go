@@ -1,4 +1,4 @@
-package manifests_test
+package monitor_test
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/cli"
+	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/cli"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/monitor"
+	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/monitor"
 )
 
 // The monitor's manifests are tested against the real tools that read them: promtool (the

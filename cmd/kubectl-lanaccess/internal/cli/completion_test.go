@@ -39,7 +39,7 @@ func TestTheCompletionExecutableAsksThePlugin(t *testing.T) {
 	dir := t.TempDir()
 	plugin := filepath.Join(dir, "kubectl-lanaccess")
 	require.NoError(t, os.WriteFile(plugin, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755))
-	script, err := filepath.Abs(filepath.Join("..", "..", "cmd", "kubectl_complete-lanaccess", "kubectl_complete-lanaccess"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "..", "kubectl_complete-lanaccess", "kubectl_complete-lanaccess"))
 	require.NoError(t, err)
 	cmd := exec.Command(script, "doctor", "--only", "LA1")
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))

@@ -26,7 +26,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/flagpath"
+	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
