@@ -19,6 +19,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 const (
@@ -151,7 +152,7 @@ func readSelection(t *testing.T, path string) kube.Selection {
 		case "--configmap":
 			sel.ConfigMap = v
 		case "--zone":
-			sel.Zone = v
+			sel.Zone = zone.MustParse(v)
 		case "-n", "--namespace":
 			sel.Namespace = v
 		default:

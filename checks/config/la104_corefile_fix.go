@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // The fixes of LA104 and LA101 for the Corefile. Each changes the file where the block or entry
@@ -18,19 +19,18 @@ import (
 // catch-all after the entries it must not hide. None adds a server block for a zone another
 // block (an import) already defines: CoreDNS would refuse to start.
 
-// zoneSuffix is the zone as written in a template or a key: without the final dot.
-func zoneSuffix(zone string) string { return strings.TrimSuffix(zone, ".") }
-
 // scoped writes `template CLASS TYPE {` of a snippet as `template CLASS TYPE ZONE {` when the
-// entry lives in a block that serves more than the zone (the "." block).
-func scoped(snippet, zone string, scope bool) string {
-	if !scope {
+// entry lives in a block that serves more than the zone (the "." block). The zero zone (the
+// root, for a template that named ".") leaves the entry zone-less, which in a block means the
+// same.
+func scoped(snippet string, z zone.Zone, scope bool) string {
+	if !scope || z.IsZero() {
 		return snippet
 	}
 	var out []string
 	for l := range strings.SplitSeq(snippet, "\n") {
 		if f := strings.Fields(l); len(f) == 4 && f[0] == "template" && f[3] == "{" {
-			l = strings.Replace(l, f[2]+" {", f[2]+" "+zoneSuffix(zone)+" {", 1)
+			l = strings.Replace(l, f[2]+" {", f[2]+" "+z.String()+" {", 1)
 		}
 		out = append(out, l)
 	}
@@ -85,9 +85,9 @@ func zoneTemplateAfter(s *kube.Setup, cf *corefile.Corefile, o corefile.Outcome)
 		return addZoneBlock(s, cf, s.ZonePort())
 	}
 	v4, _ := dnsServiceFamilies(s)
-	snippet := scoped(remedy.ZoneTemplate(v4), s.Zone, needsScope(o.Block, s.Zone))
+	snippet := scoped(remedy.ZoneTemplate(v4), s.Zone, needsScope(o.Block, s.Zone.FQDN()))
 	after := 0
-	if t := lastZoneTemplate(o.Block, s.Zone); t != nil {
+	if t := lastZoneTemplate(o.Block, s.Zone.FQDN()); t != nil {
 		after = t.EndLine
 	}
 	if t := answeringTemplate(o); t != nil && len(t.Match) > 0 && !t.Fallthrough && t.File == o.Block.File {
@@ -121,7 +121,7 @@ func addZoneBlock(s *kube.Setup, cf *corefile.Corefile, port string) corefileEdi
 		return corefileEdit{}
 	}
 	block := remedy.ZoneBlock(s.Zone, port, kube.ExternalAddrs(s.DNSService))
-	what := fmt.Sprintf("add the zone's server block at the end (no block of the Corefile or its imports serves %s on port %s)", s.Zone, port)
+	what := fmt.Sprintf("add the zone's server block at the end (no block of the Corefile or its imports serves %s on port %s)", s.Zone.FQDN(), port)
 	if o, owned := kube.OwnerOf(s.ConfigMap); owned && o.Tool == "k3s" {
 		if i := slices.IndexFunc(cf.Imports, func(imp corefile.Import) bool { return imp.File == "" && strings.Contains(imp.Pattern, "*") }); i >= 0 {
 			what += fmt.Sprintf("; k3s rewrites this ConfigMap, so put the block in the files the Corefile imports (%s) instead", cf.Imports[i].Pattern)
@@ -184,11 +184,17 @@ func splitFamilies(s *kube.Setup, t *corefile.Template) (corefileEdit, bool) {
 	return corefileEdit{file: f, What: what, Lines: added, text: text}, true
 }
 
-func firstZone(t *corefile.Template) string {
-	if len(t.Zones) > 0 {
-		return t.Zones[0]
+// firstZone is the first zone written on t, zero for the root or none (see scoped): a
+// Corefile key that is not a DNS name is never written back into a fix.
+func firstZone(t *corefile.Template) zone.Zone {
+	if len(t.Zones) == 0 {
+		return zone.Zone{}
 	}
-	return "."
+	z, err := zone.Parse(t.Zones[0])
+	if err != nil {
+		return zone.Zone{}
+	}
+	return z
 }
 
 // moveAfter moves entry t (a catch-all) to just after entry a.
@@ -219,10 +225,10 @@ func addCatchAll(s *kube.Setup, cf *corefile.Corefile) (corefileEdit, bool) {
 		return corefileEdit{}, false
 	}
 	after := 0
-	if t := lastZoneTemplate(b, s.Zone); t != nil {
+	if t := lastZoneTemplate(b, s.Zone.FQDN()); t != nil {
 		after = t.EndLine
 	}
-	return insertInBlock(s, b, after, scoped(remedy.CatchAll, s.Zone, needsScope(b, s.Zone)), "add after the zone's templates")
+	return insertInBlock(s, b, after, scoped(remedy.CatchAll, s.Zone, needsScope(b, s.Zone.FQDN())), "add after the zone's templates")
 }
 
 // zoneTemplateBlock is the block whose templates answer the zone's A queries.
@@ -230,7 +236,7 @@ func zoneTemplateBlock(s *kube.Setup, cf *corefile.Corefile) *corefile.ServerBlo
 	if o := s.ZoneAnswers.A; o.Block != nil {
 		return o.Block
 	}
-	if bs := cf.BlocksServing(s.Zone, s.ZonePort()); len(bs) > 0 {
+	if bs := cf.BlocksServing(s.Zone.FQDN(), s.ZonePort()); len(bs) > 0 {
 		return bs[0]
 	}
 	return nil
@@ -271,7 +277,7 @@ func scopeTemplate(s *kube.Setup, t *corefile.Template) (corefileEdit, bool) {
 	if len(fl) < 3 || fl[0] != "template" || (len(fl) == 4 && fl[3] != "{") || len(fl) > 4 {
 		return corefileEdit{}, false
 	}
-	nl := indentOf(f.Text, t.Line) + strings.Join([]string{"template", fl[1], fl[2], zoneSuffix(s.Zone)}, " ")
+	nl := indentOf(f.Text, t.Line) + strings.Join([]string{"template", fl[1], fl[2], s.Zone.String()}, " ")
 	if len(fl) == 4 {
 		nl += " {"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // The network checks' tests stand three loopback addresses in for the three nodes of the seed
@@ -100,7 +101,7 @@ func newNetFixture(t *testing.T) *netFixture {
 				Data:       map[string]string{"Corefile": corefileText},
 			},
 			CorefileKey:   "Corefile",
-			Zone:          lanTestZone,
+			Zone:          zone.MustParse(lanTestZone),
 			DNSWorkload:   &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "lan-dns", Name: "lan-dns"}},
 			Nodes:         nodes,
 			IngressRoutes: []unstructured.Unstructured{grafana},

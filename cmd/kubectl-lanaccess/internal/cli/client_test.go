@@ -106,7 +106,7 @@ func TestTheTargetIsReadFromTheClustersServicesAndZone(t *testing.T) {
 	require.NoError(t, err)
 	got, err := discoverTarget(context.Background(), typed, dyn, kube.Selection{})
 	require.NoError(t, err)
-	assert.Equal(t, "apps.example.com", got.Zone)
+	assert.Equal(t, "apps.example.com", got.Zone.String())
 	want := []netip.Addr{netip.MustParseAddr("10.0.10.11"), netip.MustParseAddr("10.0.10.12"), netip.MustParseAddr("10.0.10.13")}
 	assert.Equal(t, want, got.Servers, "the DNS Service's externalIPs")
 	assert.Equal(t, want, got.Answers, "the proxy Service's externalIPs")

@@ -136,9 +136,9 @@ func (o *clientCheckOptions) Prepare(ctx context.Context, _ *report.Progress) (a
 		if err != nil {
 			return attempt{}, err
 		}
-		name := strings.ReplaceAll(o.ProbeName, "{zone}", t.Zone)
-		if !dns.IsSubDomain(dns.Fqdn(t.Zone), dns.Fqdn(name)) {
-			return attempt{}, &kube.UsageError{Message: fmt.Sprintf("--host %s is not in the zone %s", name, t.Zone), Fix: "give a name that ends in ." + t.Zone}
+		name := strings.ReplaceAll(o.ProbeName, "{zone}", t.Zone.String())
+		if !t.Zone.Contains(name) {
+			return attempt{}, &kube.UsageError{Message: fmt.Sprintf("--host %s is not in the zone %s", name, t.Zone.String()), Fix: "give a name that ends in ." + t.Zone.String()}
 		}
 		env := workstation.Env{
 			Target: t.Target, OS: o.OS, ProbeName: name, OutsideName: o.OutsideName,
@@ -146,7 +146,7 @@ func (o *clientCheckOptions) Prepare(ctx context.Context, _ *report.Progress) (a
 			Resolver: o.Resolver, DNS: o.DNS, Commands: o.Commands, ReadFile: o.ReadFile,
 		}
 		header := report.Report{Cluster: t.Cluster, Subject: []report.KV{
-			{Key: "zone", Value: t.Zone},
+			{Key: "zone", Value: t.Zone.String()},
 			{Key: "DNS servers", Value: addrList(t.Target, false)},
 			{Key: "answers", Value: addrList(t.Target, true)},
 			{Key: "probe name", Value: name},

@@ -72,12 +72,11 @@ func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect c
 			return workstationTarget{Target: t, Source: "flags (--zone, --dns-server)"}, nil
 		}, nil
 	}
-	if f.Zone != "" {
-		if _, err := workstation.NormalizeZone(f.Zone); err != nil {
-			return nil, usageErr("--zone: %v", err)
-		}
+	z, err := parseZoneFlag(f.Zone)
+	if err != nil {
+		return nil, err
 	}
-	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone}
+	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: z}
 	if kubeFlags.Namespace != nil && !f.AllNamespaces {
 		sel.Namespace = *kubeFlags.Namespace
 	}
@@ -122,18 +121,18 @@ func discoverTarget(ctx context.Context, typed kubernetes.Interface, dyn dynamic
 // targetFromSetup: the servers are the DNS Service's externalIPs, the answers the proxy's
 // (where the traffic must go; LA101 checks that the zone answers the same set).
 func targetFromSetup(s *kube.Setup) (workstationTarget, error) {
-	if s.DNSService == nil || s.Zone == "" {
+	if s.DNSService == nil || s.Zone.IsZero() {
 		return workstationTarget{}, fmt.Errorf("the cluster has no DNS Service with a zone: name them with --dns-service and --zone")
 	}
 	servers := s.DNSService.Spec.ExternalIPs
 	if len(servers) == 0 {
-		return workstationTarget{}, fmt.Errorf("%s has no externalIPs: workstations have no address to send %s to", serviceName(s.DNSService), s.Zone)
+		return workstationTarget{}, fmt.Errorf("%s has no externalIPs: workstations have no address to send %s to", serviceName(s.DNSService), s.Zone.FQDN())
 	}
 	var answers []string
 	if s.ProxyService != nil {
 		answers = s.ProxyService.Spec.ExternalIPs
 	}
-	t, err := workstation.NewTarget(s.Zone, servers, answers)
+	t, err := workstation.NewTarget(s.Zone.FQDN(), servers, answers)
 	if err != nil {
 		return workstationTarget{}, fmt.Errorf("%s: %w", serviceName(s.DNSService), err)
 	}

@@ -102,7 +102,11 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	if f.ExpectStatus < 100 || f.ExpectStatus > 599 {
 		return nil, usageErr("invalid --expect-status %d: an HTTP status such as 302", f.ExpectStatus)
 	}
-	for flag, name := range map[string]string{"--host": f.Host, "--zone": f.Zone, "--outside-name": f.OutsideName} {
+	z, err := parseZoneFlag(f.Zone)
+	if err != nil {
+		return nil, err
+	}
+	for flag, name := range map[string]string{"--host": f.Host, "--outside-name": f.OutsideName} {
 		if name == "" {
 			continue
 		}
@@ -129,7 +133,7 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	if err != nil {
 		return nil, err
 	}
-	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: f.Zone, Host: f.Host, AllNamespaces: f.AllNamespaces}
+	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: z, Host: f.Host, AllNamespaces: f.AllNamespaces}
 	if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
 		sel.Namespace, sel.AllNamespaces = "", true
 	}
@@ -219,8 +223,8 @@ func describeSetup(s *kube.Setup) []report.KV {
 	if s.ConfigMap != nil {
 		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("%s key %s", kube.ConfigMapRef(s.ConfigMap), s.CorefileKey)})
 	}
-	if s.Zone != "" {
-		kv = append(kv, report.KV{Key: "zone", Value: s.Zone})
+	if !s.Zone.IsZero() {
+		kv = append(kv, report.KV{Key: "zone", Value: s.Zone.FQDN()})
 	}
 	return kv
 }

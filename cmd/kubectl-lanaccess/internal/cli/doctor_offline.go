@@ -75,7 +75,7 @@ func withAPISkipped(run []engine.Check) []engine.Check {
 func offlineSubject(p *netpath.Path) []report.KV {
 	return []report.KV{
 		{Key: "addresses", Value: probe.JoinAddrs(p.ProxyAddrs)},
-		{Key: "zone", Value: p.Zone},
+		{Key: "zone", Value: p.Zone.String()},
 		{Key: "probe host", Value: fmt.Sprintf("%s (%s)", p.Host.Name, p.Host.Source)},
 		{Key: "from", Value: flagpath.Source},
 	}

@@ -104,3 +104,26 @@ func TestVerbosityShowsTheAPIRequestsAsKubectlDoes(t *testing.T) {
 
 // klogQuiet puts klog back to silence after a test that raised it.
 func klogQuiet() { klog.SetOutput(io.Discard) }
+
+// Every --zone goes through zone.Parse while the flags are validated: a value that is not a DNS
+// name (here a Corefile block and a newline) is a usage error before the cluster is read.
+func TestAnInvalidZoneIsAUsageErrorOfEveryCommand(t *testing.T) {
+	unreachable := kubeconfigFor(t, "https://127.0.0.1:1")
+	commands := [][]string{
+		{"doctor", "--no-helpers"},
+		{"doctor", "--addresses", "10.0.10.11"},
+		{"monitor", "--addresses", "10.0.10.11"},
+		{"client-check"},
+		{"client-check", "--dns-server", "10.0.10.11"},
+		{"client-config", "--os", "linux"},
+		{"client-config", "--os", "linux", "--dns-server", "10.0.10.11"},
+	}
+	for _, cmd := range commands {
+		for _, bad := range []string{"apps.example.com {\n forward . 1.1.1.1\n}", "apps.example.com\nevil", "."} {
+			_, errOut, code := runReal(t, append(append([]string{}, cmd...), "--zone", bad, "--kubeconfig", unreachable, "--request-timeout", "2s")...)
+			assert.Equal(t, ExitUsage, code, "%v --zone %q: %s", cmd, bad, errOut)
+			assert.Contains(t, errOut, "zone", "%v --zone %q", cmd, bad)
+			assert.NotContains(t, errOut, "127.0.0.1:1", "%v --zone %q: the cluster is not read", cmd, bad)
+		}
+	}
+}

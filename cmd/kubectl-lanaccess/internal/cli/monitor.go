@@ -237,7 +237,7 @@ type monitorWorkstation struct {
 }
 
 func (w *monitorWorkstation) checks(p netpath.Path) []engine.Check {
-	if w == nil || p.Zone == "" {
+	if w == nil || p.Zone.IsZero() {
 		return nil
 	}
 	var servers []netip.Addr
@@ -252,7 +252,7 @@ func (w *monitorWorkstation) checks(p netpath.Path) []engine.Check {
 	_, _ = rand.Read(label) // crypto/rand.Read never fails
 	env := workstation.Env{
 		Target: ws.Target{Zone: p.Zone, Servers: probe.SortAddrs(servers), Answers: p.ProxyAddrs}, OS: osName,
-		ProbeName: "lanaccess-" + hex.EncodeToString(label) + "." + p.Zone, OutsideName: w.outside, DNSPort: 53,
+		ProbeName: "lanaccess-" + hex.EncodeToString(label) + "." + p.Zone.String(), OutsideName: w.outside, DNSPort: 53,
 		Timeout: w.timeout, Resolver: net.DefaultResolver, DNS: &probe.DNSClient{Timeout: w.timeout},
 		Commands: ws.ExecRunner{}, ReadFile: os.ReadFile,
 	}

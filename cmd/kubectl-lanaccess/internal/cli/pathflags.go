@@ -4,28 +4,41 @@ import (
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // offlineZoneAndHost validates --zone (required) and --host (optional, inside the zone: it is
 // the name the zone's template must answer).
-func offlineZoneAndHost(zone, host string) (string, string, error) {
-	if zone == "" {
-		return "", "", usageErr("--addresses needs --zone: the zone the addresses serve (e.g. --zone apps.example.com)")
+func offlineZoneAndHost(name, host string) (zone.Zone, string, error) {
+	if name == "" {
+		return zone.Zone{}, "", usageErr("--addresses needs --zone: the zone the addresses serve (e.g. --zone apps.example.com)")
 	}
-	z, err := workstation.NormalizeZone(zone)
+	z, err := parseZoneFlag(name)
 	if err != nil {
-		return "", "", usageErr("invalid --zone: %v", err)
+		return zone.Zone{}, "", err
 	}
 	if host == "" {
 		return z, "", nil
 	}
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if err := valid.Hostname(h); err != nil {
-		return "", "", usageErr("invalid --host: %v", err)
+		return zone.Zone{}, "", usageErr("invalid --host: %v", err)
 	}
-	if h != z && !strings.HasSuffix(h, "."+z) {
-		return "", "", usageErr("--host %s is not in the zone %s: give a name that ends in .%s", h, z, z)
+	if !z.Contains(h) {
+		return zone.Zone{}, "", usageErr("--host %s is not in the zone %s: give a name that ends in .%s", h, z, z)
 	}
 	return z, h, nil
+}
+
+// parseZoneFlag validates --zone (zone.Parse): "" is no zone (discover it); anything else that
+// is not a zone is a usage error, before anything runs.
+func parseZoneFlag(name string) (zone.Zone, error) {
+	if name == "" {
+		return zone.Zone{}, nil
+	}
+	z, err := zone.Parse(name)
+	if err != nil {
+		return zone.Zone{}, usageErr("invalid --zone: %v (a DNS name such as apps.example.com)", err)
+	}
+	return z, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // Without cluster access the Services cannot be read: the path checks' findings and fixes name
@@ -28,10 +29,10 @@ const Source = "flags (--addresses, --zone): the cluster is not read"
 // FromAddresses builds the LAN path from flags alone (--addresses, --zone, --host), for
 // people without cluster access: the addresses stand for both Services' externalIPs and the
 // zone's answers, on the standard ports a workstation uses (53 and 443).
-func FromAddresses(addrs []netip.Addr, zone, host string) netpath.Path {
+func FromAddresses(addrs []netip.Addr, z zone.Zone, host string) netpath.Path {
 	p := netpath.Path{
-		Zone:        zone,
-		Host:        kube.ProbeHost{Name: zone, Source: "zone apex (no --host)"},
+		Zone:        z,
+		Host:        kube.ProbeHost{Name: z.String(), Source: "zone apex (no --host)"},
 		DNSObject:   DNSObject,
 		ProxyObject: ProxyObject,
 		ProxyAddrs:  probe.SortAddrs(append([]netip.Addr(nil), addrs...)),

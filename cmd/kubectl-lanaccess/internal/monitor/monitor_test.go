@@ -28,6 +28,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // pathSource is the flags' source: the same path every run, its DNS and HTTPS checks.
@@ -42,7 +43,7 @@ func lanSource(t *testing.T, lan *probetest.LAN) pathSource {
 	t.Helper()
 	addrs, err := flagpath.ParseAddresses(lan.Addrs)
 	require.NoError(t, err)
-	return pathSource{path: flagpath.FromAddresses(addrs, probetest.LANZone, probetest.LANHost)}
+	return pathSource{path: flagpath.FromAddresses(addrs, zone.MustParse(probetest.LANZone), probetest.LANHost)}
 }
 
 // logLines collects the JSON log lines.
@@ -276,7 +277,7 @@ func (s *changingSource) Prepare(ctx context.Context, probes netpath.Prober) (Ro
 	s.mu.Lock()
 	addrs, _ := flagpath.ParseAddresses(s.addrs)
 	s.mu.Unlock()
-	return pathSource{path: flagpath.FromAddresses(addrs, probetest.LANZone, probetest.LANHost)}.Prepare(ctx, probes)
+	return pathSource{path: flagpath.FromAddresses(addrs, zone.MustParse(probetest.LANZone), probetest.LANHost)}.Prepare(ctx, probes)
 }
 
 func TestAnAddressThatLeavesThePathLosesItsSeries(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // Kind is what was asked of an address: a metric label value, from this fixed set only.
@@ -37,7 +38,7 @@ type recorder struct {
 	inner netpath.Prober
 
 	mu      sync.Mutex
-	zone    string // FQDN, lower case; "" = nothing is noted yet
+	zone    zone.Zone // zero = nothing is noted yet
 	host    string
 	tracked map[netip.Addr]bool
 	probes  map[probeKey]*probeObs
@@ -75,7 +76,7 @@ func newRecorder(inner netpath.Prober) *recorder {
 func (r *recorder) watch(p netpath.Path, addrs []netip.Addr) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.zone = strings.ToLower(dns.Fqdn(p.Zone))
+	r.zone = p.Zone
 	r.host = p.Host.Name
 	r.tracked = map[netip.Addr]bool{}
 	for _, a := range addrs {
@@ -111,7 +112,7 @@ func (r *recorder) Timeout() time.Duration { return r.inner.Timeout() }
 func (r *recorder) noteDNS(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string, reply *probe.DNSReply, err error, wall time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.tracked[server.Addr()] || r.zone == "" || !dns.IsSubDomain(r.zone, strings.ToLower(dns.Fqdn(name))) {
+	if !r.tracked[server.Addr()] || !r.zone.Contains(name) {
 		return
 	}
 	kind := KindDNSUDP

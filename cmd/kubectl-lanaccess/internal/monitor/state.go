@@ -104,7 +104,7 @@ func (t *tracker) addressSet(ctx context.Context, rd *runData) {
 	}
 	unlabelled := len(rd.all) - len(rd.labelled)
 	if t.known == nil {
-		t.log.LogAttrs(ctx, slog.LevelInfo, "addresses", slog.Any("addresses", addrStrings(rd.all)), slog.String("zone", rd.path.Zone), slog.String("probeHost", rd.path.Host.Name))
+		t.log.LogAttrs(ctx, slog.LevelInfo, "addresses", slog.Any("addresses", addrStrings(rd.all)), slog.String("zone", rd.path.Zone.String()), slog.String("probeHost", rd.path.Host.Name))
 	} else {
 		var added, removed []netip.Addr
 		for a := range now {
