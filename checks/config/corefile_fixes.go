@@ -13,11 +13,12 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
-// The fixes of LA104 and LA101 for the Corefile. Each changes the file where the block or entry
-// is written (an imported file's own ConfigMap key), at the place CoreDNS's order makes right:
-// templates are tried in order, so an answer goes after the entries it must not shadow and a
-// catch-all after the entries it must not hide. None adds a server block for a zone another
-// block (an import) already defines: CoreDNS would refuse to start.
+// The Corefile fixes of LA101 (the zone's answers) and LA104 (the zone block, the catch-all, the
+// "." block). Each changes the file where the block or entry is written (an imported file's own
+// ConfigMap key), at the place CoreDNS's order makes right: templates are tried in order, so an
+// answer goes after the entries it must not shadow and a catch-all after the entries it must not
+// hide. None adds a server block for a zone another block (an import) already defines: CoreDNS
+// would refuse to start. The edits themselves are corefile_edit.go's.
 
 // scoped writes `template CLASS TYPE {` of a snippet as `template CLASS TYPE ZONE {` when the
 // entry lives in a block that serves more than the zone (the "." block). The zero zone (the
