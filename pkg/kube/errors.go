@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 

@@ -16,6 +16,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 

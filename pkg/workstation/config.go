@@ -3,8 +3,9 @@ package workstation
 import (
 	"errors"
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 )
 
 // OS is a workstation family; each configures per-domain DNS its own way.

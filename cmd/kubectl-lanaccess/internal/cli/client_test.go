@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"net"
 	"net/netip"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sigs.k8s.io/yaml"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )

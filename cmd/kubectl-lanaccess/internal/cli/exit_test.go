@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"k8s.io/klog/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 )
 
 // kubeconfigFor writes a kubeconfig with one context "lab" whose server is server.

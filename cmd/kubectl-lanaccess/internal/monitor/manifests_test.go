@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/cli"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/monitor"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 // The monitor's manifests are tested against the real tools that read them: promtool (the

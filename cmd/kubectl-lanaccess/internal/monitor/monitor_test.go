@@ -24,9 +24,9 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
+	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/syncbuf"
-	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
