@@ -11,7 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -32,7 +32,7 @@ func (f *CleanupFlags) AddFlags(cmd *cobra.Command) {
 
 // CleanupOptions is cleanup's validated input.
 type CleanupOptions struct {
-	Policy kube.CleanupPolicy
+	Policy podexec.CleanupPolicy
 
 	kubeFlags *genericclioptions.ConfigFlags
 	connect   clientFactory
@@ -40,7 +40,7 @@ type CleanupOptions struct {
 
 // ToOptions validates the flags (exit 2 naming the flag).
 func (f *CleanupFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*CleanupOptions, error) {
-	p := kube.CleanupPolicy{RunIDs: f.RunIDs, All: f.All}
+	p := podexec.CleanupPolicy{RunIDs: f.RunIDs, All: f.All}
 	if err := p.Validate(); err != nil {
 		return nil, usageErr("--run-id: %v", err)
 	}
@@ -59,7 +59,7 @@ func (o *CleanupOptions) Run(ctx context.Context, streams genericiooptions.IOStr
 	if err != nil {
 		return err
 	}
-	res, err := kube.Cleanup(ctx, c.typed, o.Policy)
+	res, err := podexec.Cleanup(ctx, c.typed, o.Policy)
 	if werr := writeCleanup(streams.Out, res); werr != nil {
 		err = errors.Join(err, fmt.Errorf("writing the output: %w", werr))
 	}
@@ -70,7 +70,7 @@ func (o *CleanupOptions) Run(ctx context.Context, streams genericiooptions.IOStr
 }
 
 // writeCleanup prints one line per pod (names and reasons come from the cluster: escaped).
-func writeCleanup(w io.Writer, res kube.CleanupResult) error {
+func writeCleanup(w io.Writer, res podexec.CleanupResult) error {
 	var err error
 	line := func(format string, a ...any) {
 		if err == nil {

@@ -20,13 +20,14 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
 // helperOfRun is a helper pod of run, created age ago, in phase.
 func helperOfRun(run string, age time.Duration, phase corev1.PodPhase) *corev1.Pod {
-	p := kube.HelperPod(kube.HelperConfig{RunID: run}, "lanaccess-"+run+"-1-node-1", "node-1")
+	p := podexec.HelperPod(podexec.HelperConfig{RunID: run}, "lanaccess-"+run+"-1-node-1", "node-1")
 	p.CreationTimestamp = metav1.NewTime(time.Now().Add(-age))
 	p.Status.Phase = phase
 	return p
@@ -105,7 +106,7 @@ func TestAHelperTheRunCannotDeleteIsAWarningNamingThePodAndCleanup(t *testing.T)
 	require.NoError(t, err)
 	var warn bytes.Buffer
 	rt := &attemptRuntime{probes: set, progress: report.NewProgress(&warn, false), warn: &warn,
-		shells: kube.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), kube.HelperConfig{RunID: "r9", PollInterval: 10 * time.Millisecond})}
+		shells: podexec.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), podexec.HelperConfig{RunID: "r9", PollInterval: 10 * time.Millisecond})}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Status: corev1.NodeStatus{
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	sh, err := rt.shells.Open(context.Background(), node)

@@ -17,6 +17,8 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/checks/nodes"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
@@ -46,7 +48,7 @@ type DoctorFlags struct {
 
 // NewDoctorFlags returns the defaults.
 func NewDoctorFlags() *DoctorFlags {
-	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: kube.DefaultHelperNamespace}
+	return &DoctorFlags{Checks: NewCheckFlags(), ExpectStatus: netpath.DefaultExpectStatus, OutsideName: netpath.DefaultOutsideName, HelperNS: podexec.DefaultHelperNamespace}
 }
 
 // AddFlags registers doctor's flags.
@@ -80,7 +82,7 @@ type DoctorOptions struct {
 	// Probes configures the network probes (timeout, CA bundle).
 	Probes    probe.Config
 	NoHelpers bool
-	Helpers   kube.HelperConfig
+	Helpers   podexec.HelperConfig
 	// Offline is the path given by --addresses (nil: discovered from the cluster).
 	Offline *netpath.Path
 	// warnings receives what the run could not undo (a helper pod left): stderr.
@@ -140,7 +142,7 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: kube.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners}, Offline: offline,
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: podexec.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners}, Offline: offline,
 		kubeFlags: kubeFlags, connect: connect,
 	}, nil
 }
@@ -176,7 +178,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	}
 	a.Cleanup = rt.Close
 	// One reader per attempt: each node's addresses and links are read once, whichever check asks.
-	nodeReader := &kube.NodeNetReader{Shells: rt.shells, Limit: o.Checks.ExecTimeout}
+	nodeReader := &noderead.NodeNetReader{Shells: rt.shells, Limit: o.Checks.ExecTimeout}
 	if o.NoHelpers {
 		nodeReader.Unavailable = "--no-helpers: doctor stays read-only"
 	}

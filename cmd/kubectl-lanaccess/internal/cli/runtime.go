@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
@@ -14,24 +15,24 @@ import (
 // next. Close deletes any helper pod still present; it runs also after Ctrl-C.
 type attemptRuntime struct {
 	probes *probe.Set
-	exec   kube.Executor
-	shells *kube.NodeShells
+	exec   podexec.Executor
+	shells *podexec.NodeShells
 	// progress is cleared before a warning, warn receives it (stderr).
 	progress *report.Progress
 	warn     io.Writer
 }
 
-func newRuntime(c *clients, pcfg probe.Config, helpers kube.HelperConfig, progress *report.Progress, warn io.Writer) (*attemptRuntime, error) {
+func newRuntime(c *clients, pcfg probe.Config, helpers podexec.HelperConfig, progress *report.Progress, warn io.Writer) (*attemptRuntime, error) {
 	set, err := probe.NewSet(pcfg)
 	if err != nil {
 		return nil, &kube.UsageError{Message: fmt.Sprintf("--ca-file %s: %v", pcfg.CAFile, err), Fix: "give a PEM file of CA certificates"}
 	}
-	exec, err := kube.NewRemoteExecutor(c.config)
+	exec, err := podexec.NewRemoteExecutor(c.config)
 	if err != nil {
 		set.Close()
 		return nil, fmt.Errorf("building the exec client: %w", err)
 	}
-	return &attemptRuntime{probes: set, exec: exec, shells: kube.NewNodeShells(c.typed, exec, helpers), progress: progress, warn: warn}, nil
+	return &attemptRuntime{probes: set, exec: exec, shells: podexec.NewNodeShells(c.typed, exec, helpers), progress: progress, warn: warn}, nil
 }
 
 // Close deletes the helper pods still present and closes the probes' sockets. A helper pod it

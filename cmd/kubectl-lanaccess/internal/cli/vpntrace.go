@@ -12,6 +12,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -88,7 +89,7 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 		return attempt{}, err
 	}
 	a := attempt{Header: report.Report{Cluster: c.cluster}}
-	exec, err := kube.NewRemoteExecutor(c.config)
+	exec, err := podexec.NewRemoteExecutor(c.config)
 	if err != nil {
 		return a, err
 	}

@@ -1,4 +1,4 @@
-package kube_test
+package podexec_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // forbidden is what Pod Security admission's own checks (k8s.io/pod-security-admission, the
@@ -33,13 +33,13 @@ func forbidden(t *testing.T, level api.Level, pod *corev1.Pod) []string {
 // root. So the helper namespace enforces privileged, the least level that admits it, and its
 // admission policy does the narrowing.
 func TestPodSecurityRefusesTheHelperBelowPrivilegedForHostNetworkOnly(t *testing.T) {
-	sockets := kube.HelperPod(kube.HelperConfig{RunID: "r1"}, "x", "node-1")
+	sockets := podexec.HelperPod(podexec.HelperConfig{RunID: "r1"}, "x", "node-1")
 	assert.Empty(t, forbidden(t, api.LevelPrivileged, sockets))
 	assert.Equal(t, []string{"host namespaces: hostNetwork=true"}, forbidden(t, api.LevelBaseline, sockets))
 	assert.Equal(t, []string{"host namespaces: hostNetwork=true"}, forbidden(t, api.LevelRestricted, sockets),
 		"non-root, no capability, no escalation, seccomp: nothing else restricted refuses")
 
-	owners := kube.HelperPod(kube.HelperConfig{RunID: "r1", NameOwners: true}, "x", "node-1")
+	owners := podexec.HelperPod(podexec.HelperConfig{RunID: "r1", NameOwners: true}, "x", "node-1")
 	assert.ElementsMatch(t, []string{
 		"host namespaces: hostNetwork=true, hostPID=true",
 		`non-default capabilities: container "reader" must not include "DAC_READ_SEARCH", "SYS_PTRACE" in securityContext.capabilities.add`,

@@ -1,4 +1,4 @@
-package kube
+package noderead
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
 // MaxNodesSearched bounds how many nodes are read to find an address that no node's
@@ -98,7 +100,7 @@ func searchSet(nodes []corev1.Node, toRead []*corev1.Node) ([]*corev1.Node, bool
 	complete := true
 	for i := range nodes {
 		n := &nodes[i]
-		if slices.Contains(toRead, n) || !NodeReady(n) || NodeOS(n) != "linux" {
+		if slices.Contains(toRead, n) || !kube.NodeReady(n) || kube.NodeOS(n) != "linux" {
 			continue
 		}
 		if len(toRead) >= MaxNodesSearched {

@@ -1,4 +1,4 @@
-package kube_test
+package podexec_test
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // The socket tables need the node's network namespace and nothing else (see HelperPod): the
 // default helper runs as nobody with every capability dropped, and does not see the node's
 // processes.
 func TestTheDefaultHelperReadsSocketsAsNobodyWithNoCapability(t *testing.T) {
-	p := kube.HelperPod(kube.HelperConfig{RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
-	assert.Equal(t, kube.DefaultHelperNamespace, p.Namespace)
+	p := podexec.HelperPod(podexec.HelperConfig{RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
+	assert.Equal(t, podexec.DefaultHelperNamespace, p.Namespace)
 	assert.True(t, p.Spec.HostNetwork)
 	assert.False(t, p.Spec.HostPID, "no view of the node's processes")
 	assert.False(t, p.Spec.HostIPC)
@@ -46,16 +46,16 @@ func TestTheDefaultHelperReadsSocketsAsNobodyWithNoCapability(t *testing.T) {
 }
 
 func TestTheHelperImageIsPinnedByDigest(t *testing.T) {
-	p := kube.HelperPod(kube.HelperConfig{RunID: "r1"}, "x", "node-1")
-	assert.Equal(t, kube.DefaultHelperImage, p.Spec.Containers[0].Image)
-	assert.Regexp(t, regexp.MustCompile(`^docker\.io/library/busybox:1\.36\.1@sha256:[0-9a-f]{64}$`), kube.DefaultHelperImage)
-	assert.Regexp(t, regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), kube.HelperImageDigest)
+	p := podexec.HelperPod(podexec.HelperConfig{RunID: "r1"}, "x", "node-1")
+	assert.Equal(t, podexec.DefaultHelperImage, p.Spec.Containers[0].Image)
+	assert.Regexp(t, regexp.MustCompile(`^docker\.io/library/busybox:1\.36\.1@sha256:[0-9a-f]{64}$`), podexec.DefaultHelperImage)
+	assert.Regexp(t, regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), podexec.HelperImageDigest)
 }
 
 // Naming the owner of a socket reads /proc/PID/fd of every process on the node: hostPID, uid 0,
 // CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, nothing more (no privileged, no other capability).
 func TestTheOwnerReadingHelperAddsExactlyWhatTheKernelAsksFor(t *testing.T) {
-	p := kube.HelperPod(kube.HelperConfig{RunID: "r1", NameOwners: true}, "x", "node-1")
+	p := podexec.HelperPod(podexec.HelperConfig{RunID: "r1", NameOwners: true}, "x", "node-1")
 	assert.True(t, p.Spec.HostNetwork)
 	assert.True(t, p.Spec.HostPID)
 	sc := p.Spec.Containers[0].SecurityContext
@@ -81,21 +81,21 @@ func TestAFailedDeletionNamesThePodAndTheCleanupCommand(t *testing.T) {
 		return false, nil, nil
 	})
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(cs, ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 
 	err = sh.Close()
-	var left *kube.LeftPodsError
+	var left *podexec.LeftPodsError
 	require.ErrorAs(t, err, &left)
-	assert.Equal(t, []kube.PodRef{sh.Pod}, left.Pods)
+	assert.Equal(t, []podexec.PodRef{sh.Pod}, left.Pods)
 	assert.Contains(t, err.Error(), "lanaccess/"+sh.Pod.Name)
 	assert.Contains(t, err.Error(), "kubectl lanaccess cleanup -n lanaccess --run-id r1")
 	assert.Contains(t, err.Error(), "etcdserver: request timed out")
 
 	err = shells.Close()
 	require.ErrorAs(t, err, &left)
-	assert.Equal(t, []kube.PodRef{sh.Pod}, left.Pods, "still there at the end of the run")
+	assert.Equal(t, []podexec.PodRef{sh.Pod}, left.Pods, "still there at the end of the run")
 
 	failing = false
 	require.NoError(t, shells.Close())
@@ -107,14 +107,14 @@ func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
 	cs := fake.NewClientset()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(cs, ex, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("apiserver shutting down")
 	})
 	err = shells.Close()
-	var left *kube.LeftPodsError
+	var left *podexec.LeftPodsError
 	require.ErrorAs(t, err, &left, "the list failure is said")
 	assert.Empty(t, left.Pods)
 	assert.Contains(t, err.Error(), "kubectl lanaccess cleanup -n lanaccess --run-id r1")
@@ -125,7 +125,7 @@ func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
 func TestNoHelperIsMadeOnceTheRunIsClosed(t *testing.T) {
 	cs := fake.NewClientset()
 	kubeletStarts(cs, running)
-	shells := kube.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), fastConfig())
+	shells := podexec.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), fastConfig())
 	require.NoError(t, shells.Close())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.Error(t, err)

@@ -1,4 +1,4 @@
-package kube_test
+package podexec_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 func readyNode(name string) *corev1.Node {
@@ -64,13 +64,13 @@ func running(p *corev1.Pod) {
 
 func ourPods(t *testing.T, cs *fake.Clientset) []corev1.Pod {
 	t.Helper()
-	l, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: kube.ManagedByLabel + "=" + kube.ManagedByValue})
+	l, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: podexec.ManagedByLabel + "=" + podexec.ManagedByValue})
 	require.NoError(t, err)
 	return l.Items
 }
 
-func fastConfig() kube.HelperConfig {
-	return kube.HelperConfig{Namespace: "lanaccess", RunID: "r1", StartTimeout: 2 * time.Second, PollInterval: 20 * time.Millisecond}
+func fastConfig() podexec.HelperConfig {
+	return podexec.HelperConfig{Namespace: "lanaccess", RunID: "r1", StartTimeout: 2 * time.Second, PollInterval: 20 * time.Millisecond}
 }
 
 func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
@@ -81,10 +81,10 @@ func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
 		controlledBy(hostNetPod("kube-system", "kube-proxy-b", "node-1", true), proxy),
 	)
 	ex := (&kubetest.FakeExecutor{}).On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"})
-	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(cs, ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
-	assert.Equal(t, kube.PodRef{Namespace: "kube-system", Name: "cilium-x"}, sh.Pod, "the one sharing the host PID namespace first")
+	assert.Equal(t, podexec.PodRef{Namespace: "kube-system", Name: "cilium-x"}, sh.Pod, "the one sharing the host PID namespace first")
 	assert.True(t, sh.HostPID)
 	assert.False(t, sh.Helper)
 	assert.Equal(t, "pod kube-system/cilium-x of DaemonSet kube-system/cilium", sh.Via())
@@ -110,7 +110,7 @@ func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testin
 	)
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
-	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(cs, ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper, "read through %s", sh.Via())
@@ -127,7 +127,7 @@ func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
 	cfg := fastConfig()
 	cfg.NameOwners = true
-	sh, err := kube.NewNodeShells(cs, ex, cfg).Open(context.Background(), readyNode("node-1"))
+	sh, err := podexec.NewNodeShells(cs, ex, cfg).Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper, "kube-proxy does not see the node's processes")
 	assert.True(t, sh.HostPID)
@@ -143,7 +143,7 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 		On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "ok"})
 	cfg := fastConfig()
 	cfg.Image = "registry.local/busybox:1.36.1"
-	shells := kube.NewNodeShells(cs, ex, cfg)
+	shells := podexec.NewNodeShells(cs, ex, cfg)
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper)
@@ -155,7 +155,7 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 	assert.Equal(t, "lanaccess", p.Namespace)
 	assert.Equal(t, "node-2", p.Spec.NodeName)
 	assert.True(t, p.Spec.HostNetwork)
-	assert.Equal(t, "r1", p.Labels[kube.RunIDLabel])
+	assert.Equal(t, "r1", p.Labels[podexec.RunIDLabel])
 	require.NotNil(t, p.Spec.ActiveDeadlineSeconds)
 	assert.Equal(t, int64(300), *p.Spec.ActiveDeadlineSeconds)
 	assert.Equal(t, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, p.Spec.Tolerations)
@@ -169,13 +169,13 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 
 func TestANotReadyNodeIsNotPermittedAndCreatesNothing(t *testing.T) {
 	cs := fake.NewClientset()
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	n := readyNode("node-3")
 	n.Status.Conditions[0].Status = corev1.ConditionUnknown
 	_, err := shells.Open(context.Background(), n)
-	var he *kube.HelperError
+	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
-	assert.Equal(t, kube.CauseNodeNotReady, he.Cause)
+	assert.Equal(t, podexec.CauseNodeNotReady, he.Cause)
 	assert.True(t, he.NotPermitted())
 	assert.Empty(t, cs.Actions())
 }
@@ -184,34 +184,34 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 	cases := []struct {
 		name      string
 		err       error
-		cause     kube.HelperCause
+		cause     podexec.HelperCause
 		fix       string
 		permitted bool
 	}{
 		{"pod security", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`)),
-			kube.CausePodSecurity, "kubectl lanaccess manifests rbac-helpers", false},
+			podexec.CausePodSecurity, "kubectl lanaccess manifests rbac-helpers", false},
 		{"no namespace", apierrors.NewNotFound(corev1.Resource("namespaces"), "lanaccess"),
-			kube.CauseNoNamespace, "kubectl lanaccess manifests rbac-helpers", false},
+			podexec.CauseNoNamespace, "kubectl lanaccess manifests rbac-helpers", false},
 		// The message format of k8s.io/apiserver's validating policy dispatcher (dispatcher.go).
 		{"admission policy", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: the image is pinned by digest`)),
-			kube.CauseAdmission, kube.HelperImageDigest, false},
+			podexec.CauseAdmission, podexec.HelperImageDigest, false},
 		// A policy validation without a reason answers 422 Invalid (the API's default).
 		{"admission policy without a reason", &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
 			Message: `pods "x" is forbidden: ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods' with binding 'kubectl-lanaccess-helper-pods' denied request: a helper pod shares the node's network only`}},
-			kube.CauseAdmission, kube.HelperImageDigest, false},
+			podexec.CauseAdmission, podexec.HelperImageDigest, false},
 		{"rbac", apierrors.NewForbidden(corev1.Resource("pods"), "", errors.New(`User "viewer" cannot create resource "pods" in API group "" in the namespace "lanaccess"`)),
-			kube.CauseForbidden, "grant create, get, list, delete on pods", false},
+			podexec.CauseForbidden, "grant create, get, list, delete on pods", false},
 		{"webhook", apierrors.NewForbidden(corev1.Resource("pods"), "x", errors.New(`admission webhook "validate.kyverno.svc" denied the request: host namespaces are not allowed`)),
-			kube.CauseAdmission, "--no-helpers", false},
-		{"api down", apierrors.NewServiceUnavailable("etcd leader changed"), kube.CauseAPI, "", true},
+			podexec.CauseAdmission, "--no-helpers", false},
+		{"api down", apierrors.NewServiceUnavailable("etcd leader changed"), podexec.CauseAPI, "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cs := fake.NewClientset()
 			cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, c.err })
-			shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+			shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 			_, err := shells.Open(context.Background(), readyNode("node-1"))
-			var he *kube.HelperError
+			var he *podexec.HelperError
 			require.ErrorAs(t, err, &he)
 			assert.Equal(t, c.cause, he.Cause)
 			assert.Contains(t, err.Error(), c.fix)
@@ -230,13 +230,13 @@ func TestAnImageThatCannotBePulledEndsTheWaitAtOnceNamingImageAndIsDeleted(t *te
 	})
 	cfg := fastConfig()
 	cfg.StartTimeout = time.Minute
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
 	start := time.Now()
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	assert.Less(t, time.Since(start), 5*time.Second)
-	var he *kube.HelperError
+	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
-	assert.Equal(t, kube.CauseImagePull, he.Cause)
+	assert.Equal(t, podexec.CauseImagePull, he.Cause)
 	assert.Contains(t, err.Error(), "--image")
 	assert.False(t, he.NotPermitted())
 	assert.Empty(t, ourPods(t, cs))
@@ -247,11 +247,11 @@ func TestAHelperThatNeverStartsTimesOutAndIsDeleted(t *testing.T) {
 	kubeletStarts(cs, func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })
 	cfg := fastConfig()
 	cfg.StartTimeout = 200 * time.Millisecond
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
-	var he *kube.HelperError
+	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
-	assert.Equal(t, kube.CauseStartTimeout, he.Cause)
+	assert.Equal(t, podexec.CauseStartTimeout, he.Cause)
 	assert.Contains(t, err.Error(), "did not start within 200ms")
 	assert.Empty(t, ourPods(t, cs))
 }
@@ -263,11 +263,11 @@ func TestAFailedHelperPodIsReportedWithTheKubeletsReason(t *testing.T) {
 		p.Status.Reason = "OutOfmemory"
 		p.Status.Message = "Node didn't have enough resource: memory"
 	})
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
-	var he *kube.HelperError
+	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
-	assert.Equal(t, kube.CausePodFailed, he.Cause)
+	assert.Equal(t, podexec.CausePodFailed, he.Cause)
 	assert.Contains(t, err.Error(), "OutOfmemory")
 	assert.Empty(t, ourPods(t, cs))
 }
@@ -282,7 +282,7 @@ func TestCtrlCWhileWaitingDeletesTheHelper(t *testing.T) {
 	})
 	cfg := fastConfig()
 	cfg.StartTimeout = time.Minute
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-created; time.Sleep(50 * time.Millisecond); cancel() }()
 	_, err := shells.Open(ctx, readyNode("node-1"))
@@ -298,17 +298,17 @@ func TestACreateWhoseAnswerWasLostIsStillDeleted(t *testing.T) {
 		require.NoError(t, cs.Tracker().Create(a.GetResource(), obj, a.GetNamespace()))
 		return true, nil, context.DeadlineExceeded
 	})
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Empty(t, ourPods(t, cs))
 }
 
 func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
-	mine := kube.HelperPod(kube.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
-	theirs := kube.HelperPod(kube.HelperConfig{Namespace: "lanaccess", RunID: "r2"}, "lanaccess-r2-1-node-1", "node-1")
+	mine := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
+	theirs := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r2"}, "lanaccess-r2-1-node-1", "node-1")
 	cs := fake.NewClientset(mine, theirs)
-	shells := kube.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	require.NoError(t, shells.Close())
 	left := ourPods(t, cs)
 	require.Len(t, left, 1)
@@ -319,7 +319,7 @@ func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {
 	cs := fake.NewClientset()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := kube.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(cs, ex, fastConfig())
 	long := "Worker_" + strings.Repeat("x", 200) + ".eu-west-1.compute.internal"
 	sh, err := shells.Open(context.Background(), readyNode(long))
 	require.NoError(t, err)

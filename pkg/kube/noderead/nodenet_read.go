@@ -1,4 +1,4 @@
-package kube
+package noderead
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
 
 // NodeShellOpener gives a shell in a node's network namespace (NodeShells does: a trusted
 // system DaemonSet's pod, else a helper pod), closed by the caller.
 type NodeShellOpener interface {
-	Open(ctx context.Context, node *corev1.Node) (*NodeShell, error)
+	Open(ctx context.Context, node *corev1.Node) (*podexec.NodeShell, error)
 }
 
 // NodeNetReader reads each node's NodeNet at most once per run, whichever check asks first

@@ -1,4 +1,4 @@
-package kube
+package noderead
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // The outputs in testdata/nodenet were recorded on this project's build machine (Linux 6.18):
@@ -95,7 +97,7 @@ type fakeExec struct {
 	calls map[string]int
 }
 
-func (f *fakeExec) Exec(_ context.Context, ref PodRef, _ string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
+func (f *fakeExec) Exec(_ context.Context, ref podexec.PodRef, _ string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[ref.Name]++
@@ -111,11 +113,11 @@ func (f *fakeExec) Exec(_ context.Context, ref PodRef, _ string, cmd []string, _
 
 type fakeOpener struct{ exec *fakeExec }
 
-func (o fakeOpener) Open(_ context.Context, n *corev1.Node) (*NodeShell, error) {
+func (o fakeOpener) Open(_ context.Context, n *corev1.Node) (*podexec.NodeShell, error) {
 	if _, ok := o.exec.addrs[n.Name]; !ok {
-		return nil, &HelperError{Node: n.Name, Cause: CauseForbidden, Message: "not permitted"}
+		return nil, &podexec.HelperError{Node: n.Name, Cause: podexec.CauseForbidden, Message: "not permitted"}
 	}
-	return &NodeShell{Node: n.Name, Pod: PodRef{"ns", n.Name}, Container: "c", exec: o.exec}, nil
+	return podexec.PodShell(n.Name, podexec.PodRef{Namespace: "ns", Name: n.Name}, "c", "ns/reader", o.exec), nil
 }
 
 func testNode(name, internalIP string) corev1.Node {

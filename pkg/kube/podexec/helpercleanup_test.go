@@ -1,4 +1,4 @@
-package kube_test
+package podexec_test
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 var cleanupNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 // helperAged is a helper pod of run created age ago, in phase, with the default 5-minute deadline.
 func helperAged(ns, run, name string, age time.Duration, phase corev1.PodPhase) *corev1.Pod {
-	p := kube.HelperPod(kube.HelperConfig{Namespace: ns, RunID: run}, name, "node-1")
+	p := podexec.HelperPod(podexec.HelperConfig{Namespace: ns, RunID: run}, name, "node-1")
 	p.CreationTimestamp = metav1.NewTime(cleanupNow.Add(-age))
 	p.Status.Phase = phase
 	if phase != corev1.PodPending {
@@ -27,7 +27,7 @@ func helperAged(ns, run, name string, age time.Duration, phase corev1.PodPhase) 
 	return p
 }
 
-func names(cs []kube.CleanedPod) []string {
+func names(cs []podexec.CleanedPod) []string {
 	out := make([]string, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, c.Pod.String())
@@ -38,7 +38,7 @@ func names(cs []kube.CleanedPod) []string {
 // Another operator's doctor is reading a node right now: cleanup must not pull its helper
 // from under it. Pods of runs that are over go; a running one within its deadline stays.
 func TestCleanupDeletesFinishedRunsAndKeepsRunningOnes(t *testing.T) {
-	ns := kube.DefaultHelperNamespace
+	ns := podexec.DefaultHelperNamespace
 	cs := fake.NewClientset(
 		helperAged(ns, "live", "lanaccess-live-1-node-1", time.Minute, corev1.PodRunning),
 		helperAged(ns, "done", "lanaccess-done-1-node-1", time.Minute, corev1.PodFailed),
@@ -46,7 +46,7 @@ func TestCleanupDeletesFinishedRunsAndKeepsRunningOnes(t *testing.T) {
 		helperAged(ns, "stuck", "lanaccess-stuck-1-node-1", time.Hour, corev1.PodPending),
 		hostNetPod(ns, "not-ours", "node-1", false),
 	)
-	res, err := kube.Cleanup(context.Background(), cs, kube.CleanupPolicy{Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-done-1-node-1", ns + "/lanaccess-stale-1-node-1", ns + "/lanaccess-stuck-1-node-1"}, names(res.Deleted))
 	assert.Equal(t, []string{ns + "/lanaccess-live-1-node-1"}, names(res.Kept))
@@ -61,17 +61,17 @@ func TestCleanupDeletesFinishedRunsAndKeepsRunningOnes(t *testing.T) {
 }
 
 func TestCleanupDeletesTheRunsNamedEvenWhileTheyRun(t *testing.T) {
-	ns := kube.DefaultHelperNamespace
+	ns := podexec.DefaultHelperNamespace
 	cs := fake.NewClientset(
 		helperAged(ns, "mine", "lanaccess-mine-1-node-1", time.Minute, corev1.PodRunning),
 		helperAged(ns, "theirs", "lanaccess-theirs-1-node-1", time.Minute, corev1.PodRunning),
 	)
-	res, err := kube.Cleanup(context.Background(), cs, kube.CleanupPolicy{RunIDs: []string{"mine"}, Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{RunIDs: []string{"mine"}, Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-mine-1-node-1"}, names(res.Deleted))
 	assert.Empty(t, res.Kept, "the other run is not even listed")
 
-	res, err = kube.Cleanup(context.Background(), cs, kube.CleanupPolicy{All: true, Now: func() time.Time { return cleanupNow }})
+	res, err = podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{All: true, Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-theirs-1-node-1"}, names(res.Deleted))
 }
@@ -81,14 +81,14 @@ func TestCleanupLooksInOneNamespaceWhenGiven(t *testing.T) {
 		helperAged("a", "r1", "lanaccess-r1-1-node-1", time.Hour, corev1.PodRunning),
 		helperAged("b", "r2", "lanaccess-r2-1-node-1", time.Hour, corev1.PodRunning),
 	)
-	res, err := kube.Cleanup(context.Background(), cs, kube.CleanupPolicy{Namespace: "a", Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{Namespace: "a", Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a/lanaccess-r1-1-node-1"}, names(res.Deleted))
 }
 
 func TestCleanupRefusesRunIDsThatAreNoLabelValue(t *testing.T) {
 	for _, id := range []string{"", "a,b", "x)||(y", "run id"} {
-		_, err := kube.Cleanup(context.Background(), fake.NewClientset(), kube.CleanupPolicy{RunIDs: []string{id}})
+		_, err := podexec.Cleanup(context.Background(), fake.NewClientset(), podexec.CleanupPolicy{RunIDs: []string{id}})
 		assert.Error(t, err, "%q", id)
 	}
 }

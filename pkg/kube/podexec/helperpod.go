@@ -1,4 +1,4 @@
-package kube
+package podexec
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -204,6 +205,13 @@ type NodeShell struct {
 	owner  *NodeShells
 }
 
+// PodShell is a shell on node through a pod the caller already names (Reader says whose pod it
+// is, for evidence); Close leaves the pod alone. Readers of node state take a NodeShell whatever
+// opened it, so their tests give them one over a fake Executor.
+func PodShell(node string, pod PodRef, container, reader string, exec Executor) *NodeShell {
+	return &NodeShell{Node: node, Pod: pod, Container: container, Reader: reader, exec: exec}
+}
+
 // Via says in words which pod reads the node, for evidence.
 func (n *NodeShell) Via() string {
 	if n.Helper {
@@ -232,7 +240,7 @@ func (n *NodeShell) Close() error {
 
 // Open finds or makes a shell on node. Errors are *HelperError when the cause is known.
 func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
-	if !NodeReady(node) {
+	if !kube.NodeReady(node) {
 		return nil, &HelperError{Node: node.Name, Cause: CauseNodeNotReady,
 			Message: "node is not Ready: no pod can run there to read its sockets",
 			Fix:     "check `kubectl describe node " + node.Name + "`"}
