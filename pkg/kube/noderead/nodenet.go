@@ -175,13 +175,7 @@ const (
 	markLink  = linuxnet.MarkLink
 )
 
-// NodeAddrCommand prints the node's addresses and link names (linuxnet.NodeAddrCommand).
-func NodeAddrCommand() []string { return linuxnet.NodeAddrCommand() }
-
-// LinkStateCommand prints the sysfs state of the links named (linuxnet.LinkStateCommand).
-func LinkStateCommand(names []string) []string { return linuxnet.LinkStateCommand(names) }
-
-// ParseNodeAddrs reads NodeAddrCommand's output into n (Links, Loose, Named,
+// ParseNodeAddrs reads linuxnet.NodeAddrCommand's output into n (Links, Loose, Named,
 // IPVSDevicePresent); the parsing is linuxnet's (outside data, fuzzed there).
 func ParseNodeAddrs(out string, n *NodeNet) error {
 	o, err := linuxnet.ParseNodeAddrOutput(out)
@@ -200,11 +194,7 @@ func ParseNodeAddrs(out string, n *NodeNet) error {
 	return nil
 }
 
-// ParseFibTrieLocal returns the node's IPv4 addresses from /proc/net/fib_trie
-// (linuxnet.ParseFibTrieLocal).
-func ParseFibTrieLocal(s string) []netip.Addr { return linuxnet.ParseFibTrieLocal(s) }
-
-// ParseLinkStates reads LinkStateCommand's output into the links of n it names.
+// ParseLinkStates reads linuxnet.LinkStateCommand's output into the links of n it names.
 func ParseLinkStates(out string, n *NodeNet) {
 	read := linuxnet.ParseSysfsLinks(out)
 	for i := range n.Links {

@@ -112,7 +112,7 @@ func (r *NodeNetReader) read(ctx context.Context, node *corev1.Node) (NodeNet, e
 	defer func() { _ = sh.Close() }()
 	n.Via = sh.Via()
 	rctx, cancel := context.WithTimeout(ctx, r.limit())
-	out, _, err := sh.Exec(rctx, NodeAddrCommand())
+	out, _, err := sh.Exec(rctx, linuxnet.NodeAddrCommand())
 	cancel()
 	if err != nil {
 		return n, fmt.Errorf("node %s: reading its addresses through %s: %w", node.Name, n.Via, err)
@@ -131,7 +131,7 @@ func (r *NodeNetReader) read(ctx context.Context, node *corev1.Node) (NodeNet, e
 		return n, nil
 	}
 	rctx, cancel = context.WithTimeout(ctx, r.limit())
-	out, _, err = sh.Exec(rctx, LinkStateCommand(valid))
+	out, _, err = sh.Exec(rctx, linuxnet.LinkStateCommand(valid))
 	cancel()
 	if err != nil {
 		// The addresses stand; the links stay unread, and say why.
