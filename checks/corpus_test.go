@@ -186,7 +186,7 @@ func setupMatches(want corpusExpect, s *kube.Setup) bool {
 	ref := func(ns, name string) string { return ns + "/" + name }
 	ok := s.ProxyService != nil && ref(s.ProxyService.Namespace, s.ProxyService.Name) == want.Setup.Proxy &&
 		s.DNSService != nil && ref(s.DNSService.Namespace, s.DNSService.Name) == want.Setup.DNS &&
-		strings.TrimSuffix(s.Zone, ".") == want.Setup.Zone &&
+		s.Zone.String() == want.Setup.Zone &&
 		s.ProbeHost.Name == want.Setup.ProbeHost
 	if want.Setup.Corefile != "" {
 		ok = ok && s.ConfigMap != nil && strings.HasPrefix(want.Setup.Corefile, kube.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
@@ -208,7 +208,7 @@ func describeFound(s *kube.Setup) string {
 	if s.ConfigMap != nil {
 		parts = append(parts, kube.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
 	}
-	parts = append(parts, "zone "+s.Zone, "probe host "+s.ProbeHost.Name)
+	parts = append(parts, "zone "+s.Zone.FQDN(), "probe host "+s.ProbeHost.Name)
 	return strings.Join(parts, ", ")
 }
 

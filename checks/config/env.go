@@ -8,6 +8,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // Env is what the configuration checks read.
@@ -21,7 +22,7 @@ type Env struct {
 	NoHelpers       bool
 	// Reader reads the addresses the nodes really have (LA101: an address on a node's second
 	// interface is the node's); nil or Unavailable: only status.addresses are known.
-	Reader *kube.NodeNetReader
+	Reader *noderead.NodeNetReader
 }
 
 // Reviewer asks the API server whether the current user may do something.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bufio"
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 const (
@@ -151,7 +152,7 @@ func readSelection(t *testing.T, path string) kube.Selection {
 		case "--configmap":
 			sel.ConfigMap = v
 		case "--zone":
-			sel.Zone = v
+			sel.Zone = zone.MustParse(v)
 		case "-n", "--namespace":
 			sel.Namespace = v
 		default:

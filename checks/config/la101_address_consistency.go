@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -23,7 +24,7 @@ import (
 // NODATA are claimed for nothing (WARN).
 func AddressConsistency(env *Env) engine.Check {
 	return checkCtx(env, "LA101", func(ctx context.Context, s *kube.Setup) engine.Outcome {
-		return addressConsistency(s, func(addrs []netip.Addr) *kube.NodeAddrs { return placeAddrs(ctx, env.Reader, s, addrs) })
+		return addressConsistency(s, func(addrs []netip.Addr) *noderead.NodeAddrs { return placeAddrs(ctx, env.Reader, s, addrs) })
 	})
 }
 
@@ -59,7 +60,7 @@ func (s addrSource) set() []netip.Addr {
 
 // addressConsistency judges s; place tells where addresses no node lists live (nil result:
 // the nodes were not read).
-func addressConsistency(s *kube.Setup, place func([]netip.Addr) *kube.NodeAddrs) engine.Outcome {
+func addressConsistency(s *kube.Setup, place func([]netip.Addr) *noderead.NodeAddrs) engine.Outcome {
 	proxy := serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs)
 	dnsSvc := serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs)
 	zoneA, zoneAAAA := zoneAddrs(s, "A"), zoneAddrs(s, "AAAA")
@@ -372,7 +373,7 @@ func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 
 // nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node or,
 // where no node lists it, an address one node's own stack carries (read through place).
-func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) *kube.NodeAddrs) []engine.Finding {
+func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) *noderead.NodeAddrs) []engine.Finding {
 	var all []netip.Addr
 	for _, src := range sources {
 		for _, a := range src.set() {

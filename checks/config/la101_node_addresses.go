@@ -11,6 +11,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // kube-proxy captures traffic to any address a node owns, not only its InternalIP (the
@@ -21,7 +22,7 @@ import (
 
 // placeAddrs reads the nodes for the addresses no node lists; nil when the nodes may not be
 // read or every address is listed.
-func placeAddrs(ctx context.Context, r *kube.NodeNetReader, s *kube.Setup, addrs []netip.Addr) *kube.NodeAddrs {
+func placeAddrs(ctx context.Context, r *noderead.NodeNetReader, s *kube.Setup, addrs []netip.Addr) *noderead.NodeAddrs {
 	var unlisted []netip.Addr
 	for _, a := range addrs {
 		if len(kube.NodesWithInternalIP(s.Nodes, a)) == 0 {
@@ -31,7 +32,7 @@ func placeAddrs(ctx context.Context, r *kube.NodeNetReader, s *kube.Setup, addrs
 	if len(unlisted) == 0 {
 		return nil
 	}
-	p := kube.PlaceAddrs(ctx, r, s.Nodes, unlisted)
+	p := noderead.PlaceAddrs(ctx, r, s.Nodes, unlisted)
 	return &p
 }
 
@@ -44,7 +45,7 @@ type elsewhere struct {
 	searched string
 }
 
-func carriedElsewhere(s *kube.Setup, all []netip.Addr, place func([]netip.Addr) *kube.NodeAddrs) map[netip.Addr]elsewhere {
+func carriedElsewhere(s *kube.Setup, all []netip.Addr, place func([]netip.Addr) *noderead.NodeAddrs) map[netip.Addr]elsewhere {
 	out := map[netip.Addr]elsewhere{}
 	if place == nil {
 		return out
@@ -62,7 +63,7 @@ func carriedElsewhere(s *kube.Setup, all []netip.Addr, place func([]netip.Addr) 
 	return out
 }
 
-func placement(s *kube.Setup, placed *kube.NodeAddrs, p *kube.AddrPlacement) elsewhere {
+func placement(s *kube.Setup, placed *noderead.NodeAddrs, p *noderead.AddrPlacement) elsewhere {
 	if len(p.Owners) == 0 {
 		switch {
 		case placed.NotRead != "":
@@ -70,7 +71,7 @@ func placement(s *kube.Setup, placed *kube.NodeAddrs, p *kube.AddrPlacement) els
 		case placed.Searched && len(placed.Unread) == 0:
 			return elsewhere{searched: fmt.Sprintf(" and no interface of the %d Ready Linux nodes read carries it", len(placed.Read))}
 		}
-		return elsewhere{searched: fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)", len(placed.Read), len(placed.Unread), kube.MaxNodesSearched)}
+		return elsewhere{searched: fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)", len(placed.Read), len(placed.Unread), noderead.MaxNodesSearched)}
 	}
 	var nodes []*corev1.Node
 	var where []string

@@ -58,7 +58,7 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 			Evidence: map[string]any{"plugins": cf.Unchecked}})
 	}
 	port := s.ZonePort()
-	if s.Zone != "" && port != "" && !corefilePortFromEnv(port) {
+	if !s.Zone.IsZero() && port != "" && !corefilePortFromEnv(port) {
 		findings = append(findings, zoneFindings(s, cf, port)...)
 		findings = append(findings, outsideFindings(s, cf, port)...)
 	}

@@ -93,10 +93,10 @@ func instancesOf(t *testing.T, objs []runtime.Object, sel kube.Selection) ([]cor
 }
 
 func zoneOf(s *kube.Setup) (string, string) {
-	if s == nil || s.Zone == "" {
+	if s == nil || s.Zone.IsZero() {
 		return "apps.example.com", "grafana.apps.example.com"
 	}
-	return s.Zone, s.ProbeHost.Name
+	return s.Zone.FQDN(), s.ProbeHost.Name
 }
 
 func TestTheRealCoreDNSAnswersEveryFixtureAndCorpusCaseAsTheModelSays(t *testing.T) {
@@ -190,7 +190,7 @@ func assertAnswersAsIntended(t *testing.T, run corefiletest.Run, s *kube.Setup) 
 		}
 	}
 	port := s.ZonePort()
-	label := "zz-differential-label." + s.Zone
+	label := "zz-differential-label." + s.Zone.FQDN()
 	for _, pa := range run.Ports {
 		if pa.Port != port {
 			continue

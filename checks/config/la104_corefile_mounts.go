@@ -43,12 +43,12 @@ func zoneBlocks(cf *corefile.Corefile, zone string) []*corefile.ServerBlock {
 // declares the Corefile's port, the Service is the one to fix (LA103 says so).
 func portFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engine.Finding {
 	targets := dnsTargetPorts(s)
-	if len(targets) == 0 || s.Zone == "" {
+	if len(targets) == 0 || s.Zone.IsZero() {
 		return nil // LA103 reports the Service ports
 	}
 	declared := dnsDeclaredPorts(s)
 	var out []engine.Finding
-	for _, zb := range zoneBlocks(cf, s.Zone) {
+	for _, zb := range zoneBlocks(cf, s.Zone.FQDN()) {
 		for _, p := range zb.Ports() {
 			n64, err := strconv.ParseUint(p, 10, 16)
 			n := int32(n64) // #nosec G115 -- ParseUint bounded it to 16 bits
@@ -63,7 +63,7 @@ func portFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engi
 			out = append(out, engine.Finding{Code: "LA104-PORT-MISMATCH", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %s: nothing answers them", zb.Label(), n, kube.ServiceRef(s.DNSService), joinPorts(targets)),
 				Evidence:    map[string]any{"corefilePort": n, "targetPorts": targets, "line": zb.Line},
-				Remediation: edit + "   " + remedy.Comment(fmt.Sprintf("write the blocks as %s:%d and .:%d (or target port %d in the Service; the fix cannot be proven before it is written)", strings.TrimSuffix(s.Zone, "."), targets[0], targets[0], n))})
+				Remediation: edit + "   " + remedy.Comment(fmt.Sprintf("write the blocks as %s:%d and .:%d (or target port %d in the Service; the fix cannot be proven before it is written)", s.Zone, targets[0], targets[0], n))})
 		}
 	}
 	return dedupe(out)
@@ -118,7 +118,7 @@ func mountFindings(s *kube.Setup, obj string) []engine.Finding {
 // CoreDNS at start-up: startFindings.)
 func fileZoneFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engine.Finding {
 	var out []engine.Finding
-	for _, zb := range zoneBlocks(cf, s.Zone) {
+	for _, zb := range zoneBlocks(cf, s.Zone.FQDN()) {
 		for _, fz := range zb.FileZones() {
 			p := cf.ResolvePath(zb, fz.Path)
 			ev := map[string]any{"line": fz.Line, "file": p}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 func TestCorefileConfigBrokenVariants(t *testing.T) {
@@ -33,7 +34,7 @@ func TestCorefileConfigSyntaxErrorNamesTheLine(t *testing.T) {
 }
 
 func TestCorefileConfigNamedZoneThatNoBlockServesFails(t *testing.T) {
-	env := configEnvWith(t, kube.Selection{Zone: "lan.example.com"}, nil, nil)
+	env := configEnvWith(t, kube.Selection{Zone: zone.MustParse("lan.example.com")}, nil, nil)
 	st, o := runConfigCheck(t, CorefileConfig(env))
 	assert.Equal(t, engine.StatusFail, st)
 	require.Len(t, o.Findings, 1)
@@ -97,7 +98,7 @@ func TestCorefileConfigIsSkippedWhenConfigMapsCannotBeRead(t *testing.T) {
 // An import of a path the API does not show may define the zone: LA104 cannot tell, and never
 // proposes a zone block that CoreDNS could refuse as defined twice.
 func TestCorefileConfigNeverAddsAZoneBlockBesideAnImportItCannotRead(t *testing.T) {
-	env := configEnvWith(t, kube.Selection{Zone: "apps.example.com"}, nil, editObject("lan-dns", "lan-dns", withCorefile(
+	env := configEnvWith(t, kube.Selection{Zone: zone.MustParse("apps.example.com")}, nil, editObject("lan-dns", "lan-dns", withCorefile(
 		"import /opt/zones/*.server\n.:1053 {\n reload\n forward . /etc/resolv.conf\n}\n")))
 	st, o := runConfigCheck(t, CorefileConfig(env))
 	assert.Equal(t, engine.StatusWarn, st, "%+v", o.Findings)

@@ -17,8 +17,8 @@ import (
 // zoneNames are the names LA104 asks the query model: the apex, a label nobody created and
 // the probe host.
 func zoneNames(s *kube.Setup) []string {
-	names := []string{s.Zone, "lanaccess-zone-probe." + s.Zone}
-	if h := dns.Fqdn(strings.ToLower(s.ProbeHost.Name)); s.ProbeHost.Name != "" && dns.IsSubDomain(s.Zone, h) && !contains(names, h) {
+	names := []string{s.Zone.FQDN(), "lanaccess-zone-probe." + s.Zone.FQDN()}
+	if h := dns.Fqdn(strings.ToLower(s.ProbeHost.Name)); s.ProbeHost.Name != "" && s.Zone.Contains(h) && !contains(names, h) {
 		names = append(names, h)
 	}
 	return names
@@ -94,11 +94,11 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 	}
 	switch {
 	case o.Block == nil && o.Known():
-		if len(cf.BlocksServing(s.Zone, "")) > 0 || len(templateBlocks(cf, s.Zone)) > 0 {
+		if len(cf.BlocksServing(s.Zone.FQDN(), "")) > 0 || len(templateBlocks(cf, s.Zone.FQDN())) > 0 {
 			return nil // served on another port: portFindings says so
 		}
 		return []engine.Finding{{Code: "LA104-NO-ZONE-BLOCK", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
-			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: CoreDNS answers REFUSED to %s", s.Zone, port, namesOf(g)),
+			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: CoreDNS answers REFUSED to %s", s.Zone.FQDN(), port, namesOf(g)),
 			Remediation: addZoneBlock(s, cf, port).Remediation()}}
 	case o.By != nil && o.By.Name == "file":
 		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
@@ -107,9 +107,9 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 		// never a zone block added beside an import nobody can read: it may define the zone
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("what CoreDNS answers to A for %s cannot be told from the configuration: %s", namesOf(g), o.Unknown)}}
-	case o.Forwarded && len(zoneBlocks(cf, s.Zone)) == 0:
+	case o.Forwarded && len(zoneBlocks(cf, s.Zone.FQDN())) == 0:
 		return []engine.Finding{{Code: "LA104-NO-ZONE-BLOCK", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
-			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: its names go to %s and are %s", s.Zone, port, o.Block.Label(), o.Describe()),
+			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: its names go to %s and are %s", s.Zone.FQDN(), port, o.Block.Label(), o.Describe()),
 			Remediation: addZoneBlock(s, cf, port).Remediation()}}
 	case o.Forwarded:
 		return []engine.Finding{{Code: "LA104-A-FORWARDED", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
@@ -248,7 +248,7 @@ func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk) []engine.Fi
 		obj = findingObject(s, o.By.File)
 	}
 	switch {
-	case o.Block == nil || (o.By != nil && o.By.Name == "file") || len(zoneBlocks(cf, s.Zone)) == 0:
+	case o.Block == nil || (o.By != nil && o.By.Name == "file") || len(zoneBlocks(cf, s.Zone.FQDN())) == 0:
 		return nil // REFUSED and a missing zone block are the A finding's; zone files are fileZoneFindings'
 	case !o.Known():
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
@@ -280,7 +280,7 @@ func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk) []engine.Fi
 // outsideFindings: names outside the zone are forwarded on the zone's port.
 func outsideFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Finding {
 	const outside = "example.org."
-	if dns.IsSubDomain(s.Zone, outside) {
+	if s.Zone.Contains(outside) {
 		return nil
 	}
 	var out []engine.Finding

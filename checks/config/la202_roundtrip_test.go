@@ -12,6 +12,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // LA202 lives with the node checks; its table test is here, where the round-trip machinery
@@ -123,7 +124,7 @@ func la202Cluster(t *testing.T, overlay string) cluster {
 func runLA202(t *testing.T, c cluster) (engine.Status, engine.Outcome) {
 	t.Helper()
 	env := c.env(t, kube.Selection{})
-	check := nodes.KubeProxyMode(&nodes.Env{Setup: env.Setup, Reader: &kube.NodeNetReader{Unavailable: "the test reads no node"}})
+	check := nodes.KubeProxyMode(&nodes.Env{Setup: env.Setup, Reader: &noderead.NodeNetReader{Unavailable: "the test reads no node"}})
 	o := check.Run(t.Context())
 	st, _ := engine.StatusOf(o)
 	assert.Empty(t, catalogue.Undeclared("LA202", o.Findings))

@@ -2,22 +2,23 @@ package netpath
 
 import (
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
-	"github.com/stretchr/testify/assert"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // The network checks' tests stand three loopback addresses in for the three nodes of the seed
@@ -100,7 +101,7 @@ func newNetFixture(t *testing.T) *netFixture {
 				Data:       map[string]string{"Corefile": corefileText},
 			},
 			CorefileKey:   "Corefile",
-			Zone:          lanTestZone,
+			Zone:          zone.MustParse(lanTestZone),
 			DNSWorkload:   &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "lan-dns", Name: "lan-dns"}},
 			Nodes:         nodes,
 			IngressRoutes: []unstructured.Unstructured{grafana},

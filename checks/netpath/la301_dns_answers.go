@@ -37,10 +37,10 @@ func dnsAnswers(ctx context.Context, env *Env) engine.Outcome {
 	if !ok {
 		return out
 	}
-	if p.Zone == "" {
+	if p.Zone.IsZero() {
 		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
 	}
-	names := netUniqueNames(p.Host.Name, p.Zone, randomLabel(p.Zone))
+	names := netUniqueNames(p.Host.Name, p.Zone.String(), randomLabel(p.Zone.String()))
 	results := askEachTarget(ctx, env, targets, aQueries(names))
 	if err := netInterrupted(ctx); err != nil {
 		return engine.Outcome{Err: err}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // dnsAnswersCase is one LA301 scenario: the zone each node serves, the dead nodes, and what
@@ -244,7 +245,7 @@ func TestDNSAnswersPreconditions(t *testing.T) {
 	})
 	t.Run("without a zone the check is skipped with the flag to use", func(t *testing.T) {
 		f := newNetFixture(t)
-		f.setup.Zone = ""
+		f.setup.Zone = zone.Zone{}
 		st, o := runNetCheck(t, DNSAnswers(f.env()))
 		assert.Equal(t, engine.StatusSkip, st)
 		assert.Contains(t, o.Skip, "--zone")

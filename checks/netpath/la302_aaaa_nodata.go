@@ -25,10 +25,10 @@ func aaaaNoData(ctx context.Context, env *Env) engine.Outcome {
 	if !ok {
 		return out
 	}
-	if p.Zone == "" {
+	if p.Zone.IsZero() {
 		return engine.Outcome{Skip: "the zone is not known (name it with --zone)"}
 	}
-	names := netUniqueNames(p.Host.Name, randomLabel(p.Zone))
+	names := netUniqueNames(p.Host.Name, randomLabel(p.Zone.String()))
 	results := netEachTarget(ctx, targets, func(ctx context.Context, t Target) []nameResult {
 		rs := make([]nameResult, 0, len(names))
 		for _, n := range names {

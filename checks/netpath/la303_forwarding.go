@@ -98,15 +98,15 @@ type forwardResult struct {
 // SERVFAIL only after them, coredns plugin/forward/forward.go ServeDNS), so the forwarded
 // name's silence is the upstream's, never the address's.
 func askForwarded(ctx context.Context, env *Env, p *Path, t Target, name string) forwardResult {
-	r := forwardResult{proof: p.Zone}
-	if p.Zone != "" {
-		if _, err := env.Probes.Query(ctx, t.Addr, p.Zone, dns.TypeA, "udp"); err != nil && (probe.IsNoAnswer(err) || probe.IsRefused(err)) {
+	r := forwardResult{proof: p.Zone.String()}
+	if !p.Zone.IsZero() {
+		if _, err := env.Probes.Query(ctx, t.Addr, p.Zone.String(), dns.TypeA, "udp"); err != nil && (probe.IsNoAnswer(err) || probe.IsRefused(err)) {
 			r.proveErr = err
 			return r
 		}
 	}
 	r.reply, r.err = env.Probes.QueryForwarded(ctx, t.Addr, name, dns.TypeA, "udp")
-	if r.err != nil && (p.Zone == "" || probe.IsNotProbed(r.err) || probe.IsRefused(r.err)) {
+	if r.err != nil && (p.Zone.IsZero() || probe.IsNotProbed(r.err) || probe.IsRefused(r.err)) {
 		// Nothing proved the address: its failure is the address's.
 		r.proof, r.proveErr, r.err = name, r.err, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // Target is one address a workstation may be given, with the Service port, and the node that
@@ -28,8 +29,8 @@ type Path struct {
 	NoDNS, NoHTTPS string
 	// DNSObject and ProxyObject name the Services in findings ("Service lan-dns/lan-dns").
 	DNSObject, ProxyObject string
-	// Zone is the zone without its trailing dot, lower case ("" when unknown).
-	Zone string
+	// Zone is the zone the path serves (zero when unknown).
+	Zone zone.Zone
 	// Host is the name the probes ask for, and where it came from.
 	Host kube.ProbeHost
 	// Expected is what A answers must give: the DNS Service's IPv4 externalIPs, sorted;
@@ -61,7 +62,7 @@ func (f Fixes) RestartDNS() string { return remedy.RolloutRestart(f.DNSNamespace
 // PathFromSetup builds the path of a discovered setup.
 func PathFromSetup(s *kube.Setup) Path {
 	p := Path{
-		Zone: strings.ToLower(strings.TrimSuffix(s.Zone, ".")),
+		Zone: s.Zone,
 		Host: s.ProbeHost,
 	}
 	if s.ZoneAnswers.Known {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // Env is what the node checks read.
@@ -28,7 +30,7 @@ type Env struct {
 	ExecTimeout time.Duration
 	// Reader reads each node's addresses and links once per run (LA202, LA203; LA101 shares
 	// it); nil or Unavailable: the nodes' own state is not read.
-	Reader *kube.NodeNetReader
+	Reader *noderead.NodeNetReader
 }
 
 func (e *Env) execTimeout() time.Duration {
@@ -46,7 +48,7 @@ type PodLister interface {
 // ShellOpener gives a shell in a node's network namespace (an existing hostNetwork pod or a
 // labelled helper pod), closed by the caller.
 type ShellOpener interface {
-	Open(ctx context.Context, node *corev1.Node) (*kube.NodeShell, error)
+	Open(ctx context.Context, node *corev1.Node) (*podexec.NodeShell, error)
 }
 
 // ClientPods is the PodLister of a clientset: one LIST with a field selector per node.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -31,7 +31,7 @@ type nodeListenerResult struct {
 	read      *nodeRead
 	readErr   error
 	// left is the helper pod that could not be deleted after the read.
-	left *kube.LeftPodsError
+	left *podexec.LeftPodsError
 }
 
 func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
@@ -76,7 +76,7 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 		findings = append(findings, leftFinding(r)...)
 		switch {
 		case r.readErr != nil:
-			var he *kube.HelperError
+			var he *podexec.HelperError
 			if errors.As(r.readErr, &he) && he.NotPermitted() {
 				notPermitted = append(notPermitted, r.readErr.Error())
 			} else {
@@ -124,7 +124,7 @@ func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string
 	read, err := readNodeSockets(ctx, sh, n, env.execTimeout())
 	// A helper that cannot be deleted is said, never dropped: it holds the node's network
 	// until the kubelet ends it.
-	if left, ok := errors.AsType[*kube.LeftPodsError](sh.Close()); ok {
+	if left, ok := errors.AsType[*podexec.LeftPodsError](sh.Close()); ok {
 		r.left = left
 	}
 	if err != nil {
@@ -154,7 +154,7 @@ func leftFinding(r nodeListenerResult) []engine.Finding {
 func ownPodsExcluded(pods []corev1.Pod) []corev1.Pod {
 	out := pods[:0:0]
 	for _, p := range pods {
-		if p.Labels[kube.ManagedByLabel] != kube.ManagedByValue {
+		if p.Labels[podexec.ManagedByLabel] != podexec.ManagedByValue {
 			out = append(out, p)
 		}
 	}
@@ -253,7 +253,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 func socketRemediation(node string, s nodeSocket) string {
 	var b strings.Builder
 	// Node names are DNS subdomains (the API validates them): nothing to escape in the comment.
-	fmt.Fprintf(&b, "# on %s (ssh, or: %s)\n", node, remedy.Command("kubectl", "debug", "node/"+node, "-it", "--image="+kube.DefaultHelperImage, "--", "chroot", "/host", "sh"))
+	fmt.Fprintf(&b, "# on %s (ssh, or: %s)\n", node, remedy.Command("kubectl", "debug", "node/"+node, "-it", "--image="+podexec.DefaultHelperImage, "--", "chroot", "/host", "sh"))
 	fmt.Fprintf(&b, "ss -%slpn 'sport = :%d'\n", map[string]string{"tcp": "t", "udp": "u"}[s.Key.Protocol], s.Key.Port)
 	if len(s.Owners) > 0 {
 		fmt.Fprintf(&b, "systemctl status %d   # names the unit that started it\n", s.Owners[0].PID)

@@ -24,6 +24,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // The recordings in testdata/la201 are real: a network namespace with 10.0.10.12 on an
@@ -89,7 +90,7 @@ func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
 	env := &Env{
 		Setup:  &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},
 		Pods:   ClientPods{Client: cs},
-		Shells: kube.NewNodeShells(cs, ex, kube.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
+		Shells: podexec.NewNodeShells(cs, ex, podexec.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
 	}
 	return &la201Fixture{env: env, client: cs, exec: ex}
 }

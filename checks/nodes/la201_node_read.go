@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/procnet"
 )
 
@@ -33,7 +33,7 @@ type nodeRead struct {
 // DefaultExecTimeout bounds each command on a node when Env.ExecTimeout is not set.
 const DefaultExecTimeout = 20 * time.Second
 
-func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode, limit time.Duration) (nodeRead, error) {
+func readNodeSockets(ctx context.Context, sh *podexec.NodeShell, n listenerNode, limit time.Duration) (nodeRead, error) {
 	r := nodeRead{Via: sh.Via()}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	out, _, err := sh.Exec(rctx, procnet.TablesCommand())
@@ -79,10 +79,10 @@ func readNodeSockets(ctx context.Context, sh *kube.NodeShell, n listenerNode, li
 }
 
 // nameOwners fills Owners in place and returns why some could not be named.
-func nameOwners(ctx context.Context, sh *kube.NodeShell, socks []nodeSocket, limit time.Duration) string {
+func nameOwners(ctx context.Context, sh *podexec.NodeShell, socks []nodeSocket, limit time.Duration) string {
 	switch {
 	case !sh.HostPID && sh.Helper:
-		// The default helper reads sockets only (kube.HelperPod says what each read needs).
+		// The default helper reads sockets only (podexec.HelperPod says what each read needs).
 		return "the owning process is not named: the helper reads the socket tables only (hostNetwork, uid 65534, no capability); naming it needs the node's PID namespace, uid 0, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, i.e. node root: --name-owners, where the helper namespace admits it"
 	case !sh.HostPID:
 		return fmt.Sprintf("the owning process cannot be named: %s does not share the node's PID namespace", sh.Via())

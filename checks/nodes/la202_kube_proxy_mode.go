@@ -12,6 +12,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // ipvsIssues are kubernetes' reports of the IPVS failure this check names: with externalIPs
@@ -44,9 +45,9 @@ func kubeProxyMode(ctx context.Context, env *Env) engine.Outcome {
 	if len(ours) > 0 {
 		owners = statusOwners(s, ours)
 	}
-	var placed *kube.NodeAddrs
+	var placed *noderead.NodeAddrs
 	if ok, _ := env.Reader.Available(); ok {
-		p := kube.PlaceAddrs(ctx, env.Reader, s.Nodes, ours)
+		p := noderead.PlaceAddrs(ctx, env.Reader, s.Nodes, ours)
 		placed = &p
 		for a, pl := range p.Places {
 			for _, o := range pl.Owners {
@@ -92,7 +93,7 @@ func ourExternalIPs(s *kube.Setup) []netip.Addr {
 func statusOwners(s *kube.Setup, addrs []netip.Addr) map[netip.Addr][]string {
 	out := map[netip.Addr][]string{}
 	for i := range s.Nodes {
-		for _, a := range kube.NodeStatusAddrs(&s.Nodes[i]) {
+		for _, a := range noderead.NodeStatusAddrs(&s.Nodes[i]) {
 			if addrs == nil || slices.Contains(addrs, a) {
 				out[a] = append(out[a], s.Nodes[i].Name)
 			}
@@ -116,7 +117,7 @@ func DataplaneFindings(dp kube.Dataplane, owners map[netip.Addr][]string) []engi
 	if len(dp.KubeProxy) == 0 && len(replaced) == 0 {
 		out = append(out, engine.Finding{Code: "LA202-NOT-FOUND", Severity: engine.SeverityWarn,
 			Message: "what implements Services could not be told: " + strings.Join(notFound(dp), "; "),
-			Remediation: "# name the mode by hand: on a node, `ip -o addr show dev " + kube.IPVSDevice + "` lists addresses only in IPVS mode\n" +
+			Remediation: "# name the mode by hand: on a node, `ip -o addr show dev " + noderead.IPVSDevice + "` lists addresses only in IPVS mode\n" +
 				"# kube-proxy's own answer: curl -s http://127.0.0.1:10249/proxyMode (its metrics port, on the node)"})
 	}
 	if c := dp.Calico; c != nil && c.Unmodelled != "" {
@@ -207,13 +208,13 @@ func ipvsFinding(src kube.ProxySource, owners map[netip.Addr][]string, ev map[st
 	}
 	if len(held) == 0 {
 		return engine.Finding{Code: "LA202-MODE", Severity: engine.SeverityInfo, Object: src.Object, Evidence: ev,
-			Message: "kube-proxy runs in IPVS mode (" + src.ModeFrom + "): it binds the externalIPs on " + kube.IPVSDevice + " on every node, none of them a node address"}
+			Message: "kube-proxy runs in IPVS mode (" + src.ModeFrom + "): it binds the externalIPs on " + noderead.IPVSDevice + " on every node, none of them a node address"}
 	}
 	ev["nodeAddresses"] = held
 	ev["reports"] = ipvsIssues
 	return engine.Finding{Code: "LA202-IPVS-NODE-ADDRESSES", Severity: engine.SeverityFail, Object: src.Object, Evidence: ev,
 		Message: fmt.Sprintf("kube-proxy runs in IPVS mode (%s): it binds every externalIP that is not a node's own address to %s on every node, so each node holds its peers' addresses %s as local ones, and its own traffic to its peers there (kubelet, API server, SSH, pods on the node network) never leaves it (%s)",
-			src.ModeFrom, kube.IPVSDevice, strings.Join(held, ", "), ipvsIssues),
+			src.ModeFrom, noderead.IPVSDevice, strings.Join(held, ", "), ipvsIssues),
 		Remediation: switchModeFix(src)}
 }
 
@@ -222,8 +223,8 @@ func ipvsFinding(src kube.ProxySource, owners map[netip.Addr][]string, ev map[st
 // CleanupLeftovers: DeleteDummyDevice(defaultDummyDevice)).
 func switchModeFix(src kube.ProxySource) string {
 	head := "# iptables mode writes DNAT rules and binds no address (nftables mode, Kubernetes >= 1.31, does the same)\n"
-	tail := "\n# the addresses already on " + kube.IPVSDevice + " stay until kube-proxy's IPVS cleanup runs on each node (`kube-proxy --cleanup`, which deletes " + kube.IPVSDevice + ") or the node reboots\n" +
-		"# then on each node `ip -o addr show dev " + kube.IPVSDevice + "` lists no peer's address"
+	tail := "\n# the addresses already on " + noderead.IPVSDevice + " stay until kube-proxy's IPVS cleanup runs on each node (`kube-proxy --cleanup`, which deletes " + noderead.IPVSDevice + ") or the node reboots\n" +
+		"# then on each node `ip -o addr show dev " + noderead.IPVSDevice + "` lists no peer's address"
 	switch {
 	case src.ConfigMap != "" && src.ConfigText != "":
 		text, err := kube.SetKubeProxyMode(src.ConfigText, kube.ModeIPTables)

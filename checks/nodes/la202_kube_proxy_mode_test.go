@@ -14,6 +14,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // The table of LA202's judgements of the configuration is in checks/config (round trips);
@@ -22,7 +23,7 @@ import (
 func runLA202(t *testing.T, f *la201Fixture) engine.Outcome {
 	t.Helper()
 	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"})
-	f.env.Reader = &kube.NodeNetReader{Shells: f.env.Shells, Limit: 5 * time.Second}
+	f.env.Reader = &noderead.NodeNetReader{Shells: f.env.Shells, Limit: 5 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := KubeProxyMode(f.env).Run(ctx)
@@ -31,8 +32,8 @@ func runLA202(t *testing.T, f *la201Fixture) engine.Outcome {
 }
 
 func TestANodeHoldingItsPeersAddressesOnKubeIPVS0FailsWhateverTheConfigurationSays(t *testing.T) {
-	// Recorded in a namespace shaped as node-1 in IPVS mode (pkg/kube/testdata/nodenet).
-	ipvs, err := os.ReadFile("../../pkg/kube/testdata/nodenet/ipvs-node.iproute2.txt")
+	// Recorded in a namespace shaped as node-1 in IPVS mode (pkg/kube/noderead/testdata/nodenet).
+	ipvs, err := os.ReadFile("../../pkg/kube/noderead/testdata/nodenet/ipvs-node.iproute2.txt")
 	require.NoError(t, err)
 	clean := "@@lanaccess-ip-addr\n2: eth0    inet 10.0.10.12/24 scope global eth0\\\n@@lanaccess-links\neth0\nlo\n"
 	f := newLA201Fixture(t)

@@ -11,17 +11,18 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // ObservedIPVSFindings judges what the nodes' own stacks show: a node holding a peer's
 // address on kube-ipvs0 answers for that peer whatever the configuration says (IPVS mode, or
 // its leftovers after a switch). placed is nil when the nodes were not read.
-func ObservedIPVSFindings(placed *kube.NodeAddrs, owners map[netip.Addr][]string, r *kube.NodeNetReader) []engine.Finding {
+func ObservedIPVSFindings(placed *noderead.NodeAddrs, owners map[netip.Addr][]string, r *noderead.NodeNetReader) []engine.Finding {
 	if placed == nil {
 		_, why := r.Available()
 		return []engine.Finding{{Code: "LA202-NODES-NOT-READ", Severity: engine.SeverityInfo,
-			Message: "the nodes' " + kube.IPVSDevice + " was not read (" + why + "): the verdict rests on the configuration alone"}}
+			Message: "the nodes' " + noderead.IPVSDevice + " was not read (" + why + "): the verdict rests on the configuration alone"}}
 	}
 	var out []engine.Finding
 	for _, name := range slices.Sorted(maps.Keys(placed.Read)) {
@@ -39,20 +40,20 @@ func ObservedIPVSFindings(placed *kube.NodeAddrs, owners map[netip.Addr][]string
 			continue
 		}
 		out = append(out, engine.Finding{Code: "LA202-PEER-ADDRESS-LOCAL", Severity: engine.SeverityFail, Object: "Node " + name,
-			Message:  fmt.Sprintf("node %s holds its peers' addresses %s on %s: its traffic to them is delivered to itself (%s)", name, strings.Join(peers, ", "), kube.IPVSDevice, ipvsIssues),
-			Evidence: map[string]any{"node": name, "readWith": net.Via, "device": kube.IPVSDevice, "peerAddresses": peers},
-			Remediation: "# kube-proxy's IPVS cleanup deletes " + kube.IPVSDevice + " (run `kube-proxy --cleanup` on the node once kube-proxy no longer runs in IPVS mode, or reboot it)\n" +
-				remedy.Comment("by hand on node "+name+": ip link delete "+kube.IPVSDevice+" (kube-proxy in IPVS mode puts it back)")})
+			Message:  fmt.Sprintf("node %s holds its peers' addresses %s on %s: its traffic to them is delivered to itself (%s)", name, strings.Join(peers, ", "), noderead.IPVSDevice, ipvsIssues),
+			Evidence: map[string]any{"node": name, "readWith": net.Via, "device": noderead.IPVSDevice, "peerAddresses": peers},
+			Remediation: "# kube-proxy's IPVS cleanup deletes " + noderead.IPVSDevice + " (run `kube-proxy --cleanup` on the node once kube-proxy no longer runs in IPVS mode, or reboot it)\n" +
+				remedy.Comment("by hand on node "+name+": ip link delete "+noderead.IPVSDevice+" (kube-proxy in IPVS mode puts it back)")})
 	}
 	var unread []string
 	for _, name := range slices.Sorted(maps.Keys(placed.Unread)) {
-		if err := placed.Unread[name]; !errors.Is(err, kube.ErrNodesNotRead) {
+		if err := placed.Unread[name]; !errors.Is(err, noderead.ErrNodesNotRead) {
 			unread = append(unread, err.Error())
 		}
 	}
 	if len(unread) > 0 {
 		out = append(out, engine.Finding{Code: "LA202-NODES-NOT-READ", Severity: engine.SeverityInfo,
-			Message: "some nodes' " + kube.IPVSDevice + " was not read: " + strings.Join(unread, "; ")})
+			Message: "some nodes' " + noderead.IPVSDevice + " was not read: " + strings.Join(unread, "; ")})
 	}
 	return out
 }

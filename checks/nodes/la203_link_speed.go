@@ -10,14 +10,14 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // LinkSpeed is LA203: the interfaces that carry our addresses negotiated the same speed, full
 // duplex. One node on a 100 Mb/s card serves a tenth of the others' bandwidth to every client
 // DNS or the proxy sends there, and LA403's latency does not show it (a handshake is a few
 // small packets). Speed and duplex are what the kernel reports in /sys/class/net/IF (see
-// kube.LinkState); a virtual interface (veth, bridge, bond: no device behind it) reports a
+// noderead.LinkState); a virtual interface (veth, bridge, bond: no device behind it) reports a
 // fixed or derived value, not a negotiated one, and is not compared.
 func LinkSpeed(env *Env) engine.Check {
 	return catalogue.Check("LA203", func(ctx context.Context) engine.Outcome { return linkSpeed(ctx, env) })
@@ -27,7 +27,7 @@ func LinkSpeed(env *Env) engine.Check {
 type Carrier struct {
 	Node, Link string
 	Addrs      []netip.Addr
-	State      kube.LinkState
+	State      noderead.LinkState
 	// Unread says why the link's sysfs was not read ("" when it was).
 	Unread string
 }
@@ -52,7 +52,7 @@ func linkSpeed(ctx context.Context, env *Env) engine.Outcome {
 	if ok, why := env.Reader.Available(); !ok {
 		return engine.Outcome{Skip: "the nodes' links are not read (" + why + ")"}
 	}
-	placed := kube.PlaceAddrs(ctx, env.Reader, s.Nodes, ourExternalIPs(s))
+	placed := noderead.PlaceAddrs(ctx, env.Reader, s.Nodes, ourExternalIPs(s))
 	o := JudgeLinks(Carriers(placed))
 	if len(placed.Unread) == 0 {
 		return o
@@ -72,7 +72,7 @@ func linkSpeed(ctx context.Context, env *Env) engine.Outcome {
 }
 
 // Carriers are the interfaces that carry the placed addresses, in address order.
-func Carriers(placed kube.NodeAddrs) []Carrier {
+func Carriers(placed noderead.NodeAddrs) []Carrier {
 	var out []Carrier
 	for _, a := range sortedPlaces(placed) {
 		for _, o := range placed.Places[a].Owners {
@@ -100,7 +100,7 @@ func Carriers(placed kube.NodeAddrs) []Carrier {
 	return out
 }
 
-func sortedPlaces(placed kube.NodeAddrs) []netip.Addr {
+func sortedPlaces(placed noderead.NodeAddrs) []netip.Addr {
 	out := make([]netip.Addr, 0, len(placed.Places))
 	for a := range placed.Places {
 		out = append(out, a)

@@ -14,36 +14,36 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
-// The sysfs outputs in pkg/kube/testdata/nodenet were recorded on the build machine: its
+// The sysfs outputs in pkg/kube/noderead/testdata/nodenet were recorded on the build machine: its
 // virtio NIC (speed -1, duplex unknown, a device behind it), a veth (10000/full, no device) and
 // a tap set to 100/half with SIOCETHTOOL (no device). No NIC that negotiates a speed exists
 // there (nor in the lab, whose links are veths with a fixed 10000), so the comparison itself
 // is proven on link states in the kernel's format (speed "%d" in Mb/s, duplex full/half).
 
-func recordedLinks(t *testing.T, file string, names ...string) []kube.LinkState {
+func recordedLinks(t *testing.T, file string, names ...string) []noderead.LinkState {
 	t.Helper()
-	b, err := os.ReadFile("../../pkg/kube/testdata/nodenet/" + file)
+	b, err := os.ReadFile("../../pkg/kube/noderead/testdata/nodenet/" + file)
 	require.NoError(t, err)
-	n := kube.NodeNet{}
+	n := noderead.NodeNet{}
 	for _, name := range names {
-		n.Links = append(n.Links, kube.NodeLink{Name: name})
+		n.Links = append(n.Links, noderead.NodeLink{Name: name})
 	}
-	kube.ParseLinkStates(string(b), &n)
-	out := make([]kube.LinkState, len(n.Links))
+	noderead.ParseLinkStates(string(b), &n)
+	out := make([]noderead.LinkState, len(n.Links))
 	for i, l := range n.Links {
 		out[i] = l.Link
 	}
 	return out
 }
 
-func nic(speed, duplex string) kube.LinkState {
-	return kube.LinkState{Read: true, OperState: "up", SpeedRaw: speed, DuplexRaw: duplex, Device: true}
+func nic(speed, duplex string) noderead.LinkState {
+	return noderead.LinkState{Read: true, OperState: "up", SpeedRaw: speed, DuplexRaw: duplex, Device: true}
 }
 
-func carrier(node, link, addr string, st kube.LinkState) Carrier {
+func carrier(node, link, addr string, st noderead.LinkState) Carrier {
 	return Carrier{Node: node, Link: link, Addrs: []netip.Addr{netip.MustParseAddr(addr)}, State: st}
 }
 
@@ -112,7 +112,7 @@ func TestLA203UnreadLinksAreSaid(t *testing.T) {
 func TestLA203SaysTheNodesWereNotReadWhenNoneCouldBe(t *testing.T) {
 	f := newLA201Fixture(t)
 	f.exec.On("", "cat /proc/net/tcp", kubetest.Reply{Err: errors.New("exec refused")})
-	f.env.Reader = &kube.NodeNetReader{Shells: f.env.Shells, Limit: time.Second}
+	f.env.Reader = &noderead.NodeNetReader{Shells: f.env.Shells, Limit: time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := LinkSpeed(f.env).Run(ctx)

@@ -18,7 +18,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // Env is what vpn-trace's checks read: the API, exec into the VPN pods, the options. Configz
@@ -27,7 +27,7 @@ type Env struct {
 	Client kubernetes.Interface
 	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
 	Dynamic dynamic.Interface
-	Exec    kube.Executor
+	Exec    podexec.Executor
 	Options Options
 	Configz func(ctx context.Context, node string) ([]byte, error)
 	Prober  facts.ClientProber

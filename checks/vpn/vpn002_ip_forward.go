@@ -3,7 +3,7 @@ package vpn
 import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -17,7 +17,7 @@ func judgeForwarding(p *facts.Pod) ([]engine.Finding, error) {
 	f, err := p.Forwarding, p.ForwardingErr
 	ev := map[string]any{"ip_forward": f.Value, "readWith": f.Method, "node": p.Pod.Spec.NodeName}
 	switch {
-	case err != nil && kube.IsToolMissing(err):
+	case err != nil && podexec.IsToolMissing(err):
 		return []engine.Finding{{Code: "VPN002-NO-TOOL", Severity: engine.SeverityWarn, Object: p.Object(),
 			Message:     err.Error() + "; an ephemeral debug container shares the pod's network namespace and can read it",
 			Remediation: remedy.Kubectl(p.Ref.Namespace, "debug", p.Ref.Name, "-it", "--image=busybox:1.36.1", "--target="+p.Container, "--", "cat", "/proc/sys/net/ipv4/ip_forward")}}, err

@@ -37,7 +37,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // The recordings in testdata/vpn are real output of the trace's own commands, run with
@@ -66,7 +66,7 @@ func vpnReply(t *testing.T, name string) kubetest.Reply {
 	require.NoError(t, json.Unmarshal(b, &r))
 	reply := kubetest.Reply{Stdout: r.Stdout, Stderr: r.Stderr}
 	if r.Exit != 0 {
-		reply.Err = &kube.ExitError{Code: r.Exit, Stderr: r.Stderr, Command: r.Cmd}
+		reply.Err = &podexec.ExitError{Code: r.Exit, Stderr: r.Stderr, Command: r.Cmd}
 	}
 	return reply
 }

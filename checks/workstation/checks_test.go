@@ -3,7 +3,6 @@ package workstation
 import (
 	"context"
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"io/fs"
 	"net"
 	"net/netip"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"

@@ -13,7 +13,7 @@ import (
 // configureCommand is the plugin command that prints this machine's setup. It names the zone and
 // servers so that it works without access to the cluster.
 func configureCommand(env Env) string {
-	cmd := "kubectl lanaccess client-config --os " + string(env.OS) + " --zone " + env.Target.Zone + " --dns-server " + probe.JoinAddrsSep(env.Target.Servers, ",")
+	cmd := "kubectl lanaccess client-config --os " + string(env.OS) + " --zone " + env.Target.Zone.String() + " --dns-server " + probe.JoinAddrsSep(env.Target.Servers, ",")
 	if !probe.SameAddrs(env.Target.Servers, env.Target.Answers) {
 		cmd += " --answer " + probe.JoinAddrsSep(env.Target.Answers, ",")
 	}
@@ -50,9 +50,9 @@ func resetCommands(env Env, profile string) string {
 		}
 		return "resolvectl flush-caches\nsudo nmcli connection up " + remedy.Quote(profile)
 	case ws.Windows:
-		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + remedy.PowerShellQuote("."+env.Target.Zone) + "   # the zone's rule must be listed"
+		return "Clear-DnsClientCache\nGet-DnsClientNrptPolicy | Where-Object Namespace -eq " + remedy.PowerShellQuote("."+env.Target.Zone.String()) + "   # the zone's rule must be listed"
 	case ws.MacOS:
-		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\n" + remedy.Command("cat", "/etc/resolver/"+env.Target.Zone) + "   # must list the zone's servers"
+		return "sudo dscacheutil -flushcache; sudo killall -HUP mDNSResponder\n" + remedy.Command("cat", "/etc/resolver/"+env.Target.Zone.String()) + "   # must list the zone's servers"
 	}
 	return configureCommand(env)
 }

@@ -30,7 +30,7 @@ func zoneResolves(s *session) engine.Check {
 			evidence["error"] = r.err.Error()
 			return engine.Outcome{Findings: []engine.Finding{{Code: "WS001-NOT-RESOLVED", Severity: engine.SeverityFail,
 				Object:      object,
-				Message:     msg + ": this machine does not send " + env.Target.Zone + " to the zone's DNS servers" + whereToLook(env.OS),
+				Message:     msg + ": this machine does not send " + env.Target.Zone.String() + " to the zone's DNS servers" + whereToLook(env.OS),
 				Evidence:    evidence,
 				Remediation: configureCommand(env),
 			}}}

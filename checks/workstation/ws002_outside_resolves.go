@@ -26,7 +26,7 @@ func outsideStillResolves(s *session) engine.Check {
 			evidence["error"] = r.err.Error()
 			return engine.Outcome{Findings: []engine.Finding{{Code: "WS002-NOT-RESOLVED", Severity: engine.SeverityFail,
 				Object: object,
-				Message: msg + ": names outside " + env.Target.Zone + " no longer resolve. Where this machine sends every name to the zone's servers " +
+				Message: msg + ": names outside " + env.Target.Zone.String() + " no longer resolve. Where this machine sends every name to the zone's servers " +
 					"(a Linux link whose current server is one of them), their '.' block must forward; check also that the name exists (--outside-name)",
 				Evidence:    evidence,
 				Remediation: "kubectl lanaccess doctor --only LA303   # from a machine with cluster access: does the zone's DNS forward?",

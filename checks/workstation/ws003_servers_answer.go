@@ -46,7 +46,7 @@ func serversAnswer(s *session) engine.Check {
 		if failed == len(findings) && failed > 0 {
 			findings = append(findings, engine.Finding{Code: "WS003-NONE-ANSWERS",
 				Severity: engine.SeverityFail,
-				Object:   "zone " + env.Target.Zone,
+				Object:   "zone " + env.Target.Zone.String(),
 				Message:  "no server of the zone answers from here: this machine is off-site, a firewall drops DNS to the node addresses, or the zone's DNS is down",
 				Remediation: lines(
 					"kubectl lanaccess doctor --only LA103,LA301   # from a machine with cluster access",
@@ -85,7 +85,7 @@ func askServer(ctx context.Context, env Env, server netip.Addr) engine.Finding {
 	case reply.Rcode() != dns.RcodeSuccess:
 		return engine.Finding{Code: "WS003-NOT-THE-ZONE",
 			Severity: engine.SeverityFail, Object: object, Evidence: evidence,
-			Message:     fmt.Sprintf("%s answers %s for %s: it does not serve the zone %s", target, reply.RcodeName(), env.ProbeName, env.Target.Zone),
+			Message:     fmt.Sprintf("%s answers %s for %s: it does not serve the zone %s", target, reply.RcodeName(), env.ProbeName, env.Target.Zone.String()),
 			Remediation: "kubectl lanaccess doctor --only LA104,LA301   # from a machine with cluster access: the zone block of the Corefile",
 		}
 	case !probe.SameAddrs(got, env.Target.Answers):

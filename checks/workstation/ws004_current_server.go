@@ -84,7 +84,7 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 	case !l.CurrentServer.IsValid():
 		return engine.Finding{Code: "WS004-NO-CURRENT-SERVER",
 			Severity: engine.SeverityWarn, Object: object, Evidence: evidence,
-			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone + "?)",
+			Message:     object + " lists the zone's servers but has no current server: systemd-resolved has not sent it a query (is the link up, and is it the route for " + env.Target.Zone.String() + "?)",
 			Remediation: remedy.Command("resolvectl", "query", env.ProbeName) + "\n" + remedy.Command(append([]string{"resolvectl", "status"}, linkArgs(l)...)...),
 		}
 	case !containsAny(env.Target.Servers, l.CurrentServer) && slices.Contains(listedBefore(l, env.Target.Servers), l.CurrentServer):
@@ -104,7 +104,7 @@ func judgeCurrent(ctx context.Context, env Env, l ws.ResolvedLink) engine.Findin
 			// systemd-stable v252.31); proven on the real workstation for a stopped server and
 			// for a zone DNS without the '.' block (refused-org-status.txt).
 			Message: fmt.Sprintf("%s asks %s, not one of the zone's servers %s: systemd-resolved moved to it after the zone's servers failed a query (no answer, SERVFAIL, or REFUSED: a zone DNS without the '.' forward block refuses every name outside the zone, see doctor's LA303), and stays there until the connection comes up again, so %s gets the network's answers (the public address)",
-				object, l.CurrentServer, probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone),
+				object, l.CurrentServer, probe.JoinAddrsSep(env.Target.Servers, ", "), env.Target.Zone.String()),
 			Remediation: resetFor(ctx, env, l),
 		}
 	}
@@ -168,14 +168,14 @@ func judgeRouting(env Env, ours ws.ResolvedLink, others []ws.ResolvedLink) (engi
 			return engine.Finding{Code: "WS004-OTHER-LINK-CLAIMS",
 				Severity: engine.SeverityFail, Object: object, Evidence: ev,
 				Message: fmt.Sprintf("%s claims %s with the domain(s) %s, which matches better than %s does: systemd-resolved sends the zone's names there, not to the zone's servers",
-					linkObject(o), env.Target.Zone, strings.Join(o.Domains, " "), object),
+					linkObject(o), env.Target.Zone.String(), strings.Join(o.Domains, " "), object),
 				Remediation: addRoutingDomain(env, ours),
 			}, true
 		case m == n:
 			return engine.Finding{Code: "WS004-OTHER-LINK-TIES",
 				Severity: engine.SeverityWarn, Object: object, Evidence: ev,
 				Message: fmt.Sprintf("%s matches %s as well as %s does (%s): systemd-resolved asks both and takes the first positive answer, which may be the public address",
-					linkObject(o), env.Target.Zone, object, strings.Join(o.Domains, " ")),
+					linkObject(o), env.Target.Zone.String(), object, strings.Join(o.Domains, " ")),
 				Remediation: addRoutingDomain(env, ours),
 			}, true
 		}
@@ -183,7 +183,7 @@ func judgeRouting(env Env, ours ws.ResolvedLink, others []ws.ResolvedLink) (engi
 	if !has {
 		return engine.Finding{Code: "WS004-NO-ROUTING-DOMAIN",
 			Severity: engine.SeverityInfo, Object: object, Evidence: linkEvidence(ours),
-			Message:     object + " has no routing domain for " + env.Target.Zone + ": it gets the zone's names as a default route only, so a VPN that claims every name (~.) would take them",
+			Message:     object + " has no routing domain for " + env.Target.Zone.String() + ": it gets the zone's names as a default route only, so a VPN that claims every name (~.) would take them",
 			Remediation: addRoutingDomain(env, ours),
 		}, true
 	}
@@ -199,7 +199,7 @@ func notConfigured(env Env, zone lookupResult, why string, evidence map[string]a
 		}}}
 	}
 	return engine.Outcome{Findings: []engine.Finding{{Code: "WS004-NOT-CONFIGURED", Severity: engine.SeverityFail, Object: "this machine", Evidence: evidence,
-		Message:     why + ": this machine is not set up to send " + env.Target.Zone + " to them",
+		Message:     why + ": this machine is not set up to send " + env.Target.Zone.String() + " to them",
 		Remediation: configureCommand(env),
 	}}}
 }
@@ -241,7 +241,7 @@ func fromResolvConf(env Env, zone lookupResult, resolvectlErr error) engine.Outc
 	if zone.resolvedCorrectly(env.Target.Answers) {
 		sev = engine.SeverityWarn
 	}
-	msg := fmt.Sprintf("%s lists %s before the zone's server %s: the first nameserver answers %s (with the public address) and the zone's servers are asked only when it fails", path, servers[0], servers[pos], env.Target.Zone)
+	msg := fmt.Sprintf("%s lists %s before the zone's server %s: the first nameserver answers %s (with the public address) and the zone's servers are asked only when it fails", path, servers[0], servers[pos], env.Target.Zone.String())
 	if pos >= 3 {
 		msg += "; beyond the third nameserver, glibc never asks at all"
 	}
@@ -290,13 +290,13 @@ func reorderFor(ctx context.Context, env Env, l ws.ResolvedLink, before []netip.
 
 func addRoutingDomain(env Env, l ws.ResolvedLink) string {
 	if l.Name == "Global" {
-		return "# add Domains=~" + env.Target.Zone + " under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
+		return "# add Domains=~" + env.Target.Zone.String() + " under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
 	}
 	profile := env.Connection
 	if profile == "" {
 		profile = "<profile of " + l.Name + ">"
 	}
-	return "sudo nmcli connection modify " + remedy.Quote(profile) + " +ipv4.dns-search " + remedy.Quote("~"+env.Target.Zone) + "\nsudo nmcli connection up " + remedy.Quote(profile)
+	return "sudo nmcli connection modify " + remedy.Quote(profile) + " +ipv4.dns-search " + remedy.Quote("~"+env.Target.Zone.String()) + "\nsudo nmcli connection up " + remedy.Quote(profile)
 }
 
 // profileOf asks NetworkManager which profile is active on device; "" when it cannot say.

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/cli"
+	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/cli"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // Reply is what one matching exec returns.
@@ -31,12 +31,12 @@ type Rule struct {
 
 // Call records one exec.
 type Call struct {
-	Pod       kube.PodRef
+	Pod       podexec.PodRef
 	Container string
 	Command   []string
 }
 
-// FakeExecutor is a kube.Executor that answers from rules, first match wins; a command no
+// FakeExecutor is a podexec.Executor that answers from rules, first match wins; a command no
 // rule matches is an error naming it, so a test never passes on an unplanned command.
 type FakeExecutor struct {
 	mu    sync.Mutex
@@ -59,8 +59,8 @@ func (f *FakeExecutor) Calls() []Call {
 	return append([]Call(nil), f.calls...)
 }
 
-// Exec implements kube.Executor.
-func (f *FakeExecutor) Exec(ctx context.Context, ref kube.PodRef, container string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
+// Exec implements podexec.Executor.
+func (f *FakeExecutor) Exec(ctx context.Context, ref podexec.PodRef, container string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
 	line := strings.Join(cmd, " ")
 	f.mu.Lock()
 	f.calls = append(f.calls, Call{Pod: ref, Container: container, Command: append([]string(nil), cmd...)})
@@ -88,10 +88,10 @@ func (f *FakeExecutor) Exec(ctx context.Context, ref kube.PodRef, container stri
 
 // Exit is the reply of a command that ran and exited with code.
 func Exit(code int, stdout, stderr string) Reply {
-	return Reply{Stdout: stdout, Stderr: stderr, Err: &kube.ExitError{Code: code, Stderr: stderr}}
+	return Reply{Stdout: stdout, Stderr: stderr, Err: &podexec.ExitError{Code: code, Stderr: stderr}}
 }
 
 // Missing is the reply of an image without tool.
 func Missing(tool string) Reply {
-	return Reply{Err: &kube.ToolMissingError{Tool: tool, Detail: "sh: " + tool + ": not found"}}
+	return Reply{Err: &podexec.ToolMissingError{Tool: tool, Detail: "sh: " + tool + ": not found"}}
 }

@@ -14,7 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
@@ -23,7 +23,7 @@ import (
 // namespace another test left terminating is waited for first: apply would fail on it.
 func installBundles(t *testing.T, names ...string) {
 	t.Helper()
-	namespaces := []string{"lanaccess", kube.DefaultHelperNamespace}
+	namespaces := []string{"lanaccess", podexec.DefaultHelperNamespace}
 	waitNamespacesGone(t, namespaces, true)
 	var raw []byte
 	for _, n := range names {

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // runCleanup runs `kubectl lanaccess cleanup ARGS` and returns its output and exit code.
@@ -30,12 +30,12 @@ func runCleanup(t *testing.T, args ...string) (string, error) {
 // it; --run-id deletes it.
 func TestCleanupSparesARunningRunsHelperAndDeletesAFinishedOne(t *testing.T) {
 	installBundles(t, "rbac-doctor", "rbac-helpers")
-	ns := kube.DefaultHelperNamespace
+	ns := podexec.DefaultHelperNamespace
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pods := lab.Client.CoreV1().Pods(ns)
 	for _, run := range []string{"live0001", "done0001"} {
-		_, err := pods.Create(ctx, kube.HelperPod(kube.HelperConfig{RunID: run}, "lanaccess-"+run+"-1-node-1", "node-1"), metav1.CreateOptions{})
+		_, err := pods.Create(ctx, podexec.HelperPod(podexec.HelperConfig{RunID: run}, "lanaccess-"+run+"-1-node-1", "node-1"), metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {

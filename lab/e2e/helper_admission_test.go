@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 const helperPolicy = "ValidatingAdmissionPolicy 'kubectl-lanaccess-helper-pods'"
@@ -36,7 +36,7 @@ func createPod(t *testing.T, pod *corev1.Pod) error {
 func waitHelperPolicy(t *testing.T) {
 	t.Helper()
 	eventually(t, time.Minute, func() error {
-		p := kube.HelperPod(kube.HelperConfig{RunID: "wait0001"}, "lanaccess-wait0001-1-node-1", "node-1")
+		p := podexec.HelperPod(podexec.HelperConfig{RunID: "wait0001"}, "lanaccess-wait0001-1-node-1", "node-1")
 		p.Labels = nil
 		if err := createPod(t, p); err == nil || !strings.Contains(err.Error(), helperPolicy) {
 			return fmt.Errorf("the helper policy is not in force yet: %v", err)
@@ -47,10 +47,10 @@ func waitHelperPolicy(t *testing.T) {
 
 func labelHelperNamespace(t *testing.T, value string) {
 	t.Helper()
-	patch := []byte(`{"metadata":{"labels":{"` + kube.HelperOwnersLabel + `":` + value + `}}}`)
+	patch := []byte(`{"metadata":{"labels":{"` + podexec.HelperOwnersLabel + `":` + value + `}}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := lab.Client.CoreV1().Namespaces().Patch(ctx, kube.DefaultHelperNamespace, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := lab.Client.CoreV1().Namespaces().Patch(ctx, podexec.DefaultHelperNamespace, types.MergePatchType, patch, metav1.PatchOptions{})
 	require.NoError(t, err)
 }
 
@@ -61,7 +61,7 @@ func labelHelperNamespace(t *testing.T, value string) {
 func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 	installBundles(t, "rbac-doctor", "rbac-helpers")
 	helper := func() *corev1.Pod {
-		return kube.HelperPod(kube.HelperConfig{RunID: "vap0test"}, "lanaccess-vap0test-1-node-1", "node-1")
+		return podexec.HelperPod(podexec.HelperConfig{RunID: "vap0test"}, "lanaccess-vap0test-1-node-1", "node-1")
 	}
 	require.NoError(t, createPod(t, helper()), "the helper pod is admitted")
 
@@ -114,7 +114,7 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 	// kubectl debug adds an ephemeral container to a running pod: refused too.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := lab.Client.CoreV1().Pods(kube.DefaultHelperNamespace).Create(ctx, helper(), metav1.CreateOptions{})
+	p, err := lab.Client.CoreV1().Pods(podexec.DefaultHelperNamespace).Create(ctx, helper(), metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = lab.Client.CoreV1().Pods(p.Namespace).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
@@ -126,7 +126,7 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 			return err
 		}
 		cur.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
-			Name: "debugger", Image: kube.DefaultHelperImage, Command: []string{"sh"}}}}
+			Name: "debugger", Image: podexec.DefaultHelperImage, Command: []string{"sh"}}}}
 		_, err = lab.Client.CoreV1().Pods(p.Namespace).UpdateEphemeralContainers(ctx, p.Name, cur, metav1.UpdateOptions{})
 		switch {
 		case apierrors.IsConflict(err):
@@ -139,11 +139,11 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 	})
 
 	// The owner-naming shape (node root) only where an administrator labelled the namespace.
-	owners := kube.HelperPod(kube.HelperConfig{RunID: "vap0test", NameOwners: true}, "lanaccess-vap0test-2-node-1", "node-1")
+	owners := podexec.HelperPod(podexec.HelperConfig{RunID: "vap0test", NameOwners: true}, "lanaccess-vap0test-2-node-1", "node-1")
 	err = createPod(t, owners)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), helperPolicy)
-	labelHelperNamespace(t, `"`+kube.HelperOwnersAllowed+`"`)
+	labelHelperNamespace(t, `"`+podexec.HelperOwnersAllowed+`"`)
 	t.Cleanup(func() { labelHelperNamespace(t, "null") })
 	require.NoError(t, createPod(t, owners), "admitted where the namespace is labelled")
 	ownersPlus := owners.DeepCopy()
@@ -157,7 +157,7 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 // Security itself, which is why the helpers have their own namespace.
 func TestTheJobsNamespaceRefusesTheHelperPod(t *testing.T) {
 	installBundles(t, "rbac-doctor")
-	p := kube.HelperPod(kube.HelperConfig{Namespace: "lanaccess", RunID: "psa0test"}, "lanaccess-psa0test-1-node-1", "node-1")
+	p := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "psa0test"}, "lanaccess-psa0test-1-node-1", "node-1")
 	err := createPod(t, p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true)`)

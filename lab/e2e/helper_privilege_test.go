@@ -18,13 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/procnet"
 )
 
 // The lab's kubelet (kwok) runs exec as root, whatever the pod's securityContext says, so the
 // helper's credentials are proven here against the kernel directly: the reads LA201 makes run
-// under exactly the uid, gid and capabilities of each helper shape (kube.HelperPod), through
+// under exactly the uid, gid and capabilities of each helper shape (podexec.HelperPod), through
 // setpriv, in a node's namespaces, against real processes holding real sockets.
 
 // setpriv is the command prefix that gives a process the credentials of a container with sc:
@@ -42,7 +42,7 @@ func setpriv(sc *corev1.SecurityContext) []string {
 }
 
 func helperContext(nameOwners bool) *corev1.SecurityContext {
-	return kube.HelperPod(kube.HelperConfig{RunID: "k", NameOwners: nameOwners}, "x", "node-2").Spec.Containers[0].SecurityContext
+	return podexec.HelperPod(podexec.HelperConfig{RunID: "k", NameOwners: nameOwners}, "x", "node-2").Spec.Containers[0].SecurityContext
 }
 
 // withoutCap returns sc with capability c no longer added.

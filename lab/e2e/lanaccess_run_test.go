@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // lanaccessBinary builds the plugin once per test binary, from this checkout.
@@ -122,7 +122,7 @@ type ourPodWatch struct {
 func watchOurPods(t *testing.T) *ourPodWatch {
 	t.Helper()
 	w, err := lab.Client.CoreV1().Pods("").Watch(context.Background(), metav1.ListOptions{
-		LabelSelector: kube.ManagedByLabel + "=" + kube.ManagedByValue,
+		LabelSelector: podexec.ManagedByLabel + "=" + podexec.ManagedByValue,
 	})
 	require.NoError(t, err)
 	pw := &ourPodWatch{w: w, done: make(chan struct{})}
@@ -163,7 +163,7 @@ func ourPodsLeft(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := lab.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kube.ManagedByLabel + "=" + kube.ManagedByValue})
+	l, err := lab.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: podexec.ManagedByLabel + "=" + podexec.ManagedByValue})
 	require.NoError(t, err)
 	out := make([]string, 0, len(l.Items))
 	for _, p := range l.Items {

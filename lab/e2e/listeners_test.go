@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // LA201 reads the nodes' sockets through helper pods (kwok runs their exec in the node's
@@ -36,7 +36,7 @@ func TestLA201NamesAListenerOnNode2ItsPortAndProcessAndPassesOnceItIsGone(t *tes
 			}
 		}
 		// Naming it is node root: admitted once an administrator labels the namespace.
-		labelHelperNamespace(t, `"`+kube.HelperOwnersAllowed+`"`)
+		labelHelperNamespace(t, `"`+podexec.HelperOwnersAllowed+`"`)
 		t.Cleanup(func() { labelHelperNamespace(t, "null") })
 		r = runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201", "--name-owners")
 		status, _, fs = r.check(t, "LA201")
@@ -130,6 +130,6 @@ func TestLA201RunsUnderTheShippedHelperBundle(t *testing.T) {
 	r = runLanaccess(t, "", 4*time.Minute, "doctor", "--only", "LA201", "--name-owners", "--kubeconfig", kubeconfig)
 	status, reason, _ = r.check(t, "LA201")
 	assert.Equal(t, "skip", status)
-	assert.Contains(t, reason, "kubectl label namespace "+kube.DefaultHelperNamespace+" "+kube.HelperOwnersLabel+"="+kube.HelperOwnersAllowed)
+	assert.Contains(t, reason, "kubectl label namespace "+podexec.DefaultHelperNamespace+" "+podexec.HelperOwnersLabel+"="+podexec.HelperOwnersAllowed)
 	assert.Empty(t, ourPodsLeft(t))
 }

@@ -65,7 +65,7 @@ func parseKey(key string) ([]Address, error) {
 	}
 	var out []Address
 	for _, h := range hosts {
-		out = append(out, Address{Raw: key, Transport: trans, Zone: NormalizeZone(h), Port: port})
+		out = append(out, Address{Raw: key, Transport: trans, Zone: canonicalZone(h), Port: port})
 	}
 	return out, nil
 }
@@ -105,8 +105,10 @@ func isPlaceholder(s string) bool {
 	return (strings.HasPrefix(s, "{$") || strings.HasPrefix(s, "{%")) && strings.HasSuffix(s, "}")
 }
 
-// NormalizeZone returns zone lower-case and fully qualified, as CoreDNS compares zones.
-func NormalizeZone(zone string) string {
+// canonicalZone returns a server block's or a plugin's zone lower-case and fully qualified, as
+// CoreDNS compares zones. It is CoreDNS's reading of any key a Corefile may hold, the root and
+// reverse zones included, not a validator: the LAN zone itself is a zone.Zone (pkg/zone).
+func canonicalZone(zone string) string {
 	return strings.ToLower(dns.Fqdn(strings.TrimSpace(zone)))
 }
 

@@ -182,7 +182,7 @@ func (b *ServerBlock) Ports() []string {
 
 // Serves reports whether one of the block's keys is exactly zone (any port when port is "").
 func (b *ServerBlock) Serves(zone, port string) bool {
-	zone = NormalizeZone(zone)
+	zone = canonicalZone(zone)
 	for _, a := range b.Addresses {
 		if a.Zone == zone && (port == "" || a.Port == port) {
 			return true

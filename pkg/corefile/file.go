@@ -40,7 +40,7 @@ func (b *ServerBlock) FileZones() []FileZone {
 			fz.Path, args = args[0], args[1:]
 		}
 		for _, z := range args {
-			fz.Zones = append(fz.Zones, NormalizeZone(z))
+			fz.Zones = append(fz.Zones, canonicalZone(z))
 		}
 		if len(fz.Zones) == 0 {
 			fz.Zones = b.Zones()

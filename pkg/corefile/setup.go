@@ -590,7 +590,7 @@ func parseHosts(text string, names map[string][]string) {
 			continue
 		}
 		for _, n := range f[1:] {
-			key := NormalizeZone(n)
+			key := canonicalZone(n)
 			names[key] = append(names[key], ip.String())
 		}
 	}

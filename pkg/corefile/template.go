@@ -194,7 +194,7 @@ func normalizeExact(s string) []string {
 		return nil
 	}
 	for i := range hosts {
-		hosts[i] = NormalizeZone(hosts[i])
+		hosts[i] = canonicalZone(hosts[i])
 	}
 	return hosts
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // The Corefile is the file CoreDNS is started with: the -conf argument of the CoreDNS
@@ -473,8 +474,8 @@ func corefileCandidates(cms []corev1.ConfigMap, ns string) []string {
 // serves besides ".". A named zone is not checked here: a Corefile that does not serve it is
 // LA104's finding, not a usage error.
 func (d *discoverer) pickZone() error {
-	if d.sel.Zone != "" {
-		d.setup.Zone = corefile.NormalizeZone(d.sel.Zone)
+	if !d.sel.Zone.IsZero() {
+		d.setup.Zone = d.sel.Zone
 		return nil
 	}
 	cf := d.setup.Corefile
@@ -483,8 +484,7 @@ func (d *discoverer) pickZone() error {
 	}
 	zones := cf.TemplateAZones()
 	if len(zones) == 1 {
-		d.setup.Zone = zones[0]
-		return nil
+		return d.takeZone(zones[0], cf.Name)
 	}
 	where := cf.Name
 	if len(zones) > 1 {
@@ -499,12 +499,22 @@ func (d *discoverer) pickZone() error {
 		}
 	}
 	if len(all) == 1 {
-		d.setup.Zone = all[0] // e.g. served by `file`: LA104 explains what is missing
-		return nil
+		return d.takeZone(all[0], cf.Name) // e.g. served by `file`: LA104 explains what is missing
 	}
 	msg := fmt.Sprintf("no server block of %s answers A with a template", where)
 	if len(cf.Incomplete) > 0 {
 		msg += " (it imports what the API does not show: " + strings.Join(cf.Incomplete, "; ") + ")"
 	}
 	return &UsageError{Message: msg, Candidates: all, Fix: "name the LAN zone with --zone"}
+}
+
+// takeZone takes a zone written in the Corefile: the ConfigMap is anyone's to write, so a key
+// that is not a DNS name (zone.Parse) is a usage error that names it, never a zone.
+func (d *discoverer) takeZone(key, where string) error {
+	z, err := zone.Parse(key)
+	if err != nil {
+		return &UsageError{Message: fmt.Sprintf("the zone %q of %s is not a DNS name the LAN DNS can serve: %v", key, where, err), Fix: "name the LAN zone with --zone"}
+	}
+	d.setup.Zone = z
+	return nil
 }

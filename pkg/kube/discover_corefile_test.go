@@ -36,7 +36,7 @@ func TestDiscoverReadsK3sCorednsCustomAsImportedFiles(t *testing.T) {
 	assert.Equal(t, "kube-system/coredns", s.ConfigMap.Namespace+"/"+s.ConfigMap.Name)
 	assert.Equal(t, "Corefile", s.CorefileKey)
 	assert.Equal(t, "/etc/coredns/Corefile", s.CorefileConf)
-	assert.Equal(t, "apps.example.com.", s.Zone)
+	assert.Equal(t, "apps.example.com.", s.Zone.FQDN())
 	require.NotNil(t, s.Corefile)
 	assert.True(t, s.Corefile.Starts())
 	var matched []string
@@ -55,7 +55,7 @@ func TestDiscoverReadsK3sCorednsCustomAsImportedFiles(t *testing.T) {
 // The template README's pattern: the zone is served by zone-scoped templates in the "." block.
 func TestDiscoverFindsAZoneServedByTemplatesInTheDotBlock(t *testing.T) {
 	s := corpusCase(t, "coredns-chart-zone-in-dot-block")
-	assert.Equal(t, "apps.example.com.", s.Zone)
+	assert.Equal(t, "apps.example.com.", s.Zone.FQDN())
 	assert.Equal(t, "1053", s.ZonePort())
 	assert.True(t, s.ZoneAnswers.Known, s.ZoneAnswers.Why)
 	assert.True(t, s.ZoneAnswers.AAAA.NoData())
@@ -63,7 +63,7 @@ func TestDiscoverFindsAZoneServedByTemplatesInTheDotBlock(t *testing.T) {
 
 func TestDiscoverSaysWhyAZoneComputedFromTheNameCannotBeListed(t *testing.T) {
 	s := corpusCase(t, "template-readme-regex-ip-names")
-	assert.Equal(t, "apps.example.com.", s.Zone)
+	assert.Equal(t, "apps.example.com.", s.Zone.FQDN())
 	assert.False(t, s.ZoneAnswers.Known)
 	assert.Contains(t, s.ZoneAnswers.Why, "computed from the name asked")
 }

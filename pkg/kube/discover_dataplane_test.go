@@ -9,8 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -246,4 +248,9 @@ func TestDiscoverSaysCiliumConfigIsUnreadWhenTheDaemonSetsAreUnseen(t *testing.T
 	require.Len(t, s.Dataplane.Unread, 2, "the DaemonSets, then cilium-config: %q", s.Dataplane.Unread)
 	assert.Contains(t, s.Dataplane.Unread[1], "ConfigMap kube-system/cilium-config could not be read (no DaemonSet cilium was seen")
 	assert.Contains(t, s.Dataplane.Unread[1], "grant get and list on configmaps in namespace kube-system")
+}
+
+// daemonSet is a DaemonSet with a UID, for pods to name as their controller.
+func daemonSet(ns, name string) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 const healthyDir = "../../testdata/fixtures/healthy"
@@ -79,7 +80,7 @@ func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 	require.NotNil(t, s.ConfigMap)
 	assert.Equal(t, "lan-dns", s.ConfigMap.Name)
 	assert.Equal(t, "Corefile", s.CorefileKey)
-	assert.Equal(t, "apps.example.com.", s.Zone)
+	assert.Equal(t, "apps.example.com.", s.Zone.FQDN())
 	require.NotNil(t, s.Corefile)
 	assert.NoError(t, s.CorefileErr)
 	assert.Equal(t, []kube.ConfigMapMount{{Container: "coredns", Volume: "config", MountPath: "/etc/coredns"}}, s.CorefileMounts)
@@ -173,11 +174,11 @@ func TestDiscoverRespectsNamedObjects(t *testing.T) {
 		Spec:       corev1.ServiceSpec{ExternalIPs: []string{"10.0.10.21"}, Ports: []corev1.ServicePort{{Port: 443}}},
 	}
 	cs, dc := cluster(t, add(other))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns", Namespace: "lan-dns", ConfigMap: "lan-dns", Zone: "Apps.Example.com"})
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns", Namespace: "lan-dns", ConfigMap: "lan-dns", Zone: zone.MustParse("Apps.Example.com")})
 	require.NoError(t, err)
 	assert.Equal(t, "traefik", s.ProxyService.Name)
 	assert.Equal(t, "lan-dns", s.DNSService.Name)
-	assert.Equal(t, "apps.example.com.", s.Zone)
+	assert.Equal(t, "apps.example.com.", s.Zone.FQDN())
 }
 
 func TestDiscoverNamedObjectsThatDoNotExistAreUsageErrorsNamingTheFlag(t *testing.T) {
@@ -251,9 +252,9 @@ func TestDiscoverSeveralTemplateZonesAskForTheZoneFlag(t *testing.T) {
 	assert.ElementsMatch(t, []string{"apps.example.com.", "other.example.com."}, u.Candidates)
 	assert.Contains(t, u.Fix, "--zone")
 
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{Zone: "other.example.com"})
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{Zone: zone.MustParse("other.example.com")})
 	require.NoError(t, err)
-	assert.Equal(t, "other.example.com.", s.Zone)
+	assert.Equal(t, "other.example.com.", s.Zone.FQDN())
 }
 
 func TestDiscoverSeesASubPathMountAndTheConfFile(t *testing.T) {
@@ -283,7 +284,7 @@ func TestDiscoverAnUnparsableCorefileIsKeptForLA104NotAnError(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, s.CorefileErr)
 	assert.Contains(t, s.CorefileErr.Error(), "line 2")
-	assert.Empty(t, s.Zone)
+	assert.Empty(t, s.Zone.FQDN())
 }
 
 func TestDiscoverRecordsForbiddenReadsAndCarriesOn(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // UsageError is a problem with what the user asked for or named: a missing object, an
@@ -41,7 +43,7 @@ type Selection struct {
 	ProxyService  string
 	DNSService    string
 	ConfigMap     string
-	Zone          string
+	Zone          zone.Zone
 	// Host is --host: the probe host, instead of one chosen among the proxy's routes.
 	Host string
 }

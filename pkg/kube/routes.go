@@ -10,6 +10,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // The proxy's routes, read once: LA107 judges their audience, the probe host is chosen among
@@ -168,16 +170,15 @@ func (r Route) HTTPS() bool {
 	return false
 }
 
-// InZone reports whether some host is in zone (FQDN or not), or the route has no host rule (it
-// answers any name, the zone's included).
-func (r Route) InZone(zone string) bool {
-	zone = strings.TrimSuffix(strings.ToLower(zone), ".")
+// InZone reports whether some host is in z, or the route has no host rule (it answers any name,
+// the zone's included). Every route is in the zero zone (unknown).
+func (r Route) InZone(z zone.Zone) bool {
 	if len(r.Hosts) == 0 {
 		return true
 	}
 	for _, h := range r.Hosts {
 		h = strings.TrimPrefix(h, "*.")
-		if h == "" || zone == "" || h == zone || strings.HasSuffix(h, "."+zone) {
+		if h == "" || z.IsZero() || z.Contains(h) {
 			return true
 		}
 	}
@@ -703,7 +704,7 @@ type ProbeHost struct {
 // and the LAN reaches, preferring a route surely served, reached on 443, with an
 // authenticating middleware (the forward-auth that answers 302), then the first name in order;
 // else the zone apex. A route Traefik refuses or does not serve is never chosen.
-func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
+func chooseProbeHost(host string, z zone.Zone, routes []Route) ProbeHost {
 	if h := strings.TrimSuffix(strings.TrimSpace(host), "."); h != "" {
 		ph := ProbeHost{Name: strings.ToLower(h), Source: "--host"}
 		for _, r := range routes {
@@ -714,8 +715,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		}
 		return ph
 	}
-	zone = strings.ToLower(strings.TrimSuffix(zone, "."))
-	if zone == "" {
+	if z.IsZero() {
 		return ProbeHost{}
 	}
 	type candidate struct {
@@ -732,7 +732,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		for _, h := range r.Hosts {
 			// A wildcard, a host outside the zone, or text that is not a host name (Host()
 			// is free text someone else wrote; it ends in DNS questions and printed commands).
-			if strings.Contains(h, "*") || (h != zone && !strings.HasSuffix(h, "."+zone)) || len(validation.IsDNS1123Subdomain(h)) > 0 {
+			if strings.Contains(h, "*") || !z.Contains(h) || len(validation.IsDNS1123Subdomain(h)) > 0 {
 				continue
 			}
 			found = append(found, candidate{host: h, route: i, auth: auth,
@@ -761,7 +761,7 @@ func chooseProbeHost(host, zone string, routes []Route) ProbeHost {
 		}
 		return ph
 	}
-	return ProbeHost{Name: zone, Source: "zone apex (no route of the proxy for the zone was found; name one with --host)"}
+	return ProbeHost{Name: z.String(), Source: "zone apex (no route of the proxy for the zone was found; name one with --host)"}
 }
 
 // fromRoute records the route the probe host came from and its forwardAuth.

@@ -8,6 +8,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 func testIngressRoute(ns, name, match string, middlewares ...string) unstructured.Unstructured {
@@ -43,7 +45,7 @@ func testIngress(ns, name, host string, class *string, annotations map[string]st
 // routeSetup is a setup whose Middleware CRD is installed, with one forward-auth middleware
 // in every namespace the routes use and one that only adds headers.
 func routeSetup(routes []unstructured.Unstructured, ingresses []networkingv1.Ingress, classes ...networkingv1.IngressClass) *Setup {
-	s := &Setup{Zone: "apps.example.com.", IngressRoutes: routes, Ingresses: ingresses, IngressClasses: classes,
+	s := &Setup{Zone: zone.MustParse("apps.example.com"), IngressRoutes: routes, Ingresses: ingresses, IngressClasses: classes,
 		Installed: map[string]bool{TraefikMiddlewares()[0].Key(): true}}
 	for _, ns := range []string{"m", "monitoring", "docs", "a", "web"} {
 		s.Middlewares = append(s.Middlewares,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // Setup is one read of the cluster: the objects of the LAN-access setup and the context the
@@ -24,8 +25,8 @@ type Setup struct {
 	// ConfigMap holds the Corefile that the DNS pods mount; CorefileKey names its key.
 	ConfigMap   *corev1.ConfigMap
 	CorefileKey string
-	// Zone is the zone served by the template block (e.g. "apps.example.com."), fully qualified.
-	Zone string
+	// Zone is the zone served by the template block (the --zone flag, else discovered).
+	Zone zone.Zone
 	// DNSWorkload is the Deployment whose pods back the DNS Service (nil if none found).
 	DNSWorkload *appsv1.Deployment
 	DNSPods     []corev1.Pod

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 var traefikLabels = map[string]string{"app.kubernetes.io/name": "traefik"}
@@ -37,7 +39,7 @@ func proxySetup(args []string, mutate ...func(*Setup)) *Setup {
 			{Name: "websecure", Port: 443, TargetPort: intstr.FromString("websecure"), Protocol: corev1.ProtocolTCP},
 		}},
 	}
-	s := &Setup{Zone: "apps.example.com.", ProxyWorkload: dep, Services: []corev1.Service{svc},
+	s := &Setup{Zone: zone.MustParse("apps.example.com"), ProxyWorkload: dep, Services: []corev1.Service{svc},
 		Installed: map[string]bool{TraefikMiddlewares()[0].Key(): true}}
 	s.ProxyService = &s.Services[0]
 	for _, m := range mutate {

@@ -1,8 +1,9 @@
 package kube
 
-import "slices"
-
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // WarningCollector keeps the distinct warnings the API server sends (the Warning header).
 // Set it as rest.Config.WarningHandler before building the clients, then copy Warnings()

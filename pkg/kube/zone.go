@@ -88,7 +88,7 @@ func (s *Setup) ZonePort() string {
 			}
 		}
 	}
-	for _, b := range cf.BlocksServing(s.Zone, "") {
+	for _, b := range cf.BlocksServing(s.Zone.FQDN(), "") {
 		return b.Ports()[0]
 	}
 	if len(ports) == 1 {
@@ -99,16 +99,16 @@ func (s *Setup) ZonePort() string {
 
 // readZoneAnswers fills Setup.ZoneAnswers from the Corefile's query model.
 func (s *Setup) readZoneAnswers() {
-	z := ZoneAnswers{Object: "zone " + s.Zone}
+	z := ZoneAnswers{Object: "zone " + s.Zone.FQDN()}
 	if s.ConfigMap != nil {
 		z.Object = ConfigMapRef(s.ConfigMap)
-		if s.Zone != "" {
-			z.Object += " (zone " + s.Zone + ")"
+		if !s.Zone.IsZero() {
+			z.Object += " (zone " + s.Zone.FQDN() + ")"
 		}
 	}
 	defer func() { s.ZoneAnswers = z }()
 	cf := s.Corefile
-	if cf == nil || s.Zone == "" {
+	if cf == nil || s.Zone.IsZero() {
 		z.Why = "no readable Corefile"
 		return
 	}
@@ -117,7 +117,7 @@ func (s *Setup) readZoneAnswers() {
 		z.Why = "the port the zone is served on is not known"
 		return
 	}
-	z.Name = "lanaccess-zone-probe." + s.Zone
+	z.Name = "lanaccess-zone-probe." + s.Zone.FQDN()
 	z.A = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeA, Port: z.Port})
 	z.AAAA = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeAAAA, Port: z.Port})
 	var aT, aaaaT *corefile.Template
@@ -132,7 +132,7 @@ func (s *Setup) readZoneAnswers() {
 			}
 		}
 	}
-	if dynamic := dynamicTemplate(cf, s.Zone); dynamic != nil {
+	if dynamic := dynamicTemplate(cf, s.Zone.FQDN()); dynamic != nil {
 		z.Why = "the zone's answers are computed from the name asked (" + dynamic.Label() + ": match " + strings.Join(dynamic.Match, " ") + ")"
 		return
 	}
@@ -142,7 +142,7 @@ func (s *Setup) readZoneAnswers() {
 	}
 	z.File = aT.File
 	if f, ok := cf.Files().Read(aT.File); ok && aT.File != "" {
-		z.Object = f.Object + " key " + f.Key + " (zone " + s.Zone + ")"
+		z.Object = f.Object + " key " + f.Key + " (zone " + s.Zone.FQDN() + ")"
 	}
 	z.Answers = typed(aT.Answers, "A")
 	if aaaaT != nil && !aaaaT.CatchAll() {

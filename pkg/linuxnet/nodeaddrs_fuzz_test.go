@@ -3,11 +3,11 @@ package linuxnet
 import "testing"
 
 // A node's `ip -o addr`, fib_trie, if_inet6 and sysfs come from the node: outside data, read
-// through a pod doctor does not control. The seeds are pkg/kube's recordings of real
+// through a pod doctor does not control. The seeds are pkg/kube/noderead's recordings of real
 // namespaces and NICs.
 
-// nodeRecordings are pkg/kube's recordings, relative to testdata/.
-const nodeRecordings = "../../kube/testdata/nodenet/*.txt"
+// nodeRecordings are pkg/kube/noderead's recordings, relative to testdata/.
+const nodeRecordings = "../../kube/noderead/testdata/nodenet/*.txt"
 
 func FuzzParseNodeAddrOutput(f *testing.F) {
 	addRecorded(f, nodeRecordings)

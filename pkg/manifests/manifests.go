@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
@@ -62,9 +62,9 @@ type helperData struct {
 }
 
 var helper = helperData{
-	Namespace: kube.DefaultHelperNamespace, Digest: kube.HelperImageDigest,
-	ManagedByLabel: kube.ManagedByLabel, ManagedByValue: kube.ManagedByValue,
-	OwnersLabel: kube.HelperOwnersLabel, OwnersAllowed: kube.HelperOwnersAllowed,
+	Namespace: podexec.DefaultHelperNamespace, Digest: podexec.HelperImageDigest,
+	ManagedByLabel: podexec.ManagedByLabel, ManagedByValue: podexec.ManagedByValue,
+	OwnersLabel: podexec.HelperOwnersLabel, OwnersAllowed: podexec.HelperOwnersAllowed,
 }
 
 var templates = template.Must(parseTemplates())

@@ -13,7 +13,7 @@ import (
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // rbacObjects indexes the objects of every shipped RBAC bundle.
@@ -85,7 +85,7 @@ func (o rbacObjects) grantRole(t *testing.T) map[Grant]struct {
 		GrantDoctor:      {clusterRole("kubectl-lanaccess-doctor"), "ClusterRole kubectl-lanaccess-doctor"},
 		GrantNodeConfigz: {clusterRole("kubectl-lanaccess-node-configz"), "ClusterRole kubectl-lanaccess-node-configz"},
 		GrantVPNExec:     {role("vpn/kubectl-lanaccess-vpn-exec"), "Role vpn/kubectl-lanaccess-vpn-exec"},
-		GrantHelpers:     {role(kube.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"), "Role " + kube.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"},
+		GrantHelpers:     {role(podexec.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"), "Role " + podexec.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"},
 		GrantNodeRead:    {role("kube-system/kubectl-lanaccess-node-read"), "Role kube-system/kubectl-lanaccess-node-read"},
 	}
 }
@@ -190,25 +190,25 @@ func TestTheNamespacesAdmitWhatRunsThereAndNoMore(t *testing.T) {
 	job := o.namespaces["lanaccess"]
 	require.NotNil(t, job)
 	assert.Equal(t, "restricted", job.Labels["pod-security.kubernetes.io/enforce"])
-	helpers := o.namespaces[kube.DefaultHelperNamespace]
+	helpers := o.namespaces[podexec.DefaultHelperNamespace]
 	require.NotNil(t, helpers, "rbac-helpers ships the helper namespace")
 	assert.Equal(t, "privileged", helpers.Labels["pod-security.kubernetes.io/enforce"])
-	assert.NotContains(t, helpers.Labels, kube.HelperOwnersLabel, "the owner-naming shape is the administrator's choice")
+	assert.NotContains(t, helpers.Labels, podexec.HelperOwnersLabel, "the owner-naming shape is the administrator's choice")
 
 	require.Len(t, o.policies, 1)
 	require.Len(t, o.policyBindings, 1)
 	p, b := o.policies[0], o.policyBindings[0]
 	assert.Equal(t, p.Name, b.Spec.PolicyName)
 	assert.Equal(t, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}, b.Spec.ValidationActions)
-	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": kube.DefaultHelperNamespace}, b.Spec.MatchResources.NamespaceSelector.MatchLabels)
+	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": podexec.DefaultHelperNamespace}, b.Spec.MatchResources.NamespaceSelector.MatchLabels)
 	assert.Equal(t, admissionregistrationv1.Fail, *p.Spec.FailurePolicy)
 	var all string
 	for _, v := range p.Spec.Validations {
 		all += v.Expression + "\n"
 	}
-	assert.Contains(t, all, "@"+kube.HelperImageDigest, "the policy pins the digest the helper pod uses")
-	assert.Contains(t, all, "'"+kube.ManagedByLabel+"'")
-	assert.Contains(t, p.Spec.Variables[0].Expression, "'"+kube.HelperOwnersLabel+"'] == '"+kube.HelperOwnersAllowed+"'")
+	assert.Contains(t, all, "@"+podexec.HelperImageDigest, "the policy pins the digest the helper pod uses")
+	assert.Contains(t, all, "'"+podexec.ManagedByLabel+"'")
+	assert.Contains(t, p.Spec.Variables[0].Expression, "'"+podexec.HelperOwnersLabel+"'] == '"+podexec.HelperOwnersAllowed+"'")
 }
 
 // The namespace of the Job and hooks enforces restricted: their pods, with and without the CA

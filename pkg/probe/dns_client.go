@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"fmt"
-	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"net"
 	"net/netip"
 	"strings"
@@ -113,7 +112,7 @@ func (c *DNSClient) Query(ctx context.Context, server netip.AddrPort, name strin
 		timeout = DefaultTimeout
 	}
 	start := time.Now()
-	deadline := bound.Earliest(ctx, start, timeout)
+	deadline := stepDeadline(ctx, start, timeout)
 
 	switch network {
 	case "udp":

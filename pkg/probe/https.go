@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"time"
 
-	bound "github.com/lanaccess/kubectl-lanaccess/internal/deadline"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
 
@@ -95,7 +94,7 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		timeout = DefaultTimeout
 	}
 	start := time.Now()
-	deadline := bound.Earliest(ctx, start, timeout)
+	deadline := stepDeadline(ctx, start, timeout)
 	fail := func(step string, err error) error {
 		return classify(ctx, fmt.Errorf("%s: %w", step, err), req.Addr, "tcp", "HTTPS "+req.Host, deadline.Sub(start))
 	}

@@ -16,6 +16,8 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // safeWord is a word every common shell (sh, bash, zsh) reads literally without quotes: no
@@ -140,9 +142,9 @@ func DotBlock(port string) string {
 }
 
 // ZoneBlock is the seed's zone server block on port answering addrs.
-func ZoneBlock(zone, port string, addrs []netip.Addr) string {
+func ZoneBlock(z zone.Zone, port string, addrs []netip.Addr) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%s {\n    errors\n    reload\n", strings.TrimSuffix(zone, "."), port)
+	fmt.Fprintf(&b, "%s:%s {\n    errors\n    reload\n", z, port)
 	for line := range strings.SplitSeq(ZoneTemplate(addrs), "\n") {
 		b.WriteString("    " + line + "\n")
 	}

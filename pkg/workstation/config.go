@@ -1,9 +1,11 @@
 package workstation
 
 import (
+	"errors"
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 )
 
 // OS is a workstation family; each configures per-domain DNS its own way.
@@ -65,16 +67,16 @@ type ConfigOptions struct {
 	ProbeName string
 }
 
-// Generate returns the commands that send only t.Zone to t.Servers on os, and their removal.
+// Generate returns the commands that send only t.Zone.String() to t.Servers on os, and their removal.
 func Generate(os OS, t Target, opt ConfigOptions) (Instructions, error) {
-	if _, err := NormalizeZone(t.Zone); err != nil {
-		return Instructions{}, err
+	if t.Zone.IsZero() {
+		return Instructions{}, errors.New("no zone to send to the LAN DNS")
 	}
 	if len(t.Servers) == 0 {
-		return Instructions{}, fmt.Errorf("no DNS server address for zone %s", t.Zone)
+		return Instructions{}, fmt.Errorf("no DNS server address for zone %s", t.Zone.String())
 	}
 	if opt.ProbeName == "" {
-		opt.ProbeName = t.Zone
+		opt.ProbeName = t.Zone.String()
 	}
 	// Every value reaches a command as one quoted word (remedy.Quote for sh, PowerShellQuote
 	// for PowerShell), so a connection name may hold anything a profile name can; the others
@@ -90,7 +92,7 @@ func Generate(os OS, t Target, opt ConfigOptions) (Instructions, error) {
 	if err := valid.Hostname(opt.ProbeName); err != nil {
 		return Instructions{}, fmt.Errorf("--host: %w", err)
 	}
-	ins := Instructions{OS: os, Zone: t.Zone, Servers: strings.Split(joinAddrs(t.Servers, ","), ",")}
+	ins := Instructions{OS: os, Zone: t.Zone.String(), Servers: strings.Split(joinAddrs(t.Servers, ","), ",")}
 	switch os {
 	case Linux:
 		linuxInstructions(&ins, t, opt)
@@ -102,6 +104,6 @@ func Generate(os OS, t Target, opt ConfigOptions) (Instructions, error) {
 		return Instructions{}, fmt.Errorf("unknown OS %q: use linux, windows or macos", os)
 	}
 	ins.Caveats = append(ins.Caveats,
-		"Browsers with their own \"secure DNS\" (DNS over HTTPS) setting ask their provider directly and never see this rule; turn it off or add an exception for "+t.Zone+".")
+		"Browsers with their own \"secure DNS\" (DNS over HTTPS) setting ask their provider directly and never see this rule; turn it off or add an exception for "+t.Zone.String()+".")
 	return ins, nil
 }

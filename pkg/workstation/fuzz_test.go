@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // resolvectl's output reaches the parser from the machine client-check runs on, with names
@@ -31,7 +32,7 @@ func FuzzParseResolvectlStatus(f *testing.F) {
 			if l.Name == "" {
 				t.Fatalf("a link without a name from %q", s)
 			}
-			_, _ = l.HasRoutingDomainFor("apps.example.com")
+			_, _ = l.HasRoutingDomainFor(zone.MustParse("apps.example.com"))
 		}
 	})
 }

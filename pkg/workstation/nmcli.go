@@ -35,7 +35,7 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 			Command: sh("sudo", "nmcli", "connection", "up", profile),
 		})
 	ins.Verify = []Step{
-		{Comment: "The link of the profile lists the servers and ~" + t.Zone + "; \"Current DNS Server\" must be one of them.", Command: "resolvectl status"},
+		{Comment: "The link of the profile lists the servers and ~" + t.Zone.String() + "; \"Current DNS Server\" must be one of them.", Command: "resolvectl status"},
 		{Comment: "A name in the zone resolves to the node addresses through the system resolver.", Command: sh("resolvectl", "query", opt.ProbeName)},
 		{Comment: "The same, and the rest of the resolution, checked by the plugin.", Command: clientCheckCommand(t)},
 	}
@@ -51,7 +51,7 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 	ins.Transient = []Step{
 		{
 			Comment: "Set the link's routing domain, then its servers (this order avoids a burst of queries going the old way). This REPLACES the link's servers, so every name asked on this link goes to the zone's servers, whose '.' block forwards the rest.",
-			Command: sh("sudo", "resolvectl", "domain", device, "~"+t.Zone) + " && " + sh(append([]string{"sudo", "resolvectl", "dns", device}, probe.AddrStrings(t.Servers)...)...),
+			Command: sh("sudo", "resolvectl", "domain", device, "~"+t.Zone.String()) + " && " + sh(append([]string{"sudo", "resolvectl", "dns", device}, probe.AddrStrings(t.Servers)...)...),
 		},
 	}
 	ins.TransientRemove = []Step{
@@ -61,8 +61,8 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 		},
 	}
 	ins.Caveats = []string{
-		"The setting belongs to the connection profile: it applies whenever that profile is active and nowhere else. Use a profile of its own for this LAN; a generic wired profile reused on another network would send " + t.Zone + " to addresses that do not exist there.",
-		"systemd-resolved asks one server of a link at a time (its \"Current DNS Server\") and moves to the next only when that one fails. The added servers come before the DHCP ones, so every name asked on this link goes to the zone's servers first (they forward the rest). If they fail once, the link moves to the network's own DNS, which answers " + t.Zone + " with the public (VPN) address, and stays there until the connection comes up again: hence at least two DNS replicas spread over nodes, with a PodDisruptionBudget.",
+		"The setting belongs to the connection profile: it applies whenever that profile is active and nowhere else. Use a profile of its own for this LAN; a generic wired profile reused on another network would send " + t.Zone.String() + " to addresses that do not exist there.",
+		"systemd-resolved asks one server of a link at a time (its \"Current DNS Server\") and moves to the next only when that one fails. The added servers come before the DHCP ones, so every name asked on this link goes to the zone's servers first (they forward the rest). If they fail once, the link moves to the network's own DNS, which answers " + t.Zone.String() + " with the public (VPN) address, and stays there until the connection comes up again: hence at least two DNS replicas spread over nodes, with a PodDisruptionBudget.",
 		"To bring the link back to the zone's servers: resolvectl flush-caches && " + sh("sudo", "nmcli", "connection", "up", profile) + ". `kubectl lanaccess client-check` shows the current server of each link.",
 		"Without systemd-resolved (NetworkManager writing /etc/resolv.conf itself) there is no per-domain routing: the servers go to the top of /etc/resolv.conf and every name is asked of them first.",
 	}
@@ -78,13 +78,13 @@ func nmcliDNSArgs(t Target, op string) string {
 	if v6 := serversOfFamily(t.Servers, 6); len(v6) > 0 {
 		parts = append(parts, op+"ipv6.dns", joinAddrs(v6, ","))
 	}
-	parts = append(parts, op+"ipv4.dns-search", "~"+t.Zone)
+	parts = append(parts, op+"ipv4.dns-search", "~"+t.Zone.String())
 	return sh(parts...)
 }
 
 // clientCheckCommand is the plugin's own verification, runnable without cluster access.
 func clientCheckCommand(t Target) string {
-	args := []string{"kubectl", "lanaccess", "client-check", "--zone", t.Zone, "--dns-server", joinAddrs(t.Servers, ",")}
+	args := []string{"kubectl", "lanaccess", "client-check", "--zone", t.Zone.String(), "--dns-server", joinAddrs(t.Servers, ",")}
 	if !probe.SameAddrs(t.Servers, t.Answers) {
 		args = append(args, "--answer", joinAddrs(t.Answers, ","))
 	}

@@ -13,7 +13,7 @@ import (
 // name, so the rule lists both.
 func windowsInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 	ins.Shell = "PowerShell as Administrator"
-	suffix, apex := psq("."+t.Zone), psq(t.Zone)
+	suffix, apex := psq("."+t.Zone.String()), psq(t.Zone.String())
 	servers := make([]string, 0, len(t.Servers))
 	for _, a := range probe.AddrStrings(t.Servers) {
 		servers = append(servers, psq(a))
@@ -38,13 +38,11 @@ func windowsInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 		{Comment: "Forget the zone's cached answers.", Command: "Clear-DnsClientCache"},
 	}
 	ins.Caveats = []string{
-		"The rule is global: it applies on every network. Off-site the zone's servers cannot be reached, so names in " + t.Zone + " stop resolving (the rest of the Internet works, which makes the symptom confusing) until the rule is removed.",
+		"The rule is global: it applies on every network. Off-site the zone's servers cannot be reached, so names in " + t.Zone.String() + " stop resolving (the rest of the Internet works, which makes the symptom confusing) until the rule is removed.",
 		"On a domain-joined machine, NRPT rules pushed by Group Policy take precedence: when the domain sets any, locally added rules are ignored. `Get-DnsClientNrptPolicy` shows what is in effect.",
 		"Programs that do not use the Windows DNS Client (WSL distributions with their own resolv.conf, tools with a built-in resolver) do not see the rule.",
 	}
 }
 
-// psq single-quotes a value for PowerShell; values never hold a quote (see Generate and
-// NormalizeZone), so no escaping is needed.
 // psq is one PowerShell string literal (PowerShell's own quoting rules).
 func psq(s string) string { return remedy.PowerShellQuote(s) }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // ResolvedLink is the DNS state of one link (or of the global section) as `resolvectl status`
@@ -24,22 +26,22 @@ type ResolvedLink struct {
 	DefaultRoute *bool
 }
 
-// HasRoutingDomainFor reports whether the link claims zone with a search or routing domain that
-// is zone itself or a parent of it (which is how systemd-resolved matches), and the match length
-// in labels ("~." matches everything with length 0).
-func (l ResolvedLink) HasRoutingDomainFor(zone string) (bool, int) {
+// HasRoutingDomainFor reports whether the link claims z with a search or routing domain that
+// is z itself or a parent of it (which is how systemd-resolved matches), and the match length
+// in labels ("~." matches everything with length 0). A domain that is not a DNS name (the link's
+// list is exec output) claims nothing.
+func (l ResolvedLink) HasRoutingDomainFor(z zone.Zone) (bool, int) {
 	best, found := -1, false
-	z := strings.TrimSuffix(strings.ToLower(zone), ".")
 	for _, d := range l.Domains {
-		d = strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(d), "~"), ".")
-		if d == "" {
+		d = strings.TrimPrefix(d, "~")
+		if d == "" || d == "." {
 			found = true
 			best = max(best, 0)
 			continue
 		}
-		if z == d || strings.HasSuffix(z, "."+d) {
+		if dz, err := zone.Parse(d); err == nil && dz.Contains(z.String()) {
 			found = true
-			best = max(best, strings.Count(d, ".")+1)
+			best = max(best, strings.Count(dz.String(), ".")+1)
 		}
 	}
 	return found, best

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // systemd 245 format (Ubuntu 20.04): one setting per line, lists continued on the next lines.
@@ -145,9 +146,10 @@ func TestHasRoutingDomainFor(t *testing.T) {
 		{"a sibling does not match", []string{"~other.example.com", "lan"}, false, -1},
 		{"a longer name below the zone does not match the zone", []string{"~x.apps.example.com"}, false, -1},
 		{"no domain, no match", nil, false, -1},
+		{"a domain that is not a DNS name claims nothing", []string{"~apps.example.com\n", "~{example.com}"}, false, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, n := ResolvedLink{Domains: tc.domains}.HasRoutingDomainFor("apps.example.com")
+			ok, n := ResolvedLink{Domains: tc.domains}.HasRoutingDomainFor(zone.MustParse("apps.example.com"))
 			assert.Equal(t, tc.match, ok)
 			assert.Equal(t, tc.labels, n)
 		})

@@ -9,9 +9,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/miekg/dns"
-
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
 // Target is what a workstation must be told: the zone and the addresses of the zone's DNS
@@ -19,19 +18,19 @@ import (
 // are the node addresses (LA101 checks they agree); they are kept apart so that a cluster where
 // they differ gives each command the right one.
 type Target struct {
-	// Zone is the zone the LAN DNS serves, e.g. "apps.example.com" (no trailing dot).
-	Zone string
+	// Zone is the zone the LAN DNS serves; commands carry its display form ("apps.example.com").
+	Zone zone.Zone
 	// Servers are the DNS Service's externalIPs, the resolvers a workstation asks for the zone.
 	Servers []netip.Addr
 	// Answers are the addresses a name in the zone must resolve to (the proxy's externalIPs).
 	Answers []netip.Addr
 }
 
-// NewTarget validates and normalises a zone and address lists given as text (flags or the
-// cluster's objects): the zone lower-cased without its trailing dot, addresses parsed, sorted and
-// without duplicates. Answers default to Servers when empty.
-func NewTarget(zone string, servers, answers []string) (Target, error) {
-	z, err := NormalizeZone(zone)
+// NewTarget validates a zone and address lists given as text (flags or the cluster's objects):
+// the zone through zone.Parse, addresses parsed, sorted and without duplicates. Answers default
+// to Servers when empty.
+func NewTarget(name string, servers, answers []string) (Target, error) {
+	z, err := zone.Parse(name)
 	if err != nil {
 		return Target{}, err
 	}
@@ -50,22 +49,6 @@ func NewTarget(zone string, servers, answers []string) (Target, error) {
 		ans = srv
 	}
 	return Target{Zone: z, Servers: srv, Answers: ans}, nil
-}
-
-// NormalizeZone checks that zone is a valid DNS name that is not the root, and returns it in the
-// form every OS's configuration expects: lower case, no trailing dot.
-func NormalizeZone(zone string) (string, error) {
-	z := strings.ToLower(strings.TrimSpace(zone))
-	if _, ok := dns.IsDomainName(z); !ok || z == "" || z == "." {
-		return "", fmt.Errorf("zone %q is not a DNS domain name", zone)
-	}
-	z = strings.TrimSuffix(z, ".")
-	if strings.ContainsAny(z, " \t\"'`$\\;&|<>*") {
-		// The zone ends up inside shell and PowerShell commands: refuse anything that could
-		// change their meaning rather than trying to quote it for three shells.
-		return "", fmt.Errorf("zone %q contains characters that are not allowed in a host name", zone)
-	}
-	return z, nil
 }
 
 func parseAddrs(in []string, what string) ([]netip.Addr, error) {

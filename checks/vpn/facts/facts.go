@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 )
 
@@ -101,7 +101,7 @@ type PolicyKind struct {
 // Pod is one traced replica and what was learnt about it.
 type Pod struct {
 	Pod       *corev1.Pod
-	Ref       kube.PodRef
+	Ref       podexec.PodRef
 	Container string
 	// Owner is the workload whose pod template a fix goes into (NeedDurability, NeedNAT).
 	Owner Workload

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // readForwarding reads /proc/sys/net/ipv4/ip_forward with cat, else asks sysctl; an image
@@ -18,8 +18,8 @@ func (g *Gatherer) readForwarding(ctx context.Context, m *podMemos) (Forwarding,
 	var lastMissing error
 	for _, cmd := range attempts {
 		out, _, err := g.exec(ctx, m, cmd, execTimeout)
-		if kube.IsToolMissing(err) {
-			var tm *kube.ToolMissingError
+		if podexec.IsToolMissing(err) {
+			var tm *podexec.ToolMissingError
 			errors.As(err, &tm)
 			missing = append(missing, tm.Tool)
 			lastMissing = err
@@ -44,7 +44,7 @@ func (g *Gatherer) readForwarding(ctx context.Context, m *podMemos) (Forwarding,
 }
 
 // missingToolsError says every way of reading something needed a program the image lacks; it
-// unwraps to the last *kube.ToolMissingError so callers can tell it from a broken exec.
+// unwraps to the last *podexec.ToolMissingError so callers can tell it from a broken exec.
 type missingToolsError struct {
 	msg   string
 	cause error

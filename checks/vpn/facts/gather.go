@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // defaultHopTimeout bounds each hop of the ladders (Options.HopTimeout overrides).
@@ -25,7 +25,7 @@ type Seams struct {
 	Client kubernetes.Interface
 	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
 	Dynamic dynamic.Interface
-	Exec    kube.Executor
+	Exec    podexec.Executor
 	// Configz reads a node's kubelet configuration (default: GET
 	// /api/v1/nodes/N/proxy/configz through Client).
 	Configz func(ctx context.Context, node string) ([]byte, error)
@@ -51,7 +51,7 @@ type Gatherer struct {
 	nodesMu sync.Mutex
 	nodes   map[string]*memo[NodeRead]
 	// trust tells the system DaemonSets whose pods may answer for a node.
-	trust *kube.ReaderTrust
+	trust *podexec.ReaderTrust
 }
 
 // New returns the gatherer of one run.
@@ -62,7 +62,7 @@ func New(seams Seams, opts Options) *Gatherer {
 	if seams.Prober == nil {
 		seams.Prober = NetProber{}
 	}
-	return &Gatherer{seams: seams, opts: opts, nodes: map[string]*memo[NodeRead]{}, trust: kube.NewReaderTrust(seams.Client)}
+	return &Gatherer{seams: seams, opts: opts, nodes: map[string]*memo[NodeRead]{}, trust: podexec.NewReaderTrust(seams.Client)}
 }
 
 // Gather returns the facts needs names (and those they depend on), reading what no earlier
@@ -101,7 +101,7 @@ func (g *Gatherer) Gather(ctx context.Context, needs Need) (*Run, error) {
 // podMemos is one replica and its facts, each read once.
 type podMemos struct {
 	pod       *corev1.Pod
-	ref       kube.PodRef
+	ref       podexec.PodRef
 	container string
 
 	owner      memo[Workload]
@@ -160,7 +160,7 @@ func (g *Gatherer) exec(ctx context.Context, m *podMemos, cmd []string, timeout 
 }
 
 // execIn runs a read-only command in any pod's container with its own deadline.
-func (g *Gatherer) execIn(ctx context.Context, ref kube.PodRef, container string, cmd []string, timeout time.Duration) (string, string, error) {
+func (g *Gatherer) execIn(ctx context.Context, ref podexec.PodRef, container string, cmd []string, timeout time.Duration) (string, string, error) {
 	if g.seams.Exec == nil {
 		return "", "", errors.New("no executor in the environment (Env.Exec is nil)")
 	}

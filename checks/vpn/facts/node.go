@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
@@ -39,7 +39,7 @@ echo "@@iproute"; ip -4 -o route show 2>/dev/null | head -n 2000
 }
 
 // readNode reads the node through the hostNetwork pods on it that a trusted system DaemonSet
-// controls (kube.TrustedNodeReaders, confirmed through the API: a tenant's hostNetwork pod
+// controls (podexec.TrustedNodeReaders, confirmed through the API: a tenant's hostNetwork pod
 // would answer whatever its image prints), those mounting the CNI configuration directory
 // first (the CNI's own), a few at most.
 func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
@@ -87,9 +87,9 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 
 // trusted keeps the readers whose pod a trusted system DaemonSet controls.
 func (g *Gatherer) trusted(ctx context.Context, cands []nodeReader, pods []corev1.Pod) []nodeReader {
-	byRef := map[kube.PodRef]*corev1.Pod{}
+	byRef := map[podexec.PodRef]*corev1.Pod{}
 	for i := range pods {
-		byRef[kube.PodRef{Namespace: pods[i].Namespace, Name: pods[i].Name}] = &pods[i]
+		byRef[podexec.PodRef{Namespace: pods[i].Namespace, Name: pods[i].Name}] = &pods[i]
 	}
 	var out []nodeReader
 	for _, c := range cands {
@@ -103,7 +103,7 @@ func (g *Gatherer) trusted(ctx context.Context, cands []nodeReader, pods []corev
 }
 
 func trustedNames() string {
-	readers := kube.TrustedNodeReaders()
+	readers := podexec.TrustedNodeReaders()
 	names := make([]string, 0, len(readers))
 	for _, r := range readers {
 		names = append(names, r.String())
@@ -113,7 +113,7 @@ func trustedNames() string {
 
 // nodeReader is a hostNetwork pod's container to read the node through.
 type nodeReader struct {
-	ref       kube.PodRef
+	ref       podexec.PodRef
 	container string
 	// confDir is where the container mounts the node's CNI configuration ("" when it does not).
 	confDir string
@@ -127,7 +127,7 @@ func hostNetworkReaders(pods []corev1.Pod, node string) []nodeReader {
 		if p.Spec.NodeName != node || !p.Spec.HostNetwork || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 			continue
 		}
-		ref := kube.PodRef{Namespace: p.Namespace, Name: p.Name}
+		ref := podexec.PodRef{Namespace: p.Namespace, Name: p.Name}
 		container, dir := cniMount(p)
 		if container == "" {
 			container = firstRunning(p)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // podList is what the pod search found.
@@ -49,7 +50,7 @@ func (g *Gatherer) findPods(ctx context.Context) (podList, error) {
 			out.notRunning = append(out.notRunning, *p)
 			continue
 		}
-		out.running = append(out.running, &podMemos{pod: p, ref: kube.PodRef{Namespace: p.Namespace, Name: p.Name}, container: container})
+		out.running = append(out.running, &podMemos{pod: p, ref: podexec.PodRef{Namespace: p.Namespace, Name: p.Name}, container: container})
 	}
 	sort.Slice(out.running, func(i, j int) bool { return out.running[i].ref.String() < out.running[j].ref.String() })
 	if len(out.running) == 0 && len(out.notRunning) == 0 {

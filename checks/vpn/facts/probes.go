@@ -15,7 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // podProbe is one way to test a hop from inside a pod with the tools its image has.
@@ -28,7 +28,7 @@ type podProbe struct {
 // probeOutput is what a probe printed, lower-cased, stdout and stderr together.
 func probeOutput(out string, err error) string {
 	s := out
-	if ee, ok := errors.AsType[*kube.ExitError](err); ok {
+	if ee, ok := errors.AsType[*podexec.ExitError](err); ok {
 		s += "\n" + ee.Stderr
 	}
 	return strings.ToLower(s)
@@ -194,7 +194,7 @@ func (g *Gatherer) runPodProbes(ctx context.Context, m *podMemos, tb toolbox, ho
 		}
 		tried = append(tried, pr.tool)
 		out, errOut, err := g.exec(ctx, m, pr.cmd, limit*3+5*time.Second)
-		code, _ := kube.ExitCode(err)
+		code, _ := podexec.ExitCode(err)
 		if err != nil && code == 0 && !errors.Is(err, context.DeadlineExceeded) {
 			r.Method, r.Detail = strings.Join(pr.cmd, " "), "the probe could not run: "+err.Error()
 			continue

@@ -29,7 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 type recording struct {
@@ -374,7 +374,7 @@ func TestRecordMTU(t *testing.T) {
 				r := record(t, fmt.Sprintf("%s-ping-%d", name, size), srv, cmd...)
 				var err error
 				if r.Exit != 0 {
-					err = &kube.ExitError{Code: r.Exit, Stderr: r.Stderr}
+					err = &podexec.ExitError{Code: r.Exit, Stderr: r.Stderr}
 				}
 				return pingSizeResult(size, r.Stdout+"\n"+r.Stderr, err)
 			})

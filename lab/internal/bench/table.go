@@ -2,12 +2,13 @@ package bench
 
 import (
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/textout"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/textout"
 )
 
 // Report is everything one `make bench` measured.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/textout"
 	"io"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/textout"
 )
 
 // Status prints what is running; it returns an error when the lab is not healthy.
