@@ -1,8 +1,8 @@
 package corefile
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"maps"
 	"net/netip"
 	"os"
