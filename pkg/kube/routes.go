@@ -519,20 +519,52 @@ func ingressNotServed(classes []networkingv1.IngressClass, ing networkingv1.Ingr
 // middlewareIndex resolves middleware references and tells which authenticate.
 type middlewareIndex struct {
 	byKey map[string]unstructured.Unstructured // "namespace/name"
+	// byID is the same by the CRD provider's middleware name, "namespace-name@kubernetescrd"
+	// (Traefik appends the namespace internally: traefik/traefik docs/content/reference/
+	// routing-configuration/kubernetes/http/middleware.md). Two keys can share an ID: the
+	// first in sorted order wins here, so that the answer does not depend on map order.
+	byID map[string]string
 	// known is false when the Middleware CRDs are not installed or unreadable: names are
 	// then the only hint.
 	known bool
+	// memo holds each middleware's answer at each depth, so that a chain is read once however
+	// many routes and chains name it: a tenant's chain of 200 self-references (4 KB) made the
+	// unmemoised walk visit 200^3 members, minutes of work in every doctor run (issue 23).
+	memo map[authKey]authAnswer
+	// evaluations counts the middlewares read (not answered from memo): the work bound tests read.
+	evaluations *int
 }
 
+type authKey struct {
+	key   string // "namespace/name"
+	depth int
+}
+
+type authAnswer struct {
+	kind string
+	fa   *ForwardAuth
+}
+
+// chainDepth is how deep chains are followed. Traefik itself follows a chain to any depth and
+// refuses a cycle ("recursion detected", github.com/traefik/traefik/v3 pkg/server/middleware/
+// middlewares.go, checkRecursion); three levels cover every chain of the corpus.
+const chainDepth = 3
+
 func newMiddlewareIndex(s *Setup) middlewareIndex {
-	idx := middlewareIndex{byKey: map[string]unstructured.Unstructured{}}
+	idx := middlewareIndex{byKey: map[string]unstructured.Unstructured{}, memo: map[authKey]authAnswer{}, evaluations: new(int)}
 	for _, r := range TraefikMiddlewares() {
 		if s.Installed[r.Key()] {
 			idx.known = true
 		}
 	}
+	idx.byID = map[string]string{}
 	for _, m := range s.Middlewares {
-		idx.byKey[m.GetNamespace()+"/"+m.GetName()] = m
+		key := m.GetNamespace() + "/" + m.GetName()
+		idx.byKey[key] = m
+		id := m.GetNamespace() + "-" + m.GetName()
+		if prev, ok := idx.byID[id]; !ok || key < prev {
+			idx.byID[id] = key
+		}
 	}
 	return idx
 }
@@ -544,7 +576,7 @@ func (idx middlewareIndex) resolve(ref *MiddlewareRef) {
 	if ok {
 		ref.Found = true
 		ref.Namespace, ref.Name = m.GetNamespace(), m.GetName()
-		ref.Auth, ref.Forward = idx.auth(m, 3)
+		ref.Auth, ref.Forward = idx.auth(m, chainDepth)
 		if ref.Forward != nil {
 			ref.ForwardAuth = ref.Forward.Address
 		}
@@ -564,17 +596,26 @@ func (idx middlewareIndex) lookup(ref *MiddlewareRef) (unstructured.Unstructured
 	if ref.Name == "" {
 		raw = strings.TrimSuffix(ref.Raw, "@kubernetescrd")
 	}
-	for key, m := range idx.byKey {
-		if strings.ReplaceAll(key, "/", "-") == raw {
-			return m, true
-		}
+	if key, ok := idx.byID[raw]; ok {
+		return idx.byKey[key], true
 	}
 	return unstructured.Unstructured{}, false
 }
 
 // auth says how the middleware authenticates ("" when it does not) and its forwardAuth when it
-// is one. Chains are followed a few levels deep.
+// is one. Chains are followed chainDepth levels deep, each middleware read once per depth.
 func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string, *ForwardAuth) {
+	k := authKey{key: m.GetNamespace() + "/" + m.GetName(), depth: depth}
+	if a, ok := idx.memo[k]; ok {
+		return a.kind, a.fa
+	}
+	kind, fa := idx.readAuth(m, depth)
+	idx.memo[k] = authAnswer{kind: kind, fa: fa}
+	return kind, fa
+}
+
+func (idx middlewareIndex) readAuth(m unstructured.Unstructured, depth int) (string, *ForwardAuth) {
+	*idx.evaluations++
 	spec, _ := m.Object["spec"].(map[string]any)
 	if fa, ok := spec["forwardAuth"].(map[string]any); ok {
 		out := &ForwardAuth{Middleware: m.GetNamespace() + "/" + m.GetName()}
@@ -601,8 +642,10 @@ func (idx middlewareIndex) auth(m unstructured.Unstructured, depth int) (string,
 		}
 	}
 	if depth > 0 {
-		chain, _, _ := unstructured.NestedSlice(m.Object, "spec", "chain", "middlewares")
-		for _, x := range chain {
+		// Read in place: NestedSlice would deep-copy the list at every visit.
+		chain, _ := spec["chain"].(map[string]any)
+		members, _ := chain["middlewares"].([]any)
+		for _, x := range members {
 			c, _ := x.(map[string]any)
 			name, _ := c["name"].(string)
 			ns, _ := c["namespace"].(string)
@@ -677,7 +720,7 @@ func (idx middlewareIndex) firstAuth() string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if kind, _ := idx.auth(idx.byKey[k], 3); kind != "" {
+		if kind, _ := idx.auth(idx.byKey[k], chainDepth); kind != "" {
 			return k
 		}
 	}
