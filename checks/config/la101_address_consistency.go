@@ -394,7 +394,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 		fail := func(code, object, msg string, ev map[string]any) {
 			ev["address"] = a.String()
 			out = append(out, engine.Finding{Code: code, Severity: engine.SeverityFail, Object: object, Message: msg, Evidence: ev,
-				Remediation: fmt.Sprintf("kubectl get nodes -o wide   # pick the InternalIPs of Ready Linux nodes\n# then remove %s from both Services' externalIPs and from the zone's template answers", a)})
+				Remediation: "kubectl get nodes -o wide   # pick the InternalIPs of Ready Linux nodes\n" + remedy.Commentf("# then remove %s from both Services' externalIPs and from the zone's template answers", a)})
 		}
 		switch {
 		case len(nodes) == 0:

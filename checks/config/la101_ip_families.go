@@ -83,7 +83,7 @@ func uncapturedFinding(svc *corev1.Service, families []corev1.IPFamily, lost, ke
 		kube.ManagedNote(svc, "Service", "spec.externalIPs") +
 		remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalIPs": addrStrings(kept)}})
 	if answered {
-		f.Remediation += "\n# and remove the zone's " + zone.RType + " template, whose answers nothing captures (AAAA then answers NODATA from the catch-all template)"
+		f.Remediation += "\n" + remedy.Commentf("# and remove the zone's %s template, whose answers nothing captures (AAAA then answers NODATA from the catch-all template)", zone.RType)
 	}
 	return f
 }

@@ -260,7 +260,7 @@ func withdrawClaims(svc *corev1.Service, bad []claim) string {
 			addrs = append(addrs, a.String())
 		}
 		sort.Strings(addrs)
-		steps = append(steps, fmt.Sprintf("# %s: a load balancer's address (status.loadBalancer.ingress) that its controller (MetalLB, kube-vip, k3s ServiceLB...) gives it: take the node addresses out of that controller's pool, or make the Service a ClusterIP one (not proven by doctor: the controller decides)", strings.Join(addrs, ", ")))
+		steps = append(steps, remedy.Commentf("# %s: a load balancer's address (status.loadBalancer.ingress) that its controller (MetalLB, kube-vip, k3s ServiceLB...) gives it: take the node addresses out of that controller's pool, or make the Service a ClusterIP one (not proven by doctor: the controller decides)", strings.Join(addrs, ", ")))
 	}
 	return strings.Join(steps, "\n")
 }

@@ -176,7 +176,7 @@ func audienceRemedy(s *kube.Setup, r kube.Route) string {
 	switch {
 	case name == "":
 		name = "AUTH-MIDDLEWARE"
-		steps = append(steps, "# no authentication middleware exists yet: create one (forwardAuth to your identity provider) in namespace "+r.Namespace+" and name it below")
+		steps = append(steps, remedy.Commentf("# no authentication middleware exists yet: create one (forwardAuth to your identity provider) in namespace %s and name it below", r.Namespace))
 	case copyFrom != nil && r.Kind == "Ingress":
 		name = copyFrom.GetNamespace() + "-" + name // an Ingress names it across providers
 	case copyFrom != nil && r.Kind == "IngressRoute" && s.Traefik.AllowCrossNamespaceKnown && s.Traefik.AllowCrossNamespace:
@@ -186,7 +186,7 @@ func audienceRemedy(s *kube.Setup, r kube.Route) string {
 		if r.Kind == "HTTPRoute" {
 			why = "an HTTPRoute's ExtensionRef names a middleware of its own namespace"
 		}
-		steps = append(steps, fmt.Sprintf("# %s: copy %s/%s into %s", why, copyFrom.GetNamespace(), copyFrom.GetName(), r.Namespace),
+		steps = append(steps, remedy.Commentf("# %s: copy %s/%s into %s", why, copyFrom.GetNamespace(), copyFrom.GetName(), r.Namespace),
 			remedy.Apply(remedy.YAML(middlewareCopy(copyFrom, r.Namespace))))
 	}
 	switch r.Kind {
@@ -235,10 +235,10 @@ func refusedRemedy(s *kube.Setup, r kube.Route) string {
 			}
 		}
 		if src == nil {
-			steps = append(steps, fmt.Sprintf("# middleware %s was not found: create it in namespace %s", m.Raw, r.Namespace))
+			steps = append(steps, remedy.Commentf("# middleware %s was not found: create it in namespace %s", m.Raw, r.Namespace))
 		} else {
 			name = src.GetName()
-			steps = append(steps, fmt.Sprintf("# copy %s/%s into namespace %s, then name it without a namespace:", src.GetNamespace(), src.GetName(), r.Namespace),
+			steps = append(steps, remedy.Commentf("# copy %s/%s into namespace %s, then name it without a namespace:", src.GetNamespace(), src.GetName(), r.Namespace),
 				remedy.Apply(remedy.YAML(middlewareCopy(src, r.Namespace))))
 		}
 		if r.Kind == "IngressRoute" {
@@ -249,7 +249,7 @@ func refusedRemedy(s *kube.Setup, r kube.Route) string {
 	key := "providers.kubernetesCRD.allowCrossNamespace=true"
 	if s.ProxyWorkload != nil {
 		if o, ok := kube.OwnerOf(s.ProxyWorkload); ok {
-			steps = append(steps, fmt.Sprintf("# or let every route of the cluster name middlewares of other namespaces: set the values key %s in %s", key, o.Describe()))
+			steps = append(steps, remedy.Commentf("# or let every route of the cluster name middlewares of other namespaces: set the values key %s in %s", key, o.Describe()))
 			return strings.Join(steps, "\n")
 		}
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -136,4 +139,34 @@ func TestAudienceReviewAlternativeRoundTrips(t *testing.T) {
 	st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{})))
 	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
 	assert.Len(t, configFindings(o, engine.SeverityInfo, "IngressRoute monitoring/wiki"), 1, "reviewed: an information")
+}
+
+// A tenant's IngressRoute names a middleware whose name holds a newline and a command: the
+// "was not found" comment of LA107's fix printed it as written, so pasting the fix ran the
+// second line (issue 23). Every command of the fix is now one the check wrote.
+func TestAudienceFixNeverRunsAMiddlewareNameAsACommand(t *testing.T) {
+	hostile := "gone\ntouch /tmp/pwned #"
+	env := configEnv(t, nil, addObjects(ingressRouteObject("web", "docs", "Host(`docs.apps.example.com`)",
+		map[string]any{"name": hostile, "namespace": "other"})))
+	_, o := runConfigCheck(t, Audience(env))
+	var fixes int
+	for _, f := range o.Findings {
+		if f.Remediation == "" {
+			continue
+		}
+		fixes++
+		file, err := syntax.NewParser().Parse(strings.NewReader(f.Remediation), "fix")
+		require.NoError(t, err, f.Remediation)
+		for _, st := range file.Stmts {
+			call, ok := st.Cmd.(*syntax.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				continue
+			}
+			name, err := expand.Literal(nil, call.Args[0])
+			require.NoError(t, err)
+			assert.NotEqual(t, "touch", name, "a middleware's name became a command:\n%s", f.Remediation)
+		}
+		assert.Contains(t, f.Remediation, `gone\ntouch`, "the name is shown, its newline escaped")
+	}
+	require.Positive(t, fixes, "the refused route has a fix: %+v", o.Findings)
 }

@@ -69,7 +69,7 @@ func netUnreachable(id string, t Target, what string, err error, ev map[string]a
 		f.Code = id + "-NO-ANSWER"
 		f.Message = fmt.Sprintf("%s gave no answer (%s): a workstation given this address waits, then retries elsewhere or fails", t.Addr.Addr(), what)
 		a := t.Addr.Addr().String()
-		f.Remediation = "# is the node up and is " + a + " routed to it from this network?\n" + remedy.Command("ping", "-c", "3", a) + "\nkubectl get nodes -o wide | " + remedy.Command("grep", "-w", a)
+		f.Remediation = remedy.Commentf("# is the node up and is %s routed to it from this network?\n", a) + remedy.Command("ping", "-c", "3", a) + "\nkubectl get nodes -o wide | " + remedy.Command("grep", "-w", a)
 	case probe.IsRefused(err):
 		f.Code = id + "-REFUSED"
 		f.Message = fmt.Sprintf("%s refused %s: the host is up but nothing takes port %d (kube-proxy does not capture it)", t.Addr.Addr(), what, t.Addr.Port())

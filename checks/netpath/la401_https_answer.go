@@ -99,11 +99,11 @@ func judgeCertificate(env *Env, t Target, p *Path, r *probe.HTTPSReply, ev map[s
 		return []engine.Finding{fail("LA401-DEFAULT-CERT", engine.SeverityFail,
 			fmt.Sprintf("%s served Traefik's default certificate (CN %q) for %s: no router with TLS matched this host, so Traefik fell back to its own self-signed certificate",
 				t.Addr.Addr(), probe.TraefikDefaultCN, p.Host.Name),
-			"# a route must match Host(`"+p.Host.Name+"`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n"+findRoute)}
+			remedy.Commentf("# a route must match Host(`%s`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n", p.Host.Name)+findRoute)}
 	case !c.HostMatches:
 		return []engine.Finding{fail("LA401-CERT-HOST", engine.SeverityFail,
 			fmt.Sprintf("%s served a certificate for %s that does not cover %s: browsers refuse it", t.Addr.Addr(), certNames(c), p.Host.Name),
-			"# the route's TLS secret (or whatever serves port 443 on this address) must hold a certificate for "+p.Host.Name+":\n"+findRoute+
+			remedy.Commentf("# the route's TLS secret (or whatever serves port 443 on this address) must hold a certificate for %s:\n", p.Host.Name)+findRoute+
 				"\n"+remedy.Command("openssl", "s_client", "-connect", t.Addr.String(), "-servername", p.Host.Name)+" </dev/null | openssl x509 -noout -subject -ext subjectAltName")}
 	case c.Expired:
 		return []engine.Finding{fail("LA401-CERT-EXPIRED", engine.SeverityFail,

@@ -60,7 +60,7 @@ func judgeLocation(t Target, p *Path, r *probe.HTTPSReply, ev map[string]any) []
 		Code: "LA401-LOCATION-UNEXPECTED", Severity: engine.SeverityWarn, Object: t.Object, Evidence: ev,
 		Message: fmt.Sprintf("%s redirects https://%s/ to %s, whose host %s is none of those the route's forwardAuth names: %s. An auth server may send straight to an identity provider the cluster's objects do not name; if %s is that provider, say so with --expect-location",
 			t.Addr.Addr(), p.Host.Name, r.Location, host, rt.HostList(), host),
-		Remediation: "# if " + host + " is the identity provider, make the check exact:\n" +
+		Remediation: remedy.Commentf("# if %s is the identity provider, make the check exact:\n", host) +
 			remedy.Command("kubectl", "lanaccess", "doctor", "--expect-location", host) +
 			"\n# otherwise a middleware or the application itself redirects elsewhere; the route's middlewares:\n" +
 			getMiddlewares(rt),
@@ -153,7 +153,7 @@ func tooOldToPreserve(rt kube.RedirectTargets) string {
 	if rt.ProxyVersion == "" || semver.Compare(rt.ProxyVersion, preserveLocationSince) >= 0 {
 		return ""
 	}
-	return fmt.Sprintf("# the proxy runs Traefik %s (image %s), which has no preserveLocationHeader: upgrade Traefik and its CRDs to %s or later first, or the patch below is refused or does nothing\n",
+	return remedy.Commentf("# the proxy runs Traefik %s (image %s), which has no preserveLocationHeader: upgrade Traefik and its CRDs to %s or later first, or the patch below is refused or does nothing\n",
 		rt.ProxyVersion, rt.ProxyImage, preserveLocationSince)
 }
 
@@ -164,8 +164,8 @@ func PreserveLocationPatch() map[string]any {
 }
 
 func returnURLFix(p *Path, param string) string {
-	return "# the auth server builds the " + param + "= URL from the host it is asked on, which under forwardAuth is the forwardAuth address's; give it its public callback (doctor does not read the auth server's configuration and cannot prove this fix):\n" +
-		"#   oauth2-proxy: --redirect-url=https://<portal>/oauth2/callback (or --reverse-proxy, so that it uses X-Forwarded-Host: https://" + p.Host.Name + "/oauth2/callback then needs a route)\n" +
+	return remedy.Commentf("# the auth server builds the %s= URL from the host it is asked on, which under forwardAuth is the forwardAuth address's; give it its public callback (doctor does not read the auth server's configuration and cannot prove this fix):\n"+
+		"#   oauth2-proxy: --redirect-url=https://<portal>/oauth2/callback (or --reverse-proxy, so that it uses X-Forwarded-Host: https://%s/oauth2/callback then needs a route)\n", param, p.Host.Name) +
 		"#   Authelia 4.38+: session.cookies[].authelia_url\n" +
 		remedy.Command("kubectl", "lanaccess", "doctor", "--only", "LA401")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // The slow-node rule, stated in every finding: with linkSamples requests per address on one
@@ -137,7 +138,7 @@ func slowFinding(t Target, m linkMedian, rule string, ev map[string]any) engine.
 		Message: fmt.Sprintf("%s is slow: median %s %s against %s on the other addresses (%s); a workstation that picks it waits longer",
 			t.Addr.Addr(), m.what, m.mine.Round(time.Millisecond), m.other.Round(time.Millisecond), rule),
 		Evidence: ev,
-		Remediation: fmt.Sprintf("# check the node's link (speed, duplex, errors) on the interface that carries %s:\nip -s link; ethtool <interface>\n", t.Addr.Addr()) +
+		Remediation: remedy.Commentf("# check the node's link (speed, duplex, errors) on the interface that carries %s:\nip -s link; ethtool <interface>\n", t.Addr.Addr()) +
 			"# or take the address out of the proxy and DNS Services' externalIPs (the zone's template follows when it is rendered from the same list)",
 	}
 }

@@ -177,7 +177,7 @@ func claimFindings(r nodeListenerResult) []engine.Finding {
 		out = append(out, engine.Finding{Code: "LA201-POD-CLAIMS-PORT", Severity: engine.SeverityFail, Object: r.node.object(), Evidence: ev,
 			Message: fmt.Sprintf("%s on %s, the port of %s: kube-proxy captures that traffic on the node address first, so one of them silently loses",
 				c.describe(), r.node.Node.Name, strings.Join(r.node.Ports[c.Key], ", ")),
-			Remediation: fmt.Sprintf("# find the workload that owns the pod, then remove port %d from its hostPort/hostNetwork ports (or move the externalIP to another node)\n", c.Key.Port) +
+			Remediation: remedy.Commentf("# find the workload that owns the pod, then remove port %d from its hostPort/hostNetwork ports (or move the externalIP to another node)\n", c.Key.Port) +
 				remedy.Kubectl(c.Pod.Namespace, "get", "pod", c.Pod.Name, "-o", `jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{"\n"}`)})
 	}
 	return out

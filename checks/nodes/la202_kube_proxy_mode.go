@@ -13,6 +13,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // ipvsIssues are kubernetes' reports of the IPVS failure this check names: with externalIPs
@@ -117,7 +118,7 @@ func DataplaneFindings(dp kube.Dataplane, owners map[netip.Addr][]string) []engi
 	if len(dp.KubeProxy) == 0 && len(replaced) == 0 {
 		out = append(out, engine.Finding{Code: "LA202-NOT-FOUND", Severity: engine.SeverityWarn,
 			Message: "what implements Services could not be told: " + strings.Join(notFound(dp), "; "),
-			Remediation: "# name the mode by hand: on a node, `ip -o addr show dev " + noderead.IPVSDevice + "` lists addresses only in IPVS mode\n" +
+			Remediation: remedy.Commentf("# name the mode by hand: on a node, `ip -o addr show dev %s` lists addresses only in IPVS mode\n", noderead.IPVSDevice) +
 				"# kube-proxy's own answer: curl -s http://127.0.0.1:10249/proxyMode (its metrics port, on the node)"})
 	}
 	if c := dp.Calico; c != nil && c.Unmodelled != "" {
@@ -223,8 +224,8 @@ func ipvsFinding(src kube.ProxySource, owners map[netip.Addr][]string, ev map[st
 // CleanupLeftovers: DeleteDummyDevice(defaultDummyDevice)).
 func switchModeFix(src kube.ProxySource) string {
 	head := "# iptables mode writes DNAT rules and binds no address (nftables mode, Kubernetes >= 1.31, does the same)\n"
-	tail := "\n# the addresses already on " + noderead.IPVSDevice + " stay until kube-proxy's IPVS cleanup runs on each node (`kube-proxy --cleanup`, which deletes " + noderead.IPVSDevice + ") or the node reboots\n" +
-		"# then on each node `ip -o addr show dev " + noderead.IPVSDevice + "` lists no peer's address"
+	tail := remedy.Commentf("# the addresses already on %[1]s stay until kube-proxy's IPVS cleanup runs on each node (`kube-proxy --cleanup`, which deletes %[1]s) or the node reboots\n"+
+		"# then on each node `ip -o addr show dev %[1]s` lists no peer's address", noderead.IPVSDevice)
 	switch {
 	case src.ConfigMap != "" && src.ConfigText != "":
 		text, err := kube.SetKubeProxyMode(src.ConfigText, kube.ModeIPTables)
@@ -237,14 +238,14 @@ func switchModeFix(src kube.ProxySource) string {
 			dsNS, dsName := objectName(src.Object)
 			fix += "\n" + remedyRestart(dsNS, dsName)
 		}
-		return fix + tail
+		return fix + "\n" + tail
 	case src.Flag != nil && src.Kind == "daemonset":
 		ns, name := objectName(src.Object)
-		return head + remedyFlag(ns, name, *src.Flag) + tail
+		return head + remedyFlag(ns, name, *src.Flag) + "\n" + tail
 	case src.Kind == "k3s":
-		return head + "# k3s: in its config.yaml, kube-proxy-arg: [proxy-mode=iptables] (or drop the proxy-mode argument), then restart k3s on every node (not provable from here)" + tail
+		return head + "# k3s: in its config.yaml, kube-proxy-arg: [proxy-mode=iptables] (or drop the proxy-mode argument), then restart k3s on every node (not provable from here)\n" + tail
 	}
-	return head + "# set mode: iptables where " + src.Object + " takes its configuration (" + src.ModeFrom + "), then restart kube-proxy (not provable from here)" + tail
+	return head + remedy.Commentf("# set mode: iptables where %s takes its configuration (%s), then restart kube-proxy (not provable from here)\n", src.Object, src.ModeFrom) + tail
 }
 
 // objectName reads "Kind ns/name" back into its namespace and name.

@@ -42,7 +42,7 @@ func ObservedIPVSFindings(placed *noderead.NodeAddrs, owners map[netip.Addr][]st
 		out = append(out, engine.Finding{Code: "LA202-PEER-ADDRESS-LOCAL", Severity: engine.SeverityFail, Object: "Node " + name,
 			Message:  fmt.Sprintf("node %s holds its peers' addresses %s on %s: its traffic to them is delivered to itself (%s)", name, strings.Join(peers, ", "), noderead.IPVSDevice, ipvsIssues),
 			Evidence: map[string]any{"node": name, "readWith": net.Via, "device": noderead.IPVSDevice, "peerAddresses": peers},
-			Remediation: "# kube-proxy's IPVS cleanup deletes " + noderead.IPVSDevice + " (run `kube-proxy --cleanup` on the node once kube-proxy no longer runs in IPVS mode, or reboot it)\n" +
+			Remediation: remedy.Commentf("# kube-proxy's IPVS cleanup deletes %s (run `kube-proxy --cleanup` on the node once kube-proxy no longer runs in IPVS mode, or reboot it)\n", noderead.IPVSDevice) +
 				remedy.Comment("by hand on node "+name+": ip link delete "+noderead.IPVSDevice+" (kube-proxy in IPVS mode puts it back)")})
 	}
 	var unread []string

@@ -11,6 +11,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // LinkSpeed is LA203: the interfaces that carry our addresses negotiated the same speed, full
@@ -148,7 +149,7 @@ func JudgeLinks(carriers []Carrier) engine.Outcome {
 				Message: fmt.Sprintf("%s negotiated %d Mb/s where the fastest carrier runs %d Mb/s: every client DNS sends to these addresses gets at most 1/%d of the bandwidth (latency, LA403, does not show it)",
 					c.name(), n, fastest, max(1, fastest/max(n, 1))),
 				Evidence:    linkEvidence(c),
-				Remediation: "# check the cable, the switch port and the card of node " + c.Node + " (ethtool " + c.Link + " on the node shows what was negotiated); or take its address out of the Services and the zone"})
+				Remediation: remedy.Commentf("# check the cable, the switch port and the card of node %s (ethtool %s on the node shows what was negotiated); or take its address out of the Services and the zone", c.Node, c.Link)})
 			continue
 		}
 		findings = append(findings, engine.Finding{Code: "LA203-SUMMARY", Severity: engine.SeverityInfo, Object: c.name(),

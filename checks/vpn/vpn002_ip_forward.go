@@ -26,7 +26,7 @@ func judgeForwarding(p *facts.Pod) ([]engine.Finding, error) {
 	case f.Value == "0":
 		return []engine.Finding{{Code: "VPN002-OFF", Severity: engine.SeverityFail, Object: p.Object(), Evidence: ev,
 			Message:     "net.ipv4.ip_forward = 0 in the pod's network namespace: client packets arrive through the tunnel and the kernel refuses to route them on, so only the tunnel peer answers",
-			Remediation: "# immediate, for this pod only: " + handFixLifetime + " (the durable change is in VPN003 and VPN008)\n" + handFix(p)}}, nil
+			Remediation: remedy.Commentf("# immediate, for this pod only: %s (the durable change is in VPN003 and VPN008)\n", handFixLifetime) + handFix(p)}}, nil
 	}
 	return []engine.Finding{{Code: "VPN002-ON", Severity: engine.SeverityInfo, Object: p.Object(), Message: "net.ipv4.ip_forward = 1", Evidence: ev}}, nil
 }

@@ -22,7 +22,7 @@ const (
 func forwardingFix(d durability) string {
 	fix := forwardingFixYAML(d.Owner, d.Variant)
 	if d.Chart != "" && d.ChartSwitch == "" {
-		fix = "# installed by the chart " + d.Chart + ": if it has a forwarding switch (stable/openvpn: ipForwardInitContainer: true), set it in your values instead of patching\n" + fix
+		fix = remedy.Commentf("# installed by the chart %s: if it has a forwarding switch (stable/openvpn: ipForwardInitContainer: true), set it in your values instead of patching\n", d.Chart) + fix
 	}
 	return fix
 }
@@ -67,11 +67,11 @@ func masqueradeFixYAML(w facts.Workload, image string, pool netip.Prefix, outIfa
 // with).
 func templatePatch(w facts.Workload, file string, podSpec map[string]any) string {
 	if w.Kind == "" {
-		return "# " + w.String() + " has no controller: recreate it with these fields in its spec\n" +
+		return remedy.Commentf("# %s has no controller: recreate it with these fields in its spec\n", w.String()) +
 			remedy.YAML(map[string]any{"spec": podSpec})
 	}
 	apply := remedy.Kubectl(w.Namespace, "patch", strings.ToLower(w.Kind), w.Name, "--patch-file", file)
-	return "# " + file + ": " + apply + "\n" +
+	return remedy.Commentf("# %s: %s\n", file, apply) +
 		remedy.YAML(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": podSpec}}})
 }
 

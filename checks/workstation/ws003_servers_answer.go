@@ -13,6 +13,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
@@ -106,7 +107,7 @@ func askServer(ctx context.Context, env Env, server netip.Addr) engine.Finding {
 func offsiteAdvice(env Env) string {
 	switch env.OS {
 	case ws.Windows, ws.MacOS:
-		return "# off-site: the setting is global on this OS; remove it until you are back (kubectl lanaccess client-config --os " + string(env.OS) + " prints the removal)"
+		return remedy.Commentf("# off-site: the setting is global on this OS; remove it until you are back (kubectl lanaccess client-config --os %s prints the removal)", string(env.OS))
 	}
 	return ""
 }

@@ -290,7 +290,7 @@ func reorderFor(ctx context.Context, env Env, l ws.ResolvedLink, before []netip.
 
 func addRoutingDomain(env Env, l ws.ResolvedLink) string {
 	if l.Name == "Global" {
-		return "# add Domains=~" + env.Target.Zone.String() + " under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved"
+		return remedy.Commentf("# add Domains=~%s under [Resolve] in /etc/systemd/resolved.conf, then: sudo systemctl restart systemd-resolved", env.Target.Zone.String())
 	}
 	profile := env.Connection
 	if profile == "" {

@@ -1,11 +1,12 @@
 package kube
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // Objects installed by Helm, Argo CD or k3s's deploy controller are rendered again by them: a
@@ -140,21 +141,21 @@ func ManagedNote(obj metav1.Object, kind, field string) string {
 		return ""
 	}
 	ref := Ref(kind, obj.GetNamespace(), obj.GetName())
-	note := fmt.Sprintf("# %s belongs to %s: %s.\n", ref, o.Describe(), o.Reverts())
+	note := remedy.Commentf("# %s belongs to %s: %s.\n", ref, o.Describe(), o.Reverts())
 	if key := ValuesKey(o.Chart, kind, field); key != "" {
 		where := "the values of " + o.Describe()
 		if o.Tool == "Argo CD" {
 			where = "the Application's Helm values in Git"
 		}
-		note += fmt.Sprintf("# Set %s in %s (values key %s); the patch below only bridges until then:\n", field, where, key)
+		note += remedy.Commentf("# Set %s in %s (values key %s); the patch below only bridges until then:\n", field, where, key)
 	} else if o.Tool == "Helm" && o.Chart == "" {
 		// A chart's own templates write helm.sh/chart (Helm's chart best practices; the
 		// traefik and coredns charts do); an object without it came verbatim from the
 		// release's values, as the seed's lan-dns objects do through the Traefik chart's
 		// extraObjects (corpus case traefik-41-seed-extraobjects-verbatim).
-		note += fmt.Sprintf("# It has no helm.sh/chart label: it comes verbatim from the release's values (e.g. the Traefik chart's extraObjects). Change %s in that values entry; the patch below only bridges until then:\n", field)
+		note += remedy.Commentf("# It has no helm.sh/chart label: it comes verbatim from the release's values (e.g. the Traefik chart's extraObjects). Change %s in that values entry; the patch below only bridges until then:\n", field)
 	} else {
-		note += fmt.Sprintf("# Change %s where %s renders it; the patch below only bridges until then:\n", field, o.Describe())
+		note += remedy.Commentf("# Change %s where %s renders it; the patch below only bridges until then:\n", field, o.Describe())
 	}
 	return note
 }

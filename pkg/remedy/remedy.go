@@ -226,8 +226,28 @@ func PowerShellQuote(s string) string {
 // written as a Go escape: a newline in a value read from a cluster (a quoted Corefile token
 // may hold one) would otherwise end the comment and start a command.
 func Comment(text string) string {
+	return "# " + escapeControls(text)
+}
+
+// Commentf is a comment of one or more lines: format is the project's own text, each of its
+// lines a "# " comment, and every argument is printed with its control characters escaped, so
+// that no value (a name, an annotation, an image read from a cluster) can end a line.
+// internal/archtest refuses comment lines of fixes built any other way.
+func Commentf(format string, args ...any) string {
+	safe := make([]any, len(args))
+	for i, a := range args {
+		switch a.(type) {
+		case int, int32, int64, uint16, uint32, uint64, bool, float64:
+			safe[i] = a
+		default:
+			safe[i] = escapeControls(fmt.Sprint(a))
+		}
+	}
+	return fmt.Sprintf(format, safe...)
+}
+
+func escapeControls(text string) string {
 	var b strings.Builder
-	b.WriteString("# ")
 	for _, r := range text {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
 			q := strconv.QuoteRune(r)
