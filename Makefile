@@ -46,9 +46,14 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 	$(LAB) up
 	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
-test-unit: ## unit tests (no root, no lab); the first run builds promtool (the monitor's rules) into ~/.cache
+# The packages whose code runs goroutines, or lends its buffers to client-go's and net/http's:
+# their tests run again under the race detector (issue 23: the exec output cap raced).
+RACE_PKGS := ./pkg/engine/ ./pkg/kube/... ./pkg/probe/... ./cmd/kubectl-lanaccess/internal/cli/ ./cmd/kubectl-lanaccess/internal/monitor/
+
+test-unit: ## unit tests (no root, no lab), then the race detector on the packages with goroutines; the first run builds promtool (the monitor's rules) into ~/.cache
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 # The Traefik oracle is its own module (testdata/oracle/traefik), so that the plugin's go.mod does
 # not grow by Traefik's ~2,500 packages: it runs Traefik's forwardAuth middleware on the cases

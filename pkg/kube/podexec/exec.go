@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,11 +167,15 @@ func (e *RemoteExecutor) Exec(ctx context.Context, ref PodRef, container string,
 	stdout := &cappedBuffer{max: e.MaxOutput, over: stop}
 	stderr := &cappedBuffer{max: min(e.MaxOutput, MaxStderr), over: stop}
 	err = exec.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	if stdout.full || stderr.full {
+	// Once the cap cancels the stream, StreamWithContext returns while client-go's copy
+	// goroutine may still be writing: seal each buffer and read a copy, never the live one.
+	out, outFull := stdout.seal()
+	errOut, errFull := stderr.seal()
+	if outFull || errFull {
 		// Cut short on purpose: what was read is not the whole answer, so it is no answer.
-		return stdout.Bytes(), stderr.Bytes(), fmt.Errorf("exec in pod %s: output larger than %d bytes (stdout) or %d bytes (stderr): not read further", ref, stdout.max, stderr.max)
+		return out, errOut, fmt.Errorf("exec in pod %s: output larger than %d bytes (stdout) or %d bytes (stderr): not read further", ref, stdout.max, stderr.max)
 	}
-	return stdout.Bytes(), stderr.Bytes(), classifyExecError(err, ref, container, cmd, stderr.String())
+	return out, errOut, classifyExecError(err, ref, container, cmd, string(errOut))
 }
 
 // classifyExecError turns what the exec stream returned into ExitError, ToolMissingError, or
@@ -258,16 +263,24 @@ var errOutputTooLarge = errors.New("exec output past its bound")
 
 // cappedBuffer keeps at most max bytes; more ends the stream (the remote command is then
 // killed by the guard, or when the stream closes). The buffer is a field, not embedded: an
-// embedded bytes.Buffer would lend its ReadFrom to io.Copy, bypassing the cap.
+// embedded bytes.Buffer would lend its ReadFrom to io.Copy, bypassing the cap. Writes come from
+// the stream's goroutines, which can outlive the stream's return once the cap cancelled it.
 type cappedBuffer struct {
-	buf  bytes.Buffer
-	max  int
-	full bool
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	max    int
+	full   bool
+	sealed bool
 	// over is called once the bound is passed (it ends the stream).
 	over func()
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		return 0, errOutputTooLarge
+	}
 	if c.max > 0 && c.buf.Len()+len(p) > c.max {
 		if !c.full && c.over != nil {
 			c.over()
@@ -281,8 +294,14 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
-func (c *cappedBuffer) Bytes() []byte  { return c.buf.Bytes() }
-func (c *cappedBuffer) String() string { return c.buf.String() }
+// seal ends the buffer: later writes are refused, and what it holds is returned as a copy with
+// whether the bound was passed.
+func (c *cappedBuffer) seal() ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sealed = true
+	return bytes.Clone(c.buf.Bytes()), c.full
+}
 
 func truncateText(s string, n int) string {
 	if len(s) <= n {

@@ -168,7 +168,12 @@ func TestAHealthyRunServesEveryAddressKindAndCheck(t *testing.T) {
 	assert.Equal(t, 1.0, mustValue(t, fams, mAnswerSets, nil))
 	assert.Equal(t, 3.0, mustValue(t, fams, mExpectedAnswers, nil))
 	for _, id := range []string{"LA301", "LA302", "LA303", "LA304", "LA401", "LA403"} {
-		assert.Equal(t, 1.0, mustValue(t, fams, mCheckStatus, map[string]string{"check": id, "status": "pass"}), id)
+		if id != "LA403" {
+			assert.Equal(t, 1.0, mustValue(t, fams, mCheckStatus, map[string]string{"check": id, "status": "pass"}), id)
+		}
+		// LA403 compares the addresses' handshake times: on a loaded machine (the race
+		// detector, parallel packages) one loopback address can really be 50 ms slower, and
+		// its WARN is then right. It never fails.
 		assert.Equal(t, 0.0, mustValue(t, fams, mCheckStatus, map[string]string{"check": id, "status": "fail"}), id)
 	}
 	assert.Equal(t, 1.0, mustValue(t, fams, mCheckInfo, map[string]string{"check": "LA301", "section": "DNS path"}))
