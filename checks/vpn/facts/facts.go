@@ -31,6 +31,9 @@ type Options struct {
 	FromClient bool
 	// HopTimeout bounds each hop (default 2 s).
 	HopTimeout time.Duration
+	// ExecTimeout bounds each command run in a VPN pod or on its node (--exec-timeout;
+	// default 15 s).
+	ExecTimeout time.Duration
 	// ClusterDNS and PodTarget name the ladder's VIP and pod hops when discovery cannot
 	// (zero values: discovered). PodTarget's port 0 means "ping it".
 	ClusterDNS netip.Addr

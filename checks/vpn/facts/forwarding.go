@@ -17,7 +17,7 @@ func (g *Gatherer) readForwarding(ctx context.Context, m *podMemos) (Forwarding,
 	var missing []string
 	var lastMissing error
 	for _, cmd := range attempts {
-		out, _, err := g.exec(ctx, m, cmd, execTimeout)
+		out, _, err := g.exec(ctx, m, cmd, g.execTimeout())
 		if podexec.IsToolMissing(err) {
 			var tm *podexec.ToolMissingError
 			errors.As(err, &tm)

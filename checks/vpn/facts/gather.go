@@ -17,8 +17,8 @@ import (
 // defaultHopTimeout bounds each hop of the ladders (Options.HopTimeout overrides).
 const defaultHopTimeout = 2 * time.Second
 
-// execTimeout bounds one read-only command in a VPN pod.
-const execTimeout = 15 * time.Second
+// defaultExecTimeout bounds one read-only command in a VPN pod (Options.ExecTimeout overrides).
+const defaultExecTimeout = 15 * time.Second
 
 // Seams are how the gatherer reads the world; tests replace them.
 type Seams struct {
@@ -145,6 +145,13 @@ func (g *Gatherer) podFacts(ctx context.Context, m *podMemos, needs Need) *Pod {
 
 func (g *Gatherer) podTunnel(ctx context.Context, m *podMemos) (Tunnel, error) {
 	return m.tunnel.get(ctx, func(ctx context.Context) (Tunnel, error) { return g.readTunnel(ctx, m) })
+}
+
+func (g *Gatherer) execTimeout() time.Duration {
+	if g.opts.ExecTimeout > 0 {
+		return g.opts.ExecTimeout
+	}
+	return defaultExecTimeout
 }
 
 func (g *Gatherer) hopTimeout() time.Duration {

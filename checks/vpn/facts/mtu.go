@@ -152,7 +152,7 @@ func (g *Gatherer) podMTU(ctx context.Context, m *podMemos, tb toolbox, routes [
 	if route == nil || !linuxnet.ValidInterfaceName(route.Iface) { // it goes into a path
 		return MTUProbe{Unmeasured: "no route to " + addr.String() + " in the pod's table"}
 	}
-	out, _, err := g.exec(ctx, m, []string{"cat", "/sys/class/net/" + route.Iface + "/mtu"}, execTimeout)
+	out, _, err := g.exec(ctx, m, []string{"cat", "/sys/class/net/" + route.Iface + "/mtu"}, g.execTimeout())
 	full, perr := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || perr != nil || full < 576 || full > 65536 {
 		return MTUProbe{Unmeasured: fmt.Sprintf("the MTU of %s was not readable (%v)", route.Iface, firstLine(out))}

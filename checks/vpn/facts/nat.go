@@ -29,7 +29,7 @@ func (g *Gatherer) readNAT(ctx context.Context, m *podMemos) (NAT, error) {
 	if !tun.Pool.IsValid() {
 		return NAT{}, fmt.Errorf("%s: the client pool is unknown (see VPN004), so its masquerade cannot be looked for", m.object())
 	}
-	out, _, err := g.exec(ctx, m, []string{"sh", "-c", natScript}, execTimeout)
+	out, _, err := g.exec(ctx, m, []string{"sh", "-c", natScript}, g.execTimeout())
 	if err != nil {
 		return NAT{}, fmt.Errorf("reading the nat table of %s: %w", m.object(), err)
 	}

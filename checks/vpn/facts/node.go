@@ -69,7 +69,7 @@ func (g *Gatherer) readNode(ctx context.Context, node string) NodeRead {
 		if i == nodeReadAttempts {
 			break
 		}
-		out, _, err := g.execIn(ctx, c.ref, c.container, []string{"sh", "-c", nodeScript(c.confDir)}, execTimeout)
+		out, _, err := g.execIn(ctx, c.ref, c.container, []string{"sh", "-c", nodeScript(c.confDir)}, g.execTimeout())
 		if err != nil {
 			r.Notes = append(r.Notes, fmt.Sprintf("pod %s, container %s: %v", c.ref, c.container, err))
 			continue

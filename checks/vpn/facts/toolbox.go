@@ -34,7 +34,7 @@ func toolsCommand() []string {
 // podTools asks the pod once which programs it has (one exec instead of one per attempt).
 func (g *Gatherer) podTools(ctx context.Context, m *podMemos) (toolbox, error) {
 	return m.tools.get(ctx, func(ctx context.Context) (toolbox, error) {
-		out, _, err := g.exec(ctx, m, toolsCommand(), execTimeout)
+		out, _, err := g.exec(ctx, m, toolsCommand(), g.execTimeout())
 		if err != nil {
 			return nil, fmt.Errorf("listing the tools of %s: %w", m.object(), err)
 		}

@@ -22,7 +22,7 @@ echo "@@openvpn"; printf 'self\t%s\n' "$(readlink /proc/self/ns/net 2>/dev/null)
 echo "@@end"`
 
 func (g *Gatherer) readTunnel(ctx context.Context, m *podMemos) (Tunnel, error) {
-	out, _, err := g.exec(ctx, m, []string{"sh", "-c", tunnelScript}, execTimeout)
+	out, _, err := g.exec(ctx, m, []string{"sh", "-c", tunnelScript}, g.execTimeout())
 	if err != nil {
 		return Tunnel{}, fmt.Errorf("reading the interfaces of %s: %w", m.object(), err)
 	}
@@ -147,7 +147,7 @@ func (g *Gatherer) readOpenVPNConfig(ctx context.Context, m *podMemos, section s
 	}
 	for _, file := range f.Config.ConfigFiles {
 		file = resolve(file)
-		text, _, err := g.exec(ctx, m, []string{"cat", file}, execTimeout)
+		text, _, err := g.exec(ctx, m, []string{"cat", file}, g.execTimeout())
 		if err != nil {
 			f.ConfigNotes = append(f.ConfigNotes, fmt.Sprintf("%s not readable: %v", file, err))
 			continue
@@ -157,7 +157,7 @@ func (g *Gatherer) readOpenVPNConfig(ctx context.Context, m *podMemos, section s
 	}
 	if sf := f.Config.StatusFile; sf != "" {
 		sf = resolve(sf)
-		if text, _, err := g.exec(ctx, m, []string{"cat", sf}, execTimeout); err == nil {
+		if text, _, err := g.exec(ctx, m, []string{"cat", sf}, g.execTimeout()); err == nil {
 			if peers := linuxnet.ParseOpenVPNStatus(text); len(peers) > 0 {
 				f.Peers, f.PeersSource = peers, "connected clients in "+sf
 			}

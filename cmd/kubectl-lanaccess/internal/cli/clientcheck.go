@@ -75,7 +75,7 @@ func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericcliop
 	o := &clientCheckOptions{
 		Checks: f.Checks, OutsideName: f.OutsideName, DNSPort: f.DNSPort, Connection: f.Connection,
 		Resolver: net.DefaultResolver, DNS: &probe.DNSClient{Timeout: f.Checks.Timeout},
-		Commands: ws.ExecRunner{}, ReadFile: os.ReadFile,
+		Commands: ws.ExecRunner{Timeout: f.Checks.ExecTimeout}, ReadFile: os.ReadFile,
 	}
 	var err error
 	if o.Target, err = f.Target.source(kubeFlags, connect); err != nil {

@@ -70,7 +70,7 @@ func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptio
 			return nil, usageErr("invalid --namespace: %v", err)
 		}
 	}
-	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout})
+	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout, ExecTimeout: f.Checks.ExecTimeout})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
