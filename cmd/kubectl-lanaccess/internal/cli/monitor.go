@@ -12,6 +12,7 @@ import (
 	goruntime "runtime"
 	"time"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -47,6 +48,7 @@ type MonitorFlags struct {
 	Listen       string
 	Workstation  bool
 	MaxAddresses int
+	WebConfig    string
 }
 
 // NewMonitorFlags returns the defaults.
@@ -69,6 +71,7 @@ func (f *MonitorFlags) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&f.RunTimeout, "run-timeout", f.RunTimeout, "deadline of one run (each probe is bounded by --timeout within it)")
 	fs.StringVar(&f.Listen, "listen", f.Listen, "address to serve /metrics and /healthz on (e.g. :9877 for a remote Prometheus)")
 	fs.BoolVar(&f.Workstation, "workstation", false, "also run client-check's checks (WS001-WS004): this machine's own resolver")
+	fs.StringVar(&f.WebConfig, "web-config-file", "", "TLS and basic auth for /metrics and /healthz: the Prometheus exporters' web configuration file (https://prometheus.io/docs/prometheus/latest/configuration/https/); without it, plain HTTP")
 	fs.IntVar(&f.MaxAddresses, "max-addresses", f.MaxAddresses, "addresses that carry per-address metric labels (more are still checked, counted in lanaccess_monitor_addresses_unlabelled)")
 }
 
@@ -106,12 +109,17 @@ func (f *MonitorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioption
 	if err := validateSelection(f.Only, f.Skip, f.Workstation); err != nil {
 		return nil, err
 	}
+	if f.WebConfig != "" {
+		if err := web.Validate(f.WebConfig); err != nil {
+			return nil, usageErr("--web-config-file %s: %v", f.WebConfig, err)
+		}
+	}
 	if d.Offline != nil && len(d.Offline.ProxyAddrs) > f.MaxAddresses {
 		return nil, usageErr("--addresses lists %d addresses, more than --max-addresses %d: raise it or split the monitor", len(d.Offline.ProxyAddrs), f.MaxAddresses)
 	}
 	o := &monitorOptions{doctor: d, listen: f.Listen, workstation: f.Workstation, cfg: monitor.Config{
 		Interval: f.Interval, Jitter: 0.1, RunTimeout: f.RunTimeout, Probes: d.Probes,
-		Only: f.Only, Skip: f.Skip, MaxAddresses: f.MaxAddresses, Version: version.Get(),
+		Only: f.Only, Skip: f.Skip, MaxAddresses: f.MaxAddresses, WebConfigFile: f.WebConfig, Version: version.Get(),
 	}}
 	if d.Offline == nil {
 		if o.clients, err = connect(kubeFlags, 10*time.Second); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +145,8 @@ func TestMonitorRefusesABadConfigurationWithExitTwo(t *testing.T) {
 		{append([]string{"--max-addresses", "1"}, offline...), "more than --max-addresses"},
 		{append([]string{"--ca-file", "/nonexistent.pem"}, offline...), "--ca-file"},
 		{append([]string{"--listen", busy.Addr().String()}, offline...), "--listen"},
+		{append([]string{"--web-config-file", "/nonexistent.yml"}, offline...), "--web-config-file"},
+		{append([]string{"--web-config-file", badWebConfig(t)}, offline...), "--web-config-file"},
 	} {
 		o, err := monitorOptionsFor(t, noCluster(t), tc.args...)
 		if err == nil {
@@ -156,6 +160,14 @@ func TestMonitorRefusesABadConfigurationWithExitTwo(t *testing.T) {
 	}
 }
 
+// badWebConfig is a web configuration whose certificate file does not exist.
+func badWebConfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "web.yml")
+	require.NoError(t, os.WriteFile(path, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n"), 0o600))
+	return path
+}
+
 func TestMonitorAcceptsWorkstationChecksWithWorkstation(t *testing.T) {
 	_, err := monitorOptionsFor(t, noCluster(t), "--addresses", "10.0.10.11", "--zone", probetest.LANZone, "--workstation", "--only", "LA3,WS003")
 	require.NoError(t, err)
@@ -164,7 +176,7 @@ func TestMonitorAcceptsWorkstationChecksWithWorkstation(t *testing.T) {
 func TestMonitorIsACommandOfThePlugin(t *testing.T) {
 	out, _, code := runCLI(t, noCluster(t), "monitor", "--help")
 	require.Equal(t, ExitOK, code)
-	for _, flag := range []string{"--addresses", "--zone", "--interval", "--listen", "--workstation", "--max-addresses", "--config"} {
+	for _, flag := range []string{"--addresses", "--zone", "--interval", "--listen", "--workstation", "--max-addresses", "--config", "--web-config-file"} {
 		assert.Contains(t, out, flag)
 	}
 	for _, flag := range []string{"--wait", "--junit-file", "--no-helpers", "--output"} {

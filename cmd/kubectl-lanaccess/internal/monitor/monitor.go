@@ -53,8 +53,12 @@ type Config struct {
 	Only, Skip []string
 	// MaxAddresses caps the addresses that carry per-address labels.
 	MaxAddresses int
-	Log          *slog.Logger
-	Version      version.Info
+	// WebConfigFile is the Prometheus exporters' web configuration (TLS, basic auth, HTTP
+	// headers: github.com/prometheus/exporter-toolkit docs/web-configuration.md); "" serves
+	// plain HTTP without authentication.
+	WebConfigFile string
+	Log           *slog.Logger
+	Version       version.Info
 }
 
 // DefaultMaxAddresses bounds per-address series: 30 addresses x 3 kinds x (histogram buckets +
