@@ -19,7 +19,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's catalogue tables from the catalogue")
+var update = flag.Bool("update", false, "rewrite the catalogue pages (docs/catalogue) from the catalogue")
 
 func TestEntriesAreWellFormed(t *testing.T) {
 	ids := map[string]bool{}
@@ -145,31 +145,17 @@ func TestEveryCodeInTheSourceIsDeclaredAndEveryDeclaredCodeIsEmitted(t *testing.
 	}
 }
 
-// README markers around each generated table.
-func markers(command string) (begin, end string) {
-	return "<!-- BEGIN catalogue " + command + " (generated: go test ./checks/catalogue -update) -->",
-		"<!-- END catalogue " + command + " -->"
-}
-
-func TestTheREADMECatalogueIsTheCatalogue(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(raw)
+func TestTheCataloguePagesAreTheCatalogue(t *testing.T) {
 	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
-		begin, end := markers(cmd)
-		i, j := strings.Index(text, begin), strings.Index(text, end)
-		require.True(t, i >= 0 && j > i, "README.md lacks the markers %q ... %q", begin, end)
-		want := "\n" + Markdown(cmd)
-		got := text[i+len(begin) : j]
-		if *update && got != want {
-			text = text[:i+len(begin)] + want + text[j:]
+		path := filepath.Join("..", "..", filepath.FromSlash(PagePath(cmd)))
+		want := Page(cmd)
+		if *update {
+			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 			continue
 		}
-		assert.Equal(t, want, got, "README.md's %s catalogue drifted from the catalogue: run go test ./checks/catalogue -update", cmd)
-	}
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "run make docs")
+		assert.Equal(t, want, string(got), "%s drifted from the catalogue: run make docs", PagePath(cmd))
 	}
 }
 
