@@ -133,10 +133,10 @@ release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew 
 	$(GORELEASER) release --clean
 	$(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY)
 
-# Every generated page: the catalogue's (docs/catalogue). The same tests, without -update, fail
-# when a page is stale.
-docs: ## regenerate the generated docs (the catalogue pages)
-	$(GO) test -count=1 ./checks/catalogue -run 'Pages' -update
+# Every generated page: the catalogue's (docs/catalogue) and the commands' reference (docs/man,
+# docs/cli: cobra's doc generator). The same tests, without -update, fail when a page is stale.
+docs: ## regenerate the generated docs: catalogue pages, man pages and the commands' reference
+	$(GO) test -count=1 ./checks/catalogue ./cmd/kubectl-lanaccess/internal/cli -run 'Pages' -update
 
 tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
 	$(GO) mod tidy -diff
