@@ -1,4 +1,4 @@
-package config
+package nodes
 
 import (
 	"strings"
@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
-	"github.com/lanaccess/kubectl-lanaccess/checks/nodes"
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/internal/roundtrip"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
-// LA202 lives with the node checks; its table test is here, where the round-trip machinery
-// (a fix run the way kubectl runs it against the fake API) is.
+// LA202's judgements of the configuration, each printed fix applied to the fake API as kubectl
+// would (internal/roundtrip) and the check run again.
 
 // kubeProxyConfigMap is kubeadm's ConfigMap with mode as given ("" leaves it out).
 func kubeProxyConfigMap(mode string) string {
@@ -108,23 +108,13 @@ status:
   nodeInfo: {operatingSystem: linux}
 `
 
-func la202Cluster(t *testing.T, overlay string) cluster {
-	t.Helper()
-	objs, err := fixture.Load(configHealthy)
-	require.NoError(t, err)
-	if overlay != "" {
-		more, err := fixture.Decode("overlay", []byte(overlay))
-		require.NoError(t, err)
-		objs, err = fixture.Overlay(append(objs, more...)...)
-		require.NoError(t, err)
-	}
-	return newCluster(t, objs)
-}
+// healthyFixtures is the seed's setup as the API returns it (testdata/fixtures/README.md).
+const healthyFixtures = "../../testdata/fixtures/healthy"
 
-func runLA202(t *testing.T, c cluster) (engine.Status, engine.Outcome) {
+// runLA202OnAPI discovers c and judges its dataplane with no node read.
+func runLA202OnAPI(t *testing.T, c roundtrip.Cluster) (engine.Status, engine.Outcome) {
 	t.Helper()
-	env := c.env(t, kube.Selection{})
-	check := nodes.KubeProxyMode(&nodes.Env{Setup: env.Setup, Reader: &noderead.NodeNetReader{Unavailable: "the test reads no node"}})
+	check := KubeProxyMode(&Env{Setup: c.Discover(t, kube.Selection{}), Reader: &noderead.NodeNetReader{Unavailable: "the test reads no node"}})
 	o := check.Run(t.Context())
 	st, _ := engine.StatusOf(o)
 	assert.Empty(t, catalogue.Undeclared("LA202", o.Findings))
@@ -166,8 +156,8 @@ func TestLA202JudgesEachWayOfImplementingServices(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := la202Cluster(t, tc.overlay)
-			st, o := runLA202(t, c)
+			c := roundtrip.WithOverlay(t, tc.overlay, healthyFixtures)
+			st, o := runLA202OnAPI(t, c)
 			require.Equal(t, tc.status, st, "%+v", o.Findings)
 			require.Contains(t, codesOf(o), tc.code)
 			var msgs []string
@@ -186,8 +176,8 @@ func TestLA202JudgesEachWayOfImplementingServices(t *testing.T) {
 				assert.Contains(t, fix, "not provable from here", "a fix that cannot be run here says so")
 				return
 			}
-			c.apply(t, fix)
-			st, o = runLA202(t, c)
+			c.Apply(t, fix)
+			st, o = runLA202OnAPI(t, c)
 			assert.Equal(t, engine.StatusPass, st, "after the fix:\n%s\n%+v", fix, o.Findings)
 			assert.Contains(t, codesOf(o), "LA202-MODE")
 		})
@@ -195,10 +185,9 @@ func TestLA202JudgesEachWayOfImplementingServices(t *testing.T) {
 }
 
 func TestLA202SaysWhatItCouldNotReadInsteadOfPassing(t *testing.T) {
-	c := la202Cluster(t, noKubeProxy)
-	env := c.env(t, kube.Selection{})
-	env.Setup.Dataplane.Unread = append(env.Setup.Dataplane.Unread, "the DaemonSets could not be read: forbidden")
-	o := nodes.KubeProxyMode(&nodes.Env{Setup: env.Setup}).Run(t.Context())
+	setup := roundtrip.WithOverlay(t, noKubeProxy, healthyFixtures).Discover(t, kube.Selection{})
+	setup.Dataplane.Unread = append(setup.Dataplane.Unread, "the DaemonSets could not be read: forbidden")
+	o := KubeProxyMode(&Env{Setup: setup}).Run(t.Context())
 	st, _ := engine.StatusOf(o)
 	assert.Equal(t, engine.StatusWarn, st)
 	assert.Contains(t, codesOf(o), "LA202-UNREAD")
