@@ -7,6 +7,7 @@ package catalogue
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strings"
 	"time"
@@ -51,9 +52,24 @@ type Entry struct {
 	DependsOn []string
 	// Timeout bounds the whole check (zero: the runner's default).
 	Timeout time.Duration
-	// Proves is the catalogue page's one-line statement of what a PASS proves.
+	// Proves is the catalogue page's statement of what a PASS proves: prose, kept as data in
+	// proves/ID.md (wrapped as a reader likes; read as one line).
 	Proves string
 	Codes  []Code
+}
+
+// provesFiles holds what each check's PASS proves, one Markdown file per check ID.
+//
+//go:embed proves/*.md
+var provesFiles embed.FS
+
+// provesOf reads proves/ID.md as one line ("" when there is none: a test fails on it).
+func provesOf(id string) string {
+	raw, err := provesFiles.ReadFile("proves/" + id + ".md")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(raw)), " ")
 }
 
 // entries is the whole catalogue in order: each command's checks in the order they run. Every
@@ -62,6 +78,7 @@ func entries() []Entry {
 	var all []Entry
 	for _, part := range [][]Entry{configuration, nodeListeners, dnsPath, httpsPath, vpnTrace, workstation} {
 		for _, e := range part {
+			e.Proves = provesOf(e.ID)
 			e.Codes = append(append([]Code(nil), e.Codes...), Code{Code: e.ID + engine.MoreSuffix,
 				Meaning: fmt.Sprintf("more than %d findings: the rest are counted, not shown", engine.MaxFindings)})
 			all = append(all, e)

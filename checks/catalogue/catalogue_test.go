@@ -46,6 +46,25 @@ func TestEntriesAreWellFormed(t *testing.T) {
 	}
 }
 
+// Every check's prose file belongs to a check, and says something on one paragraph.
+func TestEveryProseFileIsACheck(t *testing.T) {
+	files, err := provesFiles.ReadDir("proves")
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, e := range All() {
+		ids[e.ID] = true
+	}
+	assert.Len(t, files, len(ids), "one proves/ID.md per check")
+	for _, f := range files {
+		id, ok := strings.CutSuffix(f.Name(), ".md")
+		assert.True(t, ok && ids[id], "proves/%s is no check's", f.Name())
+		raw, err := provesFiles.ReadFile("proves/" + f.Name())
+		require.NoError(t, err)
+		assert.NotContains(t, strings.TrimSpace(string(raw)), "\n\n", "proves/%s: one paragraph (a table cell)", f.Name())
+		assert.NotContains(t, string(raw), "|", "proves/%s: a | would end the table cell", f.Name())
+	}
+}
+
 func TestDependenciesComeEarlierInTheirCommand(t *testing.T) {
 	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
 		seen := map[string]bool{}
