@@ -15,6 +15,9 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
+// Calico's and Cilium's own policies that select the VPN pod or the ladder's pod: named, not
+// evaluated (VPN005, and VPN008's policy-or-CNI verdict).
+
 // endpoint is a pod as a CNI's policy selects it: its labels and its namespace's.
 type endpoint struct {
 	What      string

@@ -130,3 +130,8 @@ func defaultVia(n facts.NodeRead) string {
 	}
 	return ""
 }
+
+// masqueradeFix masquerades the pool in the pod's uplink.
+func masqueradeFix(p *facts.Pod) string {
+	return masqueradeFixYAML(p.Owner, p.Image(), p.NAT.Pool, p.Tunnel.Uplink)
+}
