@@ -10,7 +10,7 @@ import (
 )
 
 // VPNDurability is VPN003: does a new pod get ip_forward=1? The manifest can set it; so can
-// the node and the CNI (see vpn003_origin.go), and a 1 that none of them explains was set by
+// the node and the CNI (see forwarding_origin.go), and a 1 that none of them explains was set by
 // hand: the next pod loses it. The check says where the pod's value comes from and judges
 // which fix the cluster will admit, the CNI's included.
 func VPNDurability(env *Env) engine.Check {
