@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"testing"
@@ -39,8 +39,8 @@ func proxySetup(args []string, mutate ...func(*Setup)) *Setup {
 			{Name: "websecure", Port: 443, TargetPort: intstr.FromString("websecure"), Protocol: corev1.ProtocolTCP},
 		}},
 	}
-	s := &Setup{Zone: zone.MustParse("apps.example.com"), ProxyWorkload: dep, Services: []corev1.Service{svc},
-		Installed: map[string]bool{TraefikMiddlewares()[0].Key(): true}}
+	s := &Setup{Objects: Objects{Zone: zone.MustParse("apps.example.com"), ProxyWorkload: dep, Services: []corev1.Service{svc},
+		MiddlewaresInstalled: true}}
 	s.ProxyService = &s.Services[0]
 	for _, m := range mutate {
 		m(s)
@@ -105,7 +105,7 @@ func TestTraefikEntryPointsWithoutArgumentsComeFromTheChartsPortNames(t *testing
 }
 
 func TestTraefikConfigurationFileMakesEntryPointsUnknown(t *testing.T) {
-	s := proxySetup([]string{"--configFile=/etc/traefik/traefik.yml"}, func(s *Setup) {
+	s := proxySetup([]string{"--configFile=/etc/traefik/traefik.yml"}, func(s *builder) {
 		s.ProxyWorkload.Spec.Template.Spec.Containers[0].Ports = nil
 		s.IngressRoutes = []unstructured.Unstructured{entryIngressRoute("web", "wiki", "Host(`wiki.apps.example.com`)")}
 	})
@@ -118,21 +118,21 @@ func TestTraefikConfigurationFileMakesEntryPointsUnknown(t *testing.T) {
 }
 
 func TestTraefikHostPortAndHostNetworkExposeEntryPoints(t *testing.T) {
-	s := proxySetup(chart41Args, func(s *Setup) {
+	s := proxySetup(chart41Args, func(s *builder) {
 		s.ProxyWorkload.Spec.Template.Spec.Containers[0].Ports[1].HostPort = 9000
 	})
 	s.DeriveModels("")
 	e, _ := s.Traefik.EntryPoint("traefik")
 	assert.Equal(t, []string{"hostPort 9000"}, e.LAN)
 
-	s = proxySetup(chart41Args, func(s *Setup) { s.ProxyWorkload.Spec.Template.Spec.HostNetwork = true })
+	s = proxySetup(chart41Args, func(s *builder) { s.ProxyWorkload.Spec.Template.Spec.HostNetwork = true })
 	s.DeriveModels("")
 	e, _ = s.Traefik.EntryPoint("metrics")
 	assert.True(t, e.Exposed())
 }
 
 func TestTraefikUDPCompanionServiceExposesTheHTTP3EntryPoint(t *testing.T) {
-	s := proxySetup(append(chart41Args, "--entryPoints.websecure-http3.address=:8443/udp"), func(s *Setup) {
+	s := proxySetup(append(chart41Args, "--entryPoints.websecure-http3.address=:8443/udp"), func(s *builder) {
 		s.Services = append(s.Services, corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "traefik", Name: "traefik-udp"},
 			Spec: corev1.ServiceSpec{Selector: traefikLabels, ExternalIPs: []string{"10.0.10.11"}, Ports: []corev1.ServicePort{
@@ -145,7 +145,7 @@ func TestTraefikUDPCompanionServiceExposesTheHTTP3EntryPoint(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, corev1.ProtocolUDP, e.Protocol)
 	assert.Equal(t, []string{"443/UDP of Service traefik/traefik-udp"}, e.LAN)
-	assert.True(t, s.SelectsProxyPods(&s.Services[1]))
+	assert.True(t, s.selectsProxyPods(&s.Services[1]))
 }
 
 func entryIngressRoute(ns, name, match string, entryPoints ...string) unstructured.Unstructured {
@@ -161,7 +161,7 @@ func entryIngressRoute(ns, name, match string, entryPoints ...string) unstructur
 }
 
 func TestRoutesReachTheLANOnlyThroughExposedEntryPoints(t *testing.T) {
-	s := proxySetup(chart41Args, func(s *Setup) {
+	s := proxySetup(chart41Args, func(s *builder) {
 		s.IngressRoutes = []unstructured.Unstructured{
 			entryIngressRoute("traefik", "dashboard", "PathPrefix(`/dashboard`)", "traefik"),
 			entryIngressRoute("demo", "whoami", "Host(`whoami.apps.example.com`)"),
@@ -182,7 +182,7 @@ func TestRoutesReachTheLANOnlyThroughExposedEntryPoints(t *testing.T) {
 
 func TestRoutesWithACrossNamespaceMiddlewareAreRefusedUnlessAllowed(t *testing.T) {
 	cross := func(args []string) *Setup {
-		s := proxySetup(args, func(s *Setup) {
+		s := proxySetup(args, func(s *builder) {
 			s.Middlewares = []unstructured.Unstructured{testMiddleware("traefik", "sso", map[string]any{"forwardAuth": map[string]any{"address": "http://sso.auth/verify"}})}
 			ir := testIngressRoute("monitoring", "grafana", "Host(`grafana.apps.example.com`)")
 			ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["middlewares"] = []any{map[string]any{"name": "sso", "namespace": "traefik"}}
@@ -211,7 +211,7 @@ func TestRoutesWithACrossNamespaceMiddlewareAreRefusedUnlessAllowed(t *testing.T
 }
 
 func TestRoutesNamingAKubernetesCRDMiddlewareAreRefusedWithoutCrossNamespace(t *testing.T) {
-	s := proxySetup(chart41Args, func(s *Setup) {
+	s := proxySetup(chart41Args, func(s *builder) {
 		ir := testIngressRoute("monitoring", "grafana", "Host(`grafana.apps.example.com`)")
 		ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["middlewares"] = []any{map[string]any{"name": "traefik-sso@kubernetescrd"}}
 		s.IngressRoutes = []unstructured.Unstructured{ir}
@@ -224,7 +224,7 @@ func TestRoutesNamingAKubernetesCRDMiddlewareAreRefusedWithoutCrossNamespace(t *
 
 func TestIngressesOutsideTheCrossProviderNamespacesAreSkipped(t *testing.T) {
 	traefik := "traefik"
-	s := proxySetup(append(chart41Args, "--providers.kubernetesingress.crossProviderNamespaces=infra"), func(s *Setup) {
+	s := proxySetup(append(chart41Args, "--providers.kubernetesingress.crossProviderNamespaces=infra"), func(s *builder) {
 		s.Ingresses = append(s.Ingresses, testIngress("web", "app", "app.apps.example.com", &traefik, map[string]string{TraefikMiddlewaresAnnotation: "traefik-sso@kubernetescrd"}))
 	})
 	s.DeriveModels("")
@@ -234,7 +234,7 @@ func TestIngressesOutsideTheCrossProviderNamespacesAreSkipped(t *testing.T) {
 }
 
 func TestIngressRoutesOfAnotherClassAreNotServed(t *testing.T) {
-	s := proxySetup(chart41Args, func(s *Setup) {
+	s := proxySetup(chart41Args, func(s *builder) {
 		ir := testIngressRoute("web", "other", "Host(`other.apps.example.com`)")
 		ir.Object["spec"].(map[string]any)["ingressClassName"] = "internal"
 		s.IngressRoutes = []unstructured.Unstructured{ir}
@@ -249,7 +249,7 @@ func TestIngressRoutesOfAnotherClassAreNotServed(t *testing.T) {
 func TestEntryPointMiddlewaresProtectTheRoutesOnThem(t *testing.T) {
 	sso := testMiddleware("auth", "sso", map[string]any{"forwardAuth": map[string]any{"address": "http://sso.auth/verify"}})
 	build := func(extra ...string) *Setup {
-		s := proxySetup(append(append([]string{}, chart41Args...), extra...), func(s *Setup) {
+		s := proxySetup(append(append([]string{}, chart41Args...), extra...), func(s *builder) {
 			s.Middlewares = []unstructured.Unstructured{sso}
 			s.IngressRoutes = []unstructured.Unstructured{entryIngressRoute("wiki", "wiki", "Host(`wiki.apps.example.com`)", "websecure")}
 		})
@@ -272,7 +272,7 @@ func TestEntryPointMiddlewaresProtectTheRoutesOnThem(t *testing.T) {
 // resource namespace %s", and the route is skipped).
 func TestRoutesSendingToAServiceOfAnotherNamespaceAreRefusedUnlessAllowed(t *testing.T) {
 	build := func(args []string) Route {
-		s := proxySetup(args, func(s *Setup) {
+		s := proxySetup(args, func(s *builder) {
 			ir := testIngressRoute("web", "portal", "Host(`auth.apps.example.com`)")
 			ir.Object["spec"].(map[string]any)["routes"].([]any)[0].(map[string]any)["services"] = []any{
 				map[string]any{"name": "authelia", "namespace": "auth", "port": int64(9091)}}

@@ -1,7 +1,6 @@
-package kube
+package proxyroute
 
 import (
-	"encoding/csv"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // TraefikConfig is what the route model needs of the proxy's static configuration, read from
@@ -147,7 +148,7 @@ func traefikContainer(spec *corev1.PodSpec) (corev1.Container, bool) {
 		return corev1.Container{}, false
 	}
 	for _, c := range spec.Containers {
-		if imageNames(c.Image, "traefik") {
+		if kubeobj.ImageNames(c.Image, "traefik") {
 			return c, true
 		}
 	}
@@ -174,19 +175,19 @@ func traefikArgs(c corev1.Container) map[string]string {
 
 // readTraefikConfig reads the static configuration of the proxy's Traefik and which entry
 // points the LAN reaches.
-func (s *Setup) readTraefikConfig() TraefikConfig {
+func (s *builder) readTraefikConfig() TraefikConfig {
 	var tmpl *corev1.PodTemplateSpec
 	if s.ProxyWorkload != nil {
 		tmpl = &s.ProxyWorkload.Spec.Template
 	}
-	spec := PodSpecOf(tmpl, s.ProxyPods)
+	spec := kubeobj.PodSpecOf(tmpl, s.ProxyPods)
 	c, ok := traefikContainer(spec)
 	if !ok {
 		return TraefikConfig{EntryPointsWhy: "no Traefik container was found in the proxy's pods"}
 	}
 	cfg := TraefikConfig{Found: true, Source: "container " + c.Name, Image: c.Image}
 	if s.ProxyWorkload != nil {
-		cfg.Source = Ref("Deployment", s.ProxyWorkload.Namespace, s.ProxyWorkload.Name) + " " + cfg.Source
+		cfg.Source = kubeobj.Ref("Deployment", s.ProxyWorkload.Namespace, s.ProxyWorkload.Name) + " " + cfg.Source
 	}
 	args := traefikArgs(c)
 	for k := range args {
@@ -216,7 +217,7 @@ func (s *Setup) readTraefikConfig() TraefikConfig {
 	cfg.CRDIngressClass = args["providers.kubernetescrd.ingressclass"]
 	cfg.IngressClass = args["providers.kubernetesingress.ingressclass"]
 	if v, set := args["providers.kubernetesingress.crossprovidernamespaces"]; set {
-		cfg.CrossProviderNamespaces = append([]string{}, splitCSV(v)...)
+		cfg.CrossProviderNamespaces = append([]string{}, kubeobj.SplitFlagList(v)...)
 	}
 	_, cfg.Gateway = args["providers.kubernetesgateway"]
 	for k := range args {
@@ -267,7 +268,7 @@ func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, st
 		case "asdefault":
 			get(name).AsDefault, _ = strconv.ParseBool(v)
 		case "http.middlewares":
-			get(name).Middlewares = splitCSV(v)
+			get(name).Middlewares = kubeobj.SplitFlagList(v)
 		default:
 			if strings.HasPrefix(field, "http.tls") {
 				get(name).HTTPTLS = true
@@ -286,7 +287,7 @@ func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, st
 	}
 	for _, cp := range c.Ports {
 		if cp.Name != "" {
-			out = append(out, EntryPoint{Name: cp.Name, Port: cp.ContainerPort, Protocol: Protocol(cp.Protocol)})
+			out = append(out, EntryPoint{Name: cp.Name, Port: cp.ContainerPort, Protocol: kubeobj.Protocol(cp.Protocol)})
 		}
 	}
 	if len(out) > 0 {
@@ -301,16 +302,16 @@ func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, st
 // exposeEntryPoints fills each entry point's LAN: the ports of the proxy Service, and of the
 // other Services with externalIPs that select the proxy's pods (the chart's traefik-udp), whose
 // target is the entry point's container port; a hostPort; hostNetwork.
-func (s *Setup) exposeEntryPoints(cfg *TraefikConfig, spec *corev1.PodSpec) {
+func (s *builder) exposeEntryPoints(cfg *TraefikConfig, spec *corev1.PodSpec) {
 	for i := range cfg.EntryPoints {
 		e := &cfg.EntryPoints[i]
 		for _, svc := range s.proxyFacingServices() {
 			for _, sp := range svc.Spec.Ports {
-				if Protocol(sp.Protocol) != e.Protocol {
+				if kubeobj.Protocol(sp.Protocol) != e.Protocol {
 					continue
 				}
-				if t := ResolveTargetPort(sp, spec); t.Port == e.Port {
-					e.LAN = append(e.LAN, fmt.Sprintf("%d/%s of %s", sp.Port, e.Protocol, ServiceRef(svc)))
+				if t := kubeobj.ResolveTargetPort(sp, spec); t.Port == e.Port {
+					e.LAN = append(e.LAN, fmt.Sprintf("%d/%s of %s", sp.Port, e.Protocol, kubeobj.ServiceRef(svc)))
 				}
 			}
 		}
@@ -323,7 +324,7 @@ func (s *Setup) exposeEntryPoints(cfg *TraefikConfig, spec *corev1.PodSpec) {
 		}
 		for _, c := range spec.Containers {
 			for _, cp := range c.Ports {
-				if cp.HostPort != 0 && cp.ContainerPort == e.Port && Protocol(cp.Protocol) == e.Protocol {
+				if cp.HostPort != 0 && cp.ContainerPort == e.Port && kubeobj.Protocol(cp.Protocol) == e.Protocol {
 					e.LAN = append(e.LAN, fmt.Sprintf("hostPort %d", cp.HostPort))
 				}
 			}
@@ -333,31 +334,26 @@ func (s *Setup) exposeEntryPoints(cfg *TraefikConfig, spec *corev1.PodSpec) {
 
 // proxyFacingServices are the proxy Service and the other Services with externalIPs in its
 // namespace whose selector matches the proxy's pods.
-func (s *Setup) proxyFacingServices() []*corev1.Service {
+func (s *builder) proxyFacingServices() []*corev1.Service {
 	out := []*corev1.Service{s.ProxyService}
 	for i := range s.Services {
 		svc := &s.Services[i]
-		if !sameService(svc, s.ProxyService) && len(svc.Spec.ExternalIPs) > 0 && s.SelectsProxyPods(svc) {
+		if !sameService(svc, s.ProxyService) && len(svc.Spec.ExternalIPs) > 0 && s.selectsProxyPods(svc) {
 			out = append(out, svc)
 		}
 	}
 	return out
 }
 
-// SelectsProxyPods reports whether svc (in the proxy's namespace) selects the proxy's pods:
+// selectsProxyPods reports whether svc (in the proxy's namespace) selects the proxy's pods:
 // a companion of the proxy Service, like the Traefik chart's <name>-udp for HTTP/3.
-func (s *Setup) SelectsProxyPods(svc *corev1.Service) bool {
-	return s.ProxyService != nil && selectsPodsOf(svc, s.ProxyService.Namespace, s.ProxyWorkload, s.ProxyPods)
+func (s *builder) selectsProxyPods(svc *corev1.Service) bool {
+	return s.ProxyService != nil && SelectsPodsOf(svc, s.ProxyService.Namespace, s.ProxyWorkload, s.ProxyPods)
 }
 
-// SelectsDNSPods reports whether svc (in the DNS Service's namespace) selects the DNS pods.
-func (s *Setup) SelectsDNSPods(svc *corev1.Service) bool {
-	return s.DNSService != nil && selectsPodsOf(svc, s.DNSService.Namespace, s.DNSWorkload, s.DNSPods)
-}
-
-// selectsPodsOf reports whether svc, in namespace ns, selects the pods of a workload (its
+// SelectsPodsOf reports whether svc, in namespace ns, selects the pods of a workload (its
 // template's labels, else a pod's).
-func selectsPodsOf(svc *corev1.Service, ns string, dep *appsv1.Deployment, pods []corev1.Pod) bool {
+func SelectsPodsOf(svc *corev1.Service, ns string, dep *appsv1.Deployment, pods []corev1.Pod) bool {
 	var podLabels labels.Set
 	switch {
 	case svc.Namespace != ns || len(svc.Spec.Selector) == 0:
@@ -374,19 +370,4 @@ func selectsPodsOf(svc *corev1.Service, ns string, dep *appsv1.Deployment, pods 
 
 func sameService(a, b *corev1.Service) bool {
 	return a != nil && b != nil && a.Namespace == b.Namespace && a.Name == b.Name
-}
-
-// splitCSV splits a comma-separated flag value (pflag reads string slices as CSV).
-func splitCSV(v string) []string {
-	rec, err := csv.NewReader(strings.NewReader(v)).Read()
-	if err != nil {
-		rec = strings.Split(v, ",")
-	}
-	var out []string
-	for _, x := range rec {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"strings"
@@ -33,7 +33,7 @@ func clusterService(ns, name string) corev1.Service {
 // redirectSetup: Traefik as the chart renders it, grafana behind Middleware monitoring/sso
 // whose forwardAuth is fa, and whatever mutate adds.
 func redirectSetup(fa map[string]any, mutate ...func(*Setup)) *Setup {
-	return proxySetup(chart41Args, append([]func(*Setup){func(s *Setup) {
+	return proxySetup(chart41Args, append([]func(*Setup){func(s *builder) {
 		s.Middlewares = []unstructured.Unstructured{testMiddleware("monitoring", "sso", map[string]any{"forwardAuth": fa})}
 		s.IngressRoutes = []unstructured.Unstructured{authRoute("monitoring", "grafana", "Host(`grafana.apps.example.com`)", "grafana", "", "sso")}
 		s.Services = append(s.Services, clusterService("auth", "authelia"), clusterService("monitoring", "grafana"))
@@ -44,7 +44,7 @@ func redirectSetup(fa map[string]any, mutate ...func(*Setup)) *Setup {
 func addr(a string) map[string]any { return map[string]any{"address": a} }
 
 func withRoutes(routes ...unstructured.Unstructured) func(*Setup) {
-	return func(s *Setup) { s.IngressRoutes = append(s.IngressRoutes, routes...) }
+	return func(s *builder) { s.IngressRoutes = append(s.IngressRoutes, routes...) }
 }
 
 func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
@@ -87,7 +87,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "a single-label address is a Service of Traefik's own namespace",
 			fa:   addr("http://sso/verify"),
-			mutate: []func(*Setup){withRoutes(authRoute("traefik", "sso", "Host(`sso.example.com`)", "sso", "")), func(s *Setup) {
+			mutate: []func(*Setup){withRoutes(authRoute("traefik", "sso", "Host(`sso.example.com`)", "sso", "")), func(s *builder) {
 				s.Services = append(s.Services, clusterService("traefik", "sso"))
 			}},
 			want:    []RedirectHost{{"sso.example.com", "IngressRoute traefik/sso, whose backend is Service traefik/sso, the forwardAuth address's"}},
@@ -103,7 +103,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "an Ingress and an HTTPRoute sending to the Service are portals too",
 			fa:   addr("http://authelia.auth.svc.cluster.local/api/verify"),
-			mutate: []func(*Setup){func(s *Setup) {
+			mutate: []func(*Setup){func(s *builder) {
 				traefik := "traefik"
 				ing := testIngress("auth", "portal", "login.example.com", &traefik, nil)
 				ing.Spec.Rules[0].HTTP = &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
@@ -124,7 +124,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "a route of the probe host itself to the auth Service makes a kept path land on the auth server",
 			fa:   addr("http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth"),
-			mutate: []func(*Setup){withRoutes(authRoute("auth", "oauth2", "Host(`grafana.apps.example.com`) && PathPrefix(`/oauth2/`)", "oauth2-proxy", "")), func(s *Setup) {
+			mutate: []func(*Setup){withRoutes(authRoute("auth", "oauth2", "Host(`grafana.apps.example.com`) && PathPrefix(`/oauth2/`)", "oauth2-proxy", "")), func(s *builder) {
 				s.Services = append(s.Services, clusterService("auth", "oauth2-proxy"))
 			}},
 			want:       []RedirectHost{{"grafana.apps.example.com", "IngressRoute auth/oauth2, whose backend is Service auth/oauth2-proxy, the forwardAuth address's"}},
@@ -172,7 +172,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "NAME.NAMESPACE of a namespace of the cluster is a Service",
 			fa:   addr("http://sso.auth/verify"),
-			mutate: []func(*Setup){func(s *Setup) {
+			mutate: []func(*Setup){func(s *builder) {
 				s.Namespaces = []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "auth"}}}
 			}},
 			service: "auth/sso",
@@ -181,7 +181,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 		{
 			name: "two labels of no namespace are a public name once the namespaces are known",
 			fa:   addr("https://example.com/verify"),
-			mutate: []func(*Setup){func(s *Setup) {
+			mutate: []func(*Setup){func(s *builder) {
 				s.Namespaces = []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "auth"}}}
 			}},
 			want: []RedirectHost{{"example.com", "the forwardAuth address of Middleware monitoring/sso"}},
@@ -221,7 +221,7 @@ func TestRedirectTargetsAreDerivedFromTheRoutesForwardAuth(t *testing.T) {
 }
 
 func TestRedirectTargetsSayWhyWithoutAForwardAuth(t *testing.T) {
-	s := redirectSetup(addr("https://auth.example.com/"), func(s *Setup) {
+	s := redirectSetup(addr("https://auth.example.com/"), func(s *builder) {
 		s.Middlewares = []unstructured.Unstructured{testMiddleware("monitoring", "sso", map[string]any{"basicAuth": map[string]any{"secret": "users"}})}
 	})
 	s.DeriveModels("")
@@ -233,7 +233,7 @@ func TestRedirectTargetsSayWhyWithoutAForwardAuth(t *testing.T) {
 }
 
 func TestRedirectTargetsFollowAChainToItsForwardAuthAndItsOptions(t *testing.T) {
-	s := redirectSetup(addr("unused"), func(s *Setup) {
+	s := redirectSetup(addr("unused"), func(s *builder) {
 		s.Middlewares = []unstructured.Unstructured{
 			testMiddleware("monitoring", "sso", map[string]any{"chain": map[string]any{"middlewares": []any{map[string]any{"name": "authelia"}}}}),
 			testMiddleware("monitoring", "authelia", map[string]any{"forwardAuth": map[string]any{

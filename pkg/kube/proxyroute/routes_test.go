@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"testing"
@@ -45,8 +45,8 @@ func testIngress(ns, name, host string, class *string, annotations map[string]st
 // routeSetup is a setup whose Middleware CRD is installed, with one forward-auth middleware
 // in every namespace the routes use and one that only adds headers.
 func routeSetup(routes []unstructured.Unstructured, ingresses []networkingv1.Ingress, classes ...networkingv1.IngressClass) *Setup {
-	s := &Setup{Zone: zone.MustParse("apps.example.com"), IngressRoutes: routes, Ingresses: ingresses, IngressClasses: classes,
-		Installed: map[string]bool{TraefikMiddlewares()[0].Key(): true}}
+	s := &Setup{Objects: Objects{Zone: zone.MustParse("apps.example.com"), IngressRoutes: routes, Ingresses: ingresses, IngressClasses: classes,
+		MiddlewaresInstalled: true}}
 	for _, ns := range []string{"m", "monitoring", "docs", "a", "web"} {
 		s.Middlewares = append(s.Middlewares,
 			testMiddleware(ns, "forward-auth", map[string]any{"forwardAuth": map[string]any{"address": "http://sso/verify"}}),

@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // Gateway API routes of the proxy: an HTTPRoute is served by Traefik when it attaches to a
@@ -21,6 +23,9 @@ import (
 
 // TraefikGatewayController is the controllerName of Traefik's GatewayClasses.
 const TraefikGatewayController = "traefik.io/gateway-controller"
+
+// gatewayAPIGroup is the Gateway API's group (kube.GatewayAPIGroup, where discovery lists it).
+const gatewayAPIGroup = "gateway.networking.k8s.io"
 
 // gatewayListener is the part of a Gateway listener attachment needs.
 type gatewayListener struct {
@@ -83,7 +88,7 @@ type routeFilter struct {
 }
 
 // httpRoutes builds one Route per rule of every HTTPRoute.
-func (s *Setup) httpRoutes() []Route {
+func (s *builder) httpRoutes() []Route {
 	var out []Route
 	for _, hr := range s.HTTPRoutes {
 		var spec httpRouteSpec
@@ -97,7 +102,7 @@ func (s *Setup) httpRoutes() []Route {
 		}
 		for i := range rules {
 			r := Route{Kind: "HTTPRoute", Namespace: hr.GetNamespace(), Name: hr.GetName(), Index: i,
-				Object: Ref("HTTPRoute", hr.GetNamespace(), hr.GetName()), Served: notServed == "", NotServed: notServed, ServedUnsure: unsure,
+				Object: kubeobj.Ref("HTTPRoute", hr.GetNamespace(), hr.GetName()), Served: notServed == "", NotServed: notServed, ServedUnsure: unsure,
 				Reviewed: hr.GetAnnotations()[ReviewedAnnotation] == "reviewed"}
 			if len(spec.Rules) > 1 {
 				r.Object += fmt.Sprintf(" rule %d", i)
@@ -145,11 +150,11 @@ func httpRouteBackends(refs []backendRef, namespace string) []Backend {
 // attachHTTPRoute finds the Traefik entry points an HTTPRoute is served on. known is false when
 // the proxy's entry points are not known; notServed says why no Traefik listener takes it;
 // unsure why that may be so.
-func (s *Setup) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSpec) (via []EntryPoint, known bool, notServed, unsure string) {
+func (s *builder) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSpec) (via []EntryPoint, known bool, notServed, unsure string) {
 	known = s.Traefik.EntryPointsKnown
 	var a attachment
 	for _, ref := range spec.ParentRefs {
-		if (ref.Group != nil && *ref.Group != GatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
+		if (ref.Group != nil && *ref.Group != gatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
 			continue
 		}
 		p := routeParent{route: hr, hostnames: spec.Hostnames, ref: ref, ns: ref.Namespace}
@@ -201,7 +206,7 @@ func (p routeParent) takes(l gatewayListener) bool {
 // traefikGateway reads the Gateway of p when Traefik serves it: the Gateway exists, its class is
 // Traefik's, Traefik has not refused the route, and the proxy runs the Gateway provider (or
 // that is not known, which a is told). Else a is told why not, and ok is false.
-func (s *Setup) traefikGateway(p routeParent, a *attachment) (gatewaySpec, bool) {
+func (s *builder) traefikGateway(p routeParent, a *attachment) (gatewaySpec, bool) {
 	gw, ok := findObject(s.Gateways, p.ns, p.ref.Name)
 	if !ok {
 		a.why = append(a.why, fmt.Sprintf("Gateway %s does not exist", p.gateway()))
@@ -238,7 +243,7 @@ func (s *Setup) traefikGateway(p routeParent, a *attachment) (gatewaySpec, bool)
 // attachToListener adds the entry point of listener l to a when l takes the route: p names it,
 // it allows routes of the route's namespace (or may: a is told), a hostname of the route
 // matches it, and an entry point of the proxy serves its port. Else a is told why not.
-func (s *Setup) attachToListener(p routeParent, l gatewayListener, a *attachment) {
+func (s *builder) attachToListener(p routeParent, l gatewayListener, a *attachment) {
 	if !p.takes(l) {
 		return
 	}
@@ -269,7 +274,7 @@ func (s *Setup) attachToListener(p routeParent, l gatewayListener, a *attachment
 
 // listenerAllows applies allowedRoutes.namespaces (default Same; Gateway API spec). maybe says
 // why it cannot be told (a selector over a namespace whose labels were not read).
-func (s *Setup) listenerAllows(l gatewayListener, gwNS, routeNS string) (bool, string) {
+func (s *builder) listenerAllows(l gatewayListener, gwNS, routeNS string) (bool, string) {
 	if len(l.Allowed.Kinds) > 0 && !slices.ContainsFunc(l.Allowed.Kinds, func(k routeGroupKind) bool { return k.Kind == "HTTPRoute" }) {
 		return false, ""
 	}

@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"maps"
@@ -40,7 +40,7 @@ func httpRoute(ns, name string, filters ...any) unstructured.Unstructured {
 }
 
 func gatewaySetup(controller string, listener map[string]any, routes ...unstructured.Unstructured) *Setup {
-	return proxySetup(append(chart41Args, "--providers.kubernetesgateway"), func(s *Setup) {
+	return proxySetup(append(chart41Args, "--providers.kubernetesgateway"), func(s *builder) {
 		gc, gw := gatewayObjects(controller, listener)
 		s.GatewayClasses, s.Gateways, s.HTTPRoutes = []unstructured.Unstructured{gc}, []unstructured.Unstructured{gw}, routes
 		s.Namespaces = []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "wiki", Labels: map[string]string{"team": "docs"}}}}

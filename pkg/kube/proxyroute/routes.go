@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
@@ -191,7 +192,7 @@ var (
 )
 
 // readRouteModel builds the proxy's routes from what discovery read.
-func (s *Setup) readRouteModel() {
+func (s *builder) readRouteModel() {
 	if s.ProxyService != nil {
 		s.Traefik = s.readTraefikConfig()
 	}
@@ -216,7 +217,7 @@ func (s *Setup) readRouteModel() {
 }
 
 // ingressRouteRoutes reads the routes of an IngressRoute (traefik.io or traefik.containo.us).
-func (s *Setup) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
+func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 	list, _, _ := unstructured.NestedSlice(ir.Object, "spec", "routes")
 	eps, _, _ := unstructured.NestedStringSlice(ir.Object, "spec", "entryPoints")
 	notServed := s.crdClassRefused(ir)
@@ -228,7 +229,7 @@ func (s *Setup) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 		}
 		r := Route{
 			Kind: "IngressRoute", Namespace: ir.GetNamespace(), Name: ir.GetName(), Index: i,
-			Object: Ref("IngressRoute", ir.GetNamespace(), ir.GetName()), EntryPoints: eps, Served: true,
+			Object: kubeobj.Ref("IngressRoute", ir.GetNamespace(), ir.GetName()), EntryPoints: eps, Served: true,
 			Reviewed: ir.GetAnnotations()[ReviewedAnnotation] == "reviewed",
 		}
 		match, _ := m["match"].(string)
@@ -303,7 +304,7 @@ func ingressRouteBackends(route map[string]any, namespace string) []Backend {
 // crdClassRefused says why Traefik's CRD provider skips an IngressRoute of another class
 // (traefik/traefik pkg/provider/kubernetes/crd/kubernetes.go shouldProcessIngress: the
 // provider's ingressClass, else only routes without a class or of class "traefik").
-func (s *Setup) crdClassRefused(ir unstructured.Unstructured) string {
+func (s *builder) crdClassRefused(ir unstructured.Unstructured) string {
 	class, _, _ := unstructured.NestedString(ir.Object, "spec", "ingressClassName")
 	if class == "" {
 		class = ir.GetAnnotations()["kubernetes.io/ingress.class"]
@@ -322,7 +323,7 @@ func (s *Setup) crdClassRefused(ir unstructured.Unstructured) string {
 // loadIngressRouteConfiguration: makeMiddlewareKeys or nameAndService error -> continue;
 // kubernetes.go resolveReference, "allowCrossNamespace is disabled, cross-namespace are
 // disallowed"; nameAndService, "service %s/%s not in the parent resource namespace %s").
-func (s *Setup) judgeReferences(r *Route) {
+func (s *builder) judgeReferences(r *Route) {
 	cfg := s.Traefik
 	if cfg.AllowCrossNamespaceKnown && cfg.AllowCrossNamespace {
 		return
@@ -361,7 +362,7 @@ func crossNamespaceReference(r *Route) string {
 }
 
 // traefikUnread says why the Traefik configuration is not fully known.
-func (s *Setup) traefikUnread() string {
+func (s *builder) traefikUnread() string {
 	if !s.Traefik.Found {
 		return s.Traefik.EntryPointsWhy
 	}
@@ -370,7 +371,7 @@ func (s *Setup) traefikUnread() string {
 
 // entryPointsOf resolves the entry points a router names (none: Traefik's defaults). known is
 // false when the proxy's entry points are not known.
-func (s *Setup) entryPointsOf(names []string) ([]EntryPoint, bool) {
+func (s *builder) entryPointsOf(names []string) ([]EntryPoint, bool) {
 	cfg := s.Traefik
 	if !cfg.EntryPointsKnown {
 		return nil, false
@@ -391,7 +392,7 @@ func (s *Setup) entryPointsOf(names []string) ([]EntryPoint, bool) {
 }
 
 // reach fills the route's entry points and whether the LAN reaches them.
-func (s *Setup) reach(r *Route, eps []EntryPoint, known bool) {
+func (s *builder) reach(r *Route, eps []EntryPoint, known bool) {
 	r.Via = eps
 	for _, e := range eps {
 		if e.Exposed() {
@@ -420,8 +421,8 @@ func (s *Setup) reach(r *Route, eps []EntryPoint, known bool) {
 	r.ReachWhy = fmt.Sprintf("it is served on entry point %s, which no port of the proxy's Services on the LAN addresses reaches", strings.Join(labels, ", "))
 }
 
-func (s *Setup) ingressRoute(ing networkingv1.Ingress) Route {
-	r := Route{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Object: Ref("Ingress", ing.Namespace, ing.Name),
+func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
+	r := Route{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Object: kubeobj.Ref("Ingress", ing.Namespace, ing.Name),
 		Served: true, Reviewed: ing.Annotations[ReviewedAnnotation] == "reviewed"}
 	if why := ingressNotServed(s.IngressClasses, ing); why != "" {
 		r.Served, r.NotServed = false, why
@@ -524,13 +525,9 @@ type middlewareIndex struct {
 	known bool
 }
 
-func newMiddlewareIndex(s *Setup) middlewareIndex {
+func newMiddlewareIndex(s *builder) middlewareIndex {
 	idx := middlewareIndex{byKey: map[string]unstructured.Unstructured{}}
-	for _, r := range TraefikMiddlewares() {
-		if s.Installed[r.Key()] {
-			idx.known = true
-		}
-	}
+	idx.known = s.MiddlewaresInstalled
 	for _, m := range s.Middlewares {
 		idx.byKey[m.GetNamespace()+"/"+m.GetName()] = m
 	}

@@ -1,4 +1,4 @@
-package kube
+package proxyroute
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/valid"
 )
 
@@ -183,7 +184,7 @@ func ParseAuthURL(raw string) (*url.URL, error) {
 // URLs in the address's query; authSigninURL's host; and, when the address names a cluster
 // Service (name, name.namespace, name.namespace.svc, name.namespace.svc.<cluster domain>, any
 // port), the hosts of the served routes whose backend is that Service.
-func (s *Setup) redirectTargets(ph ProbeHost) RedirectTargets {
+func (s *builder) redirectTargets(ph ProbeHost) RedirectTargets {
 	t := RedirectTargets{clusterDomain: defaultClusterDomain, shortNames: s.serviceShortNames(),
 		ProxyImage: s.Traefik.Image, ProxyVersion: s.Traefik.Version()}
 	fa := ph.Forward
@@ -348,7 +349,7 @@ func serviceOf(host, proxyNamespace string, shortNames map[string]string, namesp
 
 // proxyNamespace is the namespace of the Traefik pods, whose search list completes a
 // single-label address ("" when not known).
-func (s *Setup) proxyNamespace() string {
+func (s *builder) proxyNamespace() string {
 	switch {
 	case s.ProxyWorkload != nil:
 		return s.ProxyWorkload.Namespace
@@ -362,15 +363,15 @@ func (s *Setup) proxyNamespace() string {
 
 // serviceShortNames maps "name.namespace" of the Services known to discovery (those that claim
 // an address, and the routes' backends) to "Service namespace/name".
-func (s *Setup) serviceShortNames() map[string]string {
+func (s *builder) serviceShortNames() map[string]string {
 	out := make(map[string]string, len(s.Services))
 	for _, svc := range s.Services {
-		out[svc.Name+"."+svc.Namespace] = ServiceRef(&svc)
+		out[svc.Name+"."+svc.Namespace] = kubeobj.ServiceRef(&svc)
 	}
 	for _, r := range s.Routes {
 		for _, b := range r.Backends {
 			if b.Kind == "Service" && b.Namespace != "" {
-				out[b.Name+"."+b.Namespace] = Ref("Service", b.Namespace, b.Name)
+				out[b.Name+"."+b.Namespace] = kubeobj.Ref("Service", b.Namespace, b.Name)
 			}
 		}
 	}
@@ -378,7 +379,7 @@ func (s *Setup) serviceShortNames() map[string]string {
 }
 
 // namespaceNames are the cluster's namespaces, when discovery could read them.
-func (s *Setup) namespaceNames() []string {
+func (s *builder) namespaceNames() []string {
 	out := make([]string, 0, len(s.Namespaces))
 	for _, n := range s.Namespaces {
 		out = append(out, n.Name)
