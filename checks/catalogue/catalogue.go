@@ -181,6 +181,8 @@ func Page(command string) string {
 	for _, e := range es {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", e.ID, e.Section, e.Proves)
 	}
+	ns := NotStarted(command)
+	fmt.Fprintf(&b, "\nBefore the checks, **%s** (section %s), *%s*: %s.\n", ns.ID, ns.Section, ns.Title, ns.Proves)
 	b.WriteString("\n## Finding codes\n\nSilence one known finding with `--skip CODE`.\n\n")
 	b.WriteString("| Code | Meaning |\n|------|---------|\n")
 	for _, e := range es {

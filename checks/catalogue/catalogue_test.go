@@ -54,7 +54,10 @@ func TestEveryProseFileIsACheck(t *testing.T) {
 	for _, e := range All() {
 		ids[e.ID] = true
 	}
-	assert.Len(t, files, len(ids), "one proves/ID.md per check")
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		ids[NotStarted(cmd).ID] = true
+	}
+	assert.Len(t, files, len(ids), "one proves/ID.md per check and per command's not-started result")
 	for _, f := range files {
 		id, ok := strings.CutSuffix(f.Name(), ".md")
 		assert.True(t, ok && ids[id], "proves/%s is no check's", f.Name())
@@ -63,6 +66,18 @@ func TestEveryProseFileIsACheck(t *testing.T) {
 		assert.NotContains(t, strings.TrimSpace(string(raw)), "\n\n", "proves/%s: one paragraph (a table cell)", f.Name())
 		assert.NotContains(t, string(raw), "|", "proves/%s: a | would end the table cell", f.Name())
 	}
+}
+
+func TestEachCommandHasItsNotStartedResultOutsideItsChecks(t *testing.T) {
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		e := NotStarted(cmd)
+		assert.Equal(t, cmd, e.Command)
+		assert.Equal(t, Run, e.Section)
+		assert.NotEmpty(t, e.Proves, e.ID)
+		assert.NotContains(t, IDs(ForCommand(cmd)), e.ID, "the runner never runs %s", e.ID)
+	}
+	assert.Equal(t, "LA000", NotStarted(Doctor).ID)
+	assert.Panics(t, func() { NotStarted("monitor") })
 }
 
 func TestDependenciesComeEarlierInTheirCommand(t *testing.T) {
