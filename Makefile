@@ -26,7 +26,7 @@ LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 LAB_KUBECTL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/lab/kubernetes-$(shell sed -n 's/^K8S_VERSION=//p' lab/versions.env)/kubectl
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-oracle test-lab bench lint fuzz lab-up lab-down lab-status demo image release-check release tidy-check clean
+.PHONY: help build install test test-unit test-oracle test-lab bench lint fuzz lab-up lab-down lab-status demo docs image release-check release tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -137,6 +137,11 @@ release-check: $(GORELEASER) ## snapshot archives and krew manifest (goreleaser)
 release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew manifest (goreleaser), then push the image (docker credentials)
 	$(GORELEASER) release --clean
 	$(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY)
+
+# Every generated page: the catalogue's (docs/catalogue) and the commands' reference (docs/man,
+# docs/cli: cobra's doc generator). The same tests, without -update, fail when a page is stale.
+docs: ## regenerate the generated docs: catalogue pages, man pages and the commands' reference
+	$(GO) test -count=1 ./checks/catalogue ./cmd/kubectl-lanaccess/internal/cli -run 'Pages' -update
 
 tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
 	$(GO) mod tidy -diff

@@ -17,6 +17,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // The corpus (testdata/corpus, see its README) holds real-world configurations rendered from the
@@ -189,7 +190,7 @@ func setupMatches(want corpusExpect, s *kube.Setup) bool {
 		s.Zone.String() == want.Setup.Zone &&
 		s.ProbeHost.Name == want.Setup.ProbeHost
 	if want.Setup.Corefile != "" {
-		ok = ok && s.ConfigMap != nil && strings.HasPrefix(want.Setup.Corefile, kube.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
+		ok = ok && s.ConfigMap != nil && strings.HasPrefix(want.Setup.Corefile, kubeobj.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
 	}
 	return ok
 }
@@ -200,13 +201,13 @@ func describeFound(s *kube.Setup) string {
 	}
 	var parts []string
 	if s.ProxyService != nil {
-		parts = append(parts, "proxy "+kube.ServiceRef(s.ProxyService))
+		parts = append(parts, "proxy "+kubeobj.ServiceRef(s.ProxyService))
 	}
 	if s.DNSService != nil {
-		parts = append(parts, "dns "+kube.ServiceRef(s.DNSService))
+		parts = append(parts, "dns "+kubeobj.ServiceRef(s.DNSService))
 	}
 	if s.ConfigMap != nil {
-		parts = append(parts, kube.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
+		parts = append(parts, kubeobj.ConfigMapRef(s.ConfigMap)+" key "+s.CorefileKey)
 	}
 	parts = append(parts, "zone "+s.Zone.FQDN(), "probe host "+s.ProbeHost.Name)
 	return strings.Join(parts, ", ")

@@ -161,7 +161,7 @@ func TestGoreleasersKrewManifest(t *testing.T) {
 			assert.Equal(t, bin, p.Bin)
 			require.True(t, installed[bin], "the binary %s among %v", bin, installed)
 			// The completion helper travels too; krew links only the binary, so krew users link
-			// it themselves (README, "Shell completion").
+			// it themselves (docs/install.md, "Shell completion").
 			assert.True(t, installed["kubectl_complete-lanaccess"], "the completion helper among %v", installed)
 			// krew's link: kubectl-<name, '-' as '_'>, .exe for Windows (installation.pluginNameToBin).
 			link := filepath.Join(root, "bin", "kubectl-"+strings.ReplaceAll(m.Metadata.Name, "-", "_")+filepath.Ext(bin))

@@ -1,12 +1,13 @@
 // Package catalogue is the check catalogue as data: one table of entries (ID, title, section,
 // dependencies, what the check proves, the codes of its findings) that drives the order of the
-// suites, the report's grouping, --only/--skip (IDs and finding codes) and the README's
-// catalogue tables (a test fails when the README drifts from it). Check families build their
+// suites, the report's grouping, --only/--skip (IDs and finding codes) and the catalogue pages
+// under docs/catalogue (a test fails when a page drifts from it). Check families build their
 // checks with Entry.Check, so a check's identity lives here and nowhere else.
 package catalogue
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strings"
 	"time"
@@ -51,9 +52,24 @@ type Entry struct {
 	DependsOn []string
 	// Timeout bounds the whole check (zero: the runner's default).
 	Timeout time.Duration
-	// Proves is the README's one-line statement of what a PASS proves.
+	// Proves is the catalogue page's statement of what a PASS proves: prose, kept as data in
+	// proves/ID.md (wrapped as a reader likes; read as one line).
 	Proves string
 	Codes  []Code
+}
+
+// provesFiles holds what each check's PASS proves, one Markdown file per check ID.
+//
+//go:embed proves/*.md
+var provesFiles embed.FS
+
+// provesOf reads proves/ID.md as one line ("" when there is none: a test fails on it).
+func provesOf(id string) string {
+	raw, err := provesFiles.ReadFile("proves/" + id + ".md")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(raw)), " ")
 }
 
 // entries is the whole catalogue in order: each command's checks in the order they run. Every
@@ -62,6 +78,7 @@ func entries() []Entry {
 	var all []Entry
 	for _, part := range [][]Entry{configuration, nodeListeners, dnsPath, httpsPath, vpnTrace, workstation} {
 		for _, e := range part {
+			e.Proves = provesOf(e.ID)
 			e.Codes = append(append([]Code(nil), e.Codes...), Code{Code: e.ID + engine.MoreSuffix,
 				Meaning: fmt.Sprintf("more than %d findings: the rest are counted, not shown", engine.MaxFindings)})
 			all = append(all, e)
@@ -141,16 +158,32 @@ func IDs(es []Entry) []string {
 	return out
 }
 
-// Markdown renders the README tables of one command: the checks and what each proves, then
-// every finding code with its meaning.
-func Markdown(command string) string {
+// pageIntro is what each command's catalogue page says before its tables.
+var pageIntro = map[string]string{
+	Doctor:      "The checks of `kubectl lanaccess doctor` ([the command](../doctor.md)), in the order they run.",
+	VPNTraceCmd: "The checks of `kubectl lanaccess vpn-trace` ([the command](../vpn-trace.md)), in the order they run.",
+	ClientCheck: "The checks of `kubectl lanaccess client-check` ([the command](../client-check.md)), in the order they run.",
+}
+
+// PagePath is the catalogue page of command, relative to the module root.
+func PagePath(command string) string { return "docs/catalogue/" + command + ".md" }
+
+// Page renders the catalogue page of one command (docs/catalogue/COMMAND.md): the checks and
+// what each proves, then every finding code with its meaning. `make docs` writes it; a test
+// fails when the page drifts from the catalogue.
+func Page(command string) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- Generated from the catalogue (checks/catalogue) by `make docs`: do not edit. -->\n# %s: the checks\n\n", command)
+	b.WriteString(pageIntro[command])
+	b.WriteString(" IDs and finding codes are stable: use them with `--only`/`--skip`, in CI and in docs.\n\n")
 	es := ForCommand(command)
 	b.WriteString("| ID | Section | What it proves |\n|----|---------|----------------|\n")
 	for _, e := range es {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", e.ID, e.Section, e.Proves)
 	}
-	b.WriteString("\n<details><summary>Finding codes (silence one known finding with <code>--skip CODE</code>)</summary>\n\n")
+	ns := NotStarted(command)
+	fmt.Fprintf(&b, "\nBefore the checks, **%s** (section %s), *%s*: %s.\n", ns.ID, ns.Section, ns.Title, ns.Proves)
+	b.WriteString("\n## Finding codes\n\nSilence one known finding with `--skip CODE`.\n\n")
 	b.WriteString("| Code | Meaning |\n|------|---------|\n")
 	for _, e := range es {
 		for _, c := range e.Codes {
@@ -160,7 +193,6 @@ func Markdown(command string) string {
 		}
 	}
 	fmt.Fprintf(&b, "| *ID*-MORE | any check: more than %d findings; the rest are counted, not shown |\n", engine.MaxFindings)
-	b.WriteString("\n</details>\n")
 	return b.String()
 }
 

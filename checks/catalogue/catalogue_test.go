@@ -19,7 +19,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's catalogue tables from the catalogue")
+var update = flag.Bool("update", false, "rewrite the catalogue pages (docs/catalogue) from the catalogue")
 
 func TestEntriesAreWellFormed(t *testing.T) {
 	ids := map[string]bool{}
@@ -44,6 +44,40 @@ func TestEntriesAreWellFormed(t *testing.T) {
 			assert.NotEmpty(t, c.Meaning, c.Code)
 		}
 	}
+}
+
+// Every check's prose file belongs to a check, and says something on one paragraph.
+func TestEveryProseFileIsACheck(t *testing.T) {
+	files, err := provesFiles.ReadDir("proves")
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, e := range All() {
+		ids[e.ID] = true
+	}
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		ids[NotStarted(cmd).ID] = true
+	}
+	assert.Len(t, files, len(ids), "one proves/ID.md per check and per command's not-started result")
+	for _, f := range files {
+		id, ok := strings.CutSuffix(f.Name(), ".md")
+		assert.True(t, ok && ids[id], "proves/%s is no check's", f.Name())
+		raw, err := provesFiles.ReadFile("proves/" + f.Name())
+		require.NoError(t, err)
+		assert.NotContains(t, strings.TrimSpace(string(raw)), "\n\n", "proves/%s: one paragraph (a table cell)", f.Name())
+		assert.NotContains(t, string(raw), "|", "proves/%s: a | would end the table cell", f.Name())
+	}
+}
+
+func TestEachCommandHasItsNotStartedResultOutsideItsChecks(t *testing.T) {
+	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
+		e := NotStarted(cmd)
+		assert.Equal(t, cmd, e.Command)
+		assert.Equal(t, Run, e.Section)
+		assert.NotEmpty(t, e.Proves, e.ID)
+		assert.NotContains(t, IDs(ForCommand(cmd)), e.ID, "the runner never runs %s", e.ID)
+	}
+	assert.Equal(t, "LA000", NotStarted(Doctor).ID)
+	assert.Panics(t, func() { NotStarted("monitor") })
 }
 
 func TestDependenciesComeEarlierInTheirCommand(t *testing.T) {
@@ -145,31 +179,17 @@ func TestEveryCodeInTheSourceIsDeclaredAndEveryDeclaredCodeIsEmitted(t *testing.
 	}
 }
 
-// README markers around each generated table.
-func markers(command string) (begin, end string) {
-	return "<!-- BEGIN catalogue " + command + " (generated: go test ./checks/catalogue -update) -->",
-		"<!-- END catalogue " + command + " -->"
-}
-
-func TestTheREADMECatalogueIsTheCatalogue(t *testing.T) {
-	path := filepath.Join("..", "..", "README.md")
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(raw)
+func TestTheCataloguePagesAreTheCatalogue(t *testing.T) {
 	for _, cmd := range []string{Doctor, VPNTraceCmd, ClientCheck} {
-		begin, end := markers(cmd)
-		i, j := strings.Index(text, begin), strings.Index(text, end)
-		require.True(t, i >= 0 && j > i, "README.md lacks the markers %q ... %q", begin, end)
-		want := "\n" + Markdown(cmd)
-		got := text[i+len(begin) : j]
-		if *update && got != want {
-			text = text[:i+len(begin)] + want + text[j:]
+		path := filepath.Join("..", "..", filepath.FromSlash(PagePath(cmd)))
+		want := Page(cmd)
+		if *update {
+			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 			continue
 		}
-		assert.Equal(t, want, got, "README.md's %s catalogue drifted from the catalogue: run go test ./checks/catalogue -update", cmd)
-	}
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "run make docs")
+		assert.Equal(t, want, string(got), "%s drifted from the catalogue: run make docs", PagePath(cmd))
 	}
 }
 

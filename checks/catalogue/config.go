@@ -7,7 +7,6 @@ var configuration = []Entry{
 	{
 		ID: "LA001", Title: "The API server answers and the permissions doctor needs are granted",
 		Section: Configuration, Command: Doctor,
-		Proves: "the API answers; one SelfSubjectAccessReview per permission needed (from the same list the shipped RBAC is tested against); checks lacking one SKIP naming the verb and resource",
 		Codes: []Code{
 			code("LA001", "PERMISSION", "a permission a check needs is not granted: that check will SKIP (the fix grants exactly it)"),
 			code("LA001", "PERMISSION-OPTIONAL", "a permission that only widens a check is not granted (helper pods for LA201): the check works with less"),
@@ -20,7 +19,6 @@ var configuration = []Entry{
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
 		// An address no node lists is looked for on the nodes, through helper pods if need be.
 		Timeout: 4 * time.Minute,
-		Proves:  "per family, three-way diff: the proxy's and the DNS Service's IPv4 externalIPs = the zone's A answers, their IPv6 ones = its AAAA answers (AAAA answers no Service carries FAIL; IPv6 externalIPs the zone answers NODATA WARN); externalIPs of a family the Service has no ClusterIP of (IPv6 on a single-stack IPv4 Service, which the API server accepts) are captured by no kube-proxy: FAIL when the zone answers them, and AAAA answers are never suggested for them; answers as CoreDNS builds them (an IPv6 address in `IN A` SERVFAILs every A query; its fix is a `template IN AAAA`, never `IN A`); answers computed from the name (`match`) cannot be listed: SKIP saying so; each address valid, canonical, the InternalIP of exactly one Ready Linux node, or carried by one node's own interface (read through LA201's node reader; the interface is named: kube-proxy captures any address the node owns); fixes of a Helm/Argo CD Service name the values key",
 		Codes: []Code{
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
@@ -44,7 +42,6 @@ var configuration = []Entry{
 	{
 		ID: "LA102", Title: "The proxy Service exposes 80/443 and reaches ready pods",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "proxy Service exposes 80/TCP and 443/TCP, matched with their protocol as kube-proxy does (a 443/UDP HTTP/3 companion is not a second proxy), each targetPort reaching a container port, ready endpoints, no externalTrafficPolicy Local without a local endpoint; one replica = no availability gain; added ports are named as the API requires",
 		Codes: []Code{
 			code("LA102", "NO-443", "the proxy Service has no TCP port 443"),
 			code("LA102", "NO-80", "the proxy Service has no TCP port 80 (http:// links and the redirect to HTTPS fail)"),
@@ -60,7 +57,6 @@ var configuration = []Entry{
 	{
 		ID: "LA103", Title: "The DNS Service exposes 53/UDP and 53/TCP to the container port and has ready endpoints",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "DNS Service has 53/UDP and 53/TCP, each reaching the port CoreDNS listens on (one port serves both protocols: the CoreDNS chart's 53/UDP -> 1053 needs 53/TCP -> 1053), ready endpoints; on a Helm-owned Service the fix names the chart's values key (servers[].zones[].use_tcp)",
 		Codes: []Code{
 			code("LA103", "NO-53-UDP", "the DNS Service has no port 53/UDP"),
 			code("LA103", "NO-53-TCP", "the DNS Service has no port 53/TCP (truncated answers and TCP fallback fail)"),
@@ -75,7 +71,6 @@ var configuration = []Entry{
 	{
 		ID: "LA104", Title: "The Corefile serves the zone from a template, forwards other names and reloads",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "the file `-conf` names (else `Corefile` in the working directory), read as CoreDNS v1.14.7 does: `import` expanded from the pods' ConfigMap volumes at their mount paths (k3s's coredns-custom is imported, not a second Corefile; relative to the importing file; one wildcard; no match = warning; missing file, a `*` matching the kubelet's `..data`, import loops = refusal; other paths: cannot tell), every start-up limit of the plugins read (`reload` >= 2s, jitter, template class/type/rcode/match/answer, forward <= 15 upstreams, once-per-block plugins, zone files) and a zone:port defined twice (CoreDNS refuses to start: the fix removes one, never adds one beside an import); then its query model on the Service's target port: longest zone, plugins in plugin.cfg order, template zones/order/`match`/`fallthrough` (only for names a match misses): A of the zone answered by a template (also zone-scoped in the `.` block), AAAA and other types NODATA (never SERVFAIL or forwarded), names outside forwarded, no template answering them; `reload` anywhere (process-wide); no subPath mount; the `file` plugin's SOA-serial trap. Fixes are the whole new ConfigMap key, proven in the real CoreDNS",
 		Codes: []Code{
 			code("LA104", "KEY-MISSING", "the ConfigMap does not hold the file CoreDNS reads"),
 			code("LA104", "SYNTAX", "the Corefile does not parse: a restarting pod crashes"),
@@ -111,7 +106,6 @@ var configuration = []Entry{
 	{
 		ID: "LA105", Title: "The DNS Deployment runs two replicas on different nodes, with a PDB and a safe pod spec",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "DNS Deployment: >= 2 replicas on distinct nodes, a PDB keeping >= 1, dnsPolicy Default, NET_BIND_SERVICE kept when ALL is dropped (capability names read without regard to case, as containerd and CRI-O do), probes on ports the Corefile's `health`/`ready` listen on, non-root (the official image runs as 65532 since v1.11.0; \"may run as root\" only when spec and image cannot tell); pods not ready: why, when the spec says; fixes of a Helm/Argo CD/k3s Deployment say a direct patch will not last",
 		Codes: []Code{
 			code("LA105", "NO-WORKLOAD", "no Deployment or pod matches the DNS Service's selector"),
 			code("LA105", "NOT-A-DEPLOYMENT", "the DNS pods are not managed by a Deployment (information)"),
@@ -133,7 +127,6 @@ var configuration = []Entry{
 	{
 		ID: "LA106", Title: "No other Service claims our addresses, and externalIPs are reserved by admission control",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "no other Service claims our addresses on our ports (CVE-2020-8554 interception) or on any other port, nor a node address on a port nodes serve (22, 6443, 10250, 2379...): kube-proxy captures them for the nodes' own traffic too; each admission control is asked what it does, not whether it mentions externalIPs (ValidatingAdmissionPolicies with the API server's CEL, Kyverno Audit/Enforce and allowExistingViolations, Gatekeeper's address-only allow-list, DenyServiceExternalIPs from the API server's flags): it must refuse a foreign claim and admit the next update of our Services and of the other legitimate users (a VPN Service, traefik-udp); the suggested policy does both, proven on a real API server; the externalIPs deprecation",
 		Codes: []Code{
 			code("LA106", "INTERCEPTION", "another Service claims one of our addresses on one of our ports (CVE-2020-8554)"),
 			code("LA106", "NODE-PORT-CLAIM", "another Service claims one of our node addresses on another port, or a node address on a port nodes serve (22, 6443, 10250...): the node's own service there is cut off"),
@@ -155,7 +148,6 @@ var configuration = []Entry{
 	{
 		ID: "LA107", Title: "Every route of the proxy in the zone has an authentication middleware",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
-		Proves: "routes the proxy really serves in the zone and that the LAN reaches have an authentication middleware: Traefik's semantics (an entry point counts only when a Service port on the node addresses targets it; an IngressRoute naming a middleware of another namespace is refused without allowCrossNamespace and answers 404; Ingresses of other classes and HTTPRoutes of other Gateways are not served; HTTPRoutes on Traefik's Gateway are read, listener port = entry point)",
 		Codes: []Code{
 			code("LA107", "NO-AUTH", "a route in the zone has no authentication middleware: the whole LAN reaches it"),
 			code("LA107", "REVIEWED", "a route without authentication was reviewed for the LAN (information)"),

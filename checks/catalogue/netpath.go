@@ -14,7 +14,6 @@ var dnsPath = []Entry{
 	{
 		ID: "LA301", Title: "DNS answers A for the zone with the node addresses, on every address, over UDP and TCP",
 		Section: DNSPath, Command: Doctor,
-		Proves: "A for the probe host, the apex and a random label over UDP, the probe host over TCP too: answers = the DNS Service's IPv4 externalIPs (IPv6 ones are AAAA's, LA302), TTL, AA; every node answers the same",
 		Codes: append(netUnreachable("LA301"),
 			code("LA301", "WRONG-ANSWER", "an address does not answer the DNS Service's externalIPs"),
 			code("LA301", "NOT-AUTHORITATIVE", "an answer comes without the AA flag: from a cache or a forwarder, not the zone's template"),
@@ -26,7 +25,6 @@ var dnsPath = []Entry{
 	{
 		ID: "LA302", Title: "DNS answers AAAA in the zone with NODATA (never NXDOMAIN, SERVFAIL or a public AAAA)",
 		Section: DNSPath, Command: Doctor,
-		Proves: "AAAA answers NODATA, or in a dual-stack zone exactly the DNS Service's IPv6 externalIPs (never NXDOMAIN, SERVFAIL or an AAAA no Service carries; an IPv6 fix goes in `template IN AAAA`, never in an A answer)",
 		Codes: append(netUnreachable("LA302"),
 			code("LA302", "AAAA-ANSWER", "the zone answers AAAA with an address"),
 			code("LA302", "NXDOMAIN", "the zone answers AAAA with NXDOMAIN: caches may drop the whole name"),
@@ -37,7 +35,6 @@ var dnsPath = []Entry{
 	{
 		ID: "LA303", Title: "DNS resolves names outside the zone (forwarding); the resolver is open to the LAN",
 		Section: DNSPath, Command: Doctor,
-		Proves: "a name outside the zone resolves (forwarding), asked once a zone question has proved the address: an upstream that does not answer is named as such, never taken for a dead address; the resolver is open to the LAN (info, with advice that holds behind kube-proxy's masquerade)",
 		Codes: append(netUnreachable("LA303"),
 			code("LA303", "UPSTREAM-SILENT", "the address answers the zone but the forwarded name gets no answer in time: the '.' block's upstream fails"),
 			code("LA303", "NODATA", "the outside name resolves to no address: it proves nothing (pass --outside-name)"),
@@ -50,7 +47,6 @@ var dnsPath = []Entry{
 	{
 		ID: "LA304", Title: "DNS does not resolve cluster-internal names for the LAN",
 		Section: DNSPath, Command: Doctor,
-		Proves: "cluster-internal names do not resolve for the LAN",
 		Codes: append(netUnreachable("LA304"),
 			code("LA304", "LEAK", "a cluster-internal name resolves for the LAN"),
 			code("LA304", "SUMMARY", "what each address answered (information)"),
@@ -63,7 +59,6 @@ var httpsPath = []Entry{
 	{
 		ID: "LA401", Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
 		Section: HTTPSPath, Command: Doctor,
-		Proves: "`curl --resolve` semantics per address: SNI/Host = probe host, expected status (302), certificate valid for the host, not expiring, the same on every node; Traefik's default certificate explained; the Location: --expect-location, else the hosts the route's forwardAuth names (its address's host, URLs in its query, authSigninURL, the routes to the auth Service), never a name only the cluster's DNS answers (Traefik resolves a relative Location against the forwardAuth address; its fix, preserveLocationHeader on the Middleware when a route of the probe host reaches the auth server, Traefik v3.3.0+ read from the proxy's image tag, is proven with Traefik's own middleware and on a real API server under Traefik's CRD); not judged, and said so, when nothing names them",
 		Codes: append(netUnreachable("LA401"),
 			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no router with TLS matched the host"),
 			code("LA401", "CERT-HOST", "the certificate does not cover the host"),
@@ -84,7 +79,6 @@ var httpsPath = []Entry{
 	{
 		ID: "LA402", Title: "HTTPS: the LAN path and the system resolver's path serve the same certificate and answer",
 		Section: HTTPSPath, Command: Doctor,
-		Proves: "the LAN path and the system resolver's path serve the same certificate and answer",
 		Codes: []Code{
 			code("LA402", "NO-SECOND-PATH", "there is no second path to compare from this machine (information: why)"),
 			code("LA402", "CERT-DIFFERS", "the two paths serve different certificates"),
@@ -95,7 +89,6 @@ var httpsPath = []Entry{
 	{
 		ID: "LA403", Title: "HTTPS: no node address is much slower than the others (handshake, first byte)",
 		Section: HTTPSPath, Command: Doctor,
-		Proves: "a node whose handshake or first byte is much slower than the others (3 requests on one connection per address, the one LA401 judges: its connect and handshake, the median first byte; > 2x the others' median and > 50 ms above it)",
 		Codes: []Code{
 			code("LA403", "SLOW", "an address is much slower than the others"),
 			code("LA403", "NOT-COMPARED", "fewer than two addresses could be sampled (information)"),

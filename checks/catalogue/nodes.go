@@ -9,7 +9,6 @@ var nodeListeners = []Entry{
 		Section: NodeListeners, Command: Doctor,
 		// Helper pods may need an image pull before the read.
 		Timeout: 4 * time.Minute,
-		Proves:  "on each node carrying an address: sockets already bound to the Service ports (from `/proc/net/*`, read through our own helper pod or a pod of kube-proxy or the CNI's DaemonSet, never a tenant's pod; the owning process with `--name-owners`), hostNetwork/hostPort pods; the systemd-resolved stub on 127.0.0.53 is not a conflict",
 		Codes: []Code{
 			code("LA201", "POD-CLAIMS-PORT", "a pod claims one of the Service ports on the node by hostPort or hostNetwork"),
 			code("LA201", "BACKEND-CLAIMS-PORT", "the pod that claims the port is one of the Service's own endpoints (information)"),
@@ -26,7 +25,6 @@ var nodeListeners = []Entry{
 		ID: "LA202", Title: "What implements Services binds no node's peer addresses on the nodes (kube-proxy's mode)",
 		Section: NodeListeners, Command: Doctor,
 		Timeout: 4 * time.Minute,
-		Proves:  "kube-proxy's mode where distributions keep it (its DaemonSet's `--config` ConfigMap or `--proxy-mode`, kubeadm's kube-system/kube-proxy config.conf, static pods, k3s's node-args) and its replacements (Cilium's kube-proxy-replacement, Calico's eBPF dataplane): IPVS with externalIPs = node addresses binds every peer's address on `kube-ipvs0` on every node (FAIL; the fix switches to iptables, and says the cleanup); iptables/nftables write DNAT rules only; a mode not found is a WARN naming where it looked; through the node reader, a node holding a peer's address on `kube-ipvs0` is a FAIL whatever the configuration says",
 		Codes: []Code{
 			code("LA202", "IPVS-NODE-ADDRESSES", "kube-proxy runs in IPVS mode and the externalIPs are node addresses: every node holds its peers' addresses"),
 			code("LA202", "PEER-ADDRESS-LOCAL", "a node holds a peer's address on kube-ipvs0: its traffic to that peer stays on it"),
@@ -43,7 +41,6 @@ var nodeListeners = []Entry{
 		ID: "LA203", Title: "The interfaces carrying the node addresses negotiated the same speed, full duplex",
 		Section: NodeListeners, Command: Doctor,
 		Timeout: 4 * time.Minute,
-		Proves:  "through the node reader, /sys/class/net/IF/{speed,duplex} of the interface that carries each address (the one the LAN reaches): a NIC slower than the fastest (100 vs 1000 Mb/s) and half duplex WARN; virtual interfaces (veth, bridge, bond: no device) and drivers reporting -1 (virtio) are said and not compared; fewer than two comparable links SKIP. Proven on recorded sysfs outputs (a virtio NIC, a veth, a tap set to 100/half); the lab's veths report no negotiated speed",
 		Codes: []Code{
 			code("LA203", "SLOW-LINK", "an interface carrying an address negotiated less than the fastest one"),
 			code("LA203", "HALF-DUPLEX", "an interface carrying an address runs half duplex"),

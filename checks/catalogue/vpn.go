@@ -18,7 +18,6 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN001", Title: "OpenVPN pods are found (every replica is traced)",
 		Section: VPNTrace, Command: VPNTraceCmd,
-		Proves: "the VPN pods (`-l/--selector`, else OpenVPN images or container names); every replica",
 		Codes: []Code{
 			code("VPN001", "TRACED", "a VPN pod that is traced (information)"),
 			code("VPN001", "NOT-RUNNING", "a VPN pod that is not running is not traced"),
@@ -27,7 +26,6 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN002", Title: "IP forwarding is on inside every VPN pod",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "`net.ipv4.ip_forward` inside each pod (exec; an image without the tools is an ERROR saying so)",
 		Codes: []Code{
 			code("VPN002", "OFF", "net.ipv4.ip_forward = 0 in the pod: only the tunnel peer answers"),
 			code("VPN002", "ON", "net.ipv4.ip_forward = 1 (information)"),
@@ -37,7 +35,6 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN003", Title: "Forwarding is set by the manifest, so it survives restarts and new replicas",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "durability: what a new pod starts with (the node's value, which a new pod network namespace copies, then what the CNI writes: Calico's `container_settings.allow_ip_forwarding`, the tuning plugin), read through a hostNetwork pod on the node and the CNI's configuration; whether the manifest sets it (initContainer, `securityContext.sysctls`, the chart's switch); a 1 that neither explains is a hand fix, which a container restart keeps and a new pod loses; kubelet sysctl allowlist, SysctlForbidden events, Pod Security level vs a privileged initContainer; the CNI-level fix next to the manifest's",
 		Codes: []Code{
 			code("VPN003", "FIX-BROKEN", "the manifest's way of setting forwarding cannot work here (admission, allowlist, privileges)"),
 			code("VPN003", "SYSCTL-FORBIDDEN", "the kubelet refused a sysctl in this namespace"),
@@ -59,7 +56,6 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN004", Title: "The tunnel interface is up and the client pool is known",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "tun/tap interface and the client pool; in server mode, whether the server pushes routes to the pod and Service ranges (without them clients never send those packets into the tunnel)",
 		Codes: []Code{
 			code("VPN004", "NO-TUNNEL", "no tun or tap interface in the pod"),
 			code("VPN004", "TUNNEL", "the tunnel and the client pool (information)"),
@@ -73,7 +69,6 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN005", Title: "Replies find their way back: the client pool is masqueraded, and policies match what they see",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Proves: "return path: masquerade of the pool (iptables-save and nftables, read with `nft -j list ruleset`), or a route back to the pool on the nodes (read through their hostNetwork pods: a BGP-advertised pool needs no masquerade); NetworkPolicies: ingress rules that stop matching after masquerade, egress rules on the VPN pod that admit nothing to the pods; Calico's and Cilium's own policies selecting the pods, named (not evaluated); the policy kinds that could not be read",
 		Codes: []Code{
 			code("VPN005", "NAT-UNKNOWN", "whether the pool is masqueraded is unknown"),
 			code("VPN005", "MASQUERADED", "the pool is source-translated on its way out (information)"),
@@ -88,20 +83,17 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN006", Title: "From inside the VPN pod: peer, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
-		Proves: "hop ladder from inside the pod: peer, a pod IP, the cluster DNS VIP (by a DNS query), a public address (`--public`); the peer and the pod swept with Don't-Fragment pings from a small one to the interface MTU (bounded: at most 12 probes of 1 s each per hop), naming the largest size that passes",
-		Codes:  ladder("VPN006"),
+		Codes: ladder("VPN006"),
 	},
 	{
 		ID: "VPN007", Title: "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
-		Proves: "the same ladder from this machine through the tunnel (`--from-client`), and this machine's routes to each hop (its routing table on Linux, the source address the kernel picks); the DNS hops swept with Don't-Fragment DNS questions padded to each size (Linux), naming the largest that passes",
 		Codes: append(ladder("VPN007"),
 			code("VPN007", "NOT-THROUGH-TUNNEL", "this machine does not send a hop's address into the tunnel: its answer does not test the VPN")),
 	},
 	{
 		ID: "VPN008", Title: "Verdict: the broken layer and the change that fixes it",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 3 * time.Minute,
-		Proves: "the verdict: the broken layer in one sentence and the manifest change, as YAML to paste",
 		Codes: []Code{
 			code("VPN008", "FORWARDING-OFF", "verdict: forwarding is off in the pod"),
 			code("VPN008", "TUNNEL", "verdict: the tunnel is not up"),

@@ -5,7 +5,6 @@ var workstation = []Entry{
 	{
 		ID: "WS001", Title: "A name in the zone resolves to the node addresses on this machine",
 		Section: Workstation, Command: ClientCheck,
-		Proves: "a name in the zone resolves to the node addresses through the system resolver",
 		Codes: []Code{
 			code("WS001", "RESOLVES", "the zone's name resolves to the node addresses (information)"),
 			code("WS001", "NOT-RESOLVED", "the zone's name does not resolve on this machine"),
@@ -16,7 +15,6 @@ var workstation = []Entry{
 	{
 		ID: "WS002", Title: "Names outside the zone still resolve normally on this machine",
 		Section: Workstation, Command: ClientCheck,
-		Proves: "the rest of the resolution still works, and not to the node addresses",
 		Codes: []Code{
 			code("WS002", "RESOLVES", "a name outside the zone resolves (information)"),
 			code("WS002", "NOT-RESOLVED", "names outside the zone no longer resolve"),
@@ -26,7 +24,6 @@ var workstation = []Entry{
 	{
 		ID: "WS003", Title: "The zone's DNS servers answer this machine directly",
 		Section: Workstation, Command: ClientCheck,
-		Proves: "each of the zone's servers answers this machine directly",
 		Codes: []Code{
 			code("WS003", "NO-ANSWER", "a zone server does not answer this machine"),
 			code("WS003", "NOT-THE-ZONE", "a zone server answers an error: it does not serve the zone"),
@@ -38,7 +35,6 @@ var workstation = []Entry{
 	{
 		ID: "WS004", Title: "systemd-resolved asks the zone's servers (Linux)",
 		Section: Workstation, Command: ClientCheck,
-		Proves: "on Linux, which server systemd-resolved really asks for the zone, per link (or the order of /etc/resolv.conf without it)",
 		Codes: []Code{
 			code("WS004", "NO-CURRENT-SERVER", "the link lists the zone's servers but has no current server"),
 			code("WS004", "OTHER-SERVER", "the link asks another server than the zone's"),

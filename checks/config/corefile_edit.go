@@ -8,6 +8,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -66,7 +67,7 @@ func (e corefileEdit) Remediation() string {
 	var b strings.Builder
 	b.WriteString(kube.ManagedNote(cm, "ConfigMap", "data."+e.file.Key))
 	// every value read from the cluster stays inside its comment (remedy.Comment)
-	head := fmt.Sprintf("%s key %s: %s", kube.ConfigMapRef(cm), e.file.Key, e.What)
+	head := fmt.Sprintf("%s key %s: %s", kubeobj.ConfigMapRef(cm), e.file.Key, e.What)
 	if e.Lines != "" {
 		head += ":"
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
@@ -121,7 +122,7 @@ func addZoneBlock(s *kube.Setup, cf *corefile.Corefile, port string) corefileEdi
 	if !ok {
 		return corefileEdit{}
 	}
-	block := remedy.ZoneBlock(s.Zone, port, kube.ExternalAddrs(s.DNSService))
+	block := remedy.ZoneBlock(s.Zone, port, kubeobj.ExternalAddrs(s.DNSService))
 	what := fmt.Sprintf("add the zone's server block at the end (no block of the Corefile or its imports serves %s on port %s)", s.Zone.FQDN(), port)
 	if o, owned := kube.OwnerOf(s.ConfigMap); owned && o.Tool == "k3s" {
 		if i := slices.IndexFunc(cf.Imports, func(imp corefile.Import) bool { return imp.File == "" && strings.Contains(imp.Pattern, "*") }); i >= 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
@@ -160,7 +161,7 @@ func unique(addrs []netip.Addr) []netip.Addr {
 }
 
 func serviceAddrs(name, ns, svc string, ips []string) addrSource {
-	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: kube.Ref("Service", ns, svc), Namespace: ns, Svc: svc, Known: true}
+	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: kubeobj.Ref("Service", ns, svc), Namespace: ns, Svc: svc, Known: true}
 	if name == "dns" {
 		src.Title = "the DNS Service's externalIPs"
 	}
@@ -386,7 +387,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 	var out []engine.Finding
 	carried := carriedElsewhere(s, all, place)
 	for _, a := range all {
-		nodes := kube.NodesWithInternalIP(s.Nodes, a)
+		nodes := kubeobj.NodesWithInternalIP(s.Nodes, a)
 		if len(nodes) == 0 && carried[a].finding != nil {
 			out = append(out, *carried[a].finding)
 			nodes = carried[a].nodes
@@ -405,10 +406,10 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 				names = append(names, n.Name)
 			}
 			fail("LA101-SEVERAL-NODES", a.String(), fmt.Sprintf("%s is the InternalIP of %d nodes (%s): the LAN cannot route it to one of them reliably", a, len(nodes), strings.Join(names, ", ")), map[string]any{"nodes": names})
-		case !kube.NodeReady(nodes[0]):
+		case !kubeobj.NodeReady(nodes[0]):
 			fail("LA101-NODE-NOT-READY", fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, is not Ready: connections to this address fail", nodes[0].Name, a), map[string]any{"node": nodes[0].Name})
-		case kube.NodeOS(nodes[0]) != "linux":
-			os := kube.NodeOS(nodes[0])
+		case kubeobj.NodeOS(nodes[0]) != "linux":
+			os := kubeobj.NodeOS(nodes[0])
 			fail("LA101-NODE-NOT-LINUX", fmt.Sprintf("%s (%s)", nodes[0].Name, a), fmt.Sprintf("node %s, which carries %s, runs %q, not Linux: the setup relies on Linux kube-proxy capturing the externalIPs", nodes[0].Name, a, os), map[string]any{"node": nodes[0].Name, "os": os})
 		}
 	}

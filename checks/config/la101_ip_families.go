@@ -10,6 +10,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -71,7 +72,7 @@ func uncapturedFinding(svc *corev1.Service, families []corev1.IPFamily, lost, ke
 	}
 	msg := fmt.Sprintf("Service %s/%s has ClusterIPs of %s only (spec.ipFamilies): kube-proxy captures none of its externalIPs %s, it programs externalIPs only in the families of a Service's ClusterIPs",
 		svc.Namespace, svc.Name, strings.Join(fams, ", "), addrList(lost))
-	f := engine.Finding{Code: "LA101-FAMILY-NOT-CAPTURED", Severity: engine.SeverityWarn, Object: kube.ServiceRef(svc),
+	f := engine.Finding{Code: "LA101-FAMILY-NOT-CAPTURED", Severity: engine.SeverityWarn, Object: kubeobj.ServiceRef(svc),
 		Evidence: map[string]any{"ipFamilies": fams, "uncaptured": addrStrings(lost), "zoneAnswers": answered}}
 	if answered {
 		f.Severity = engine.SeverityFail

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
@@ -25,7 +26,7 @@ import (
 func placeAddrs(ctx context.Context, r *noderead.NodeNetReader, s *kube.Setup, addrs []netip.Addr) *noderead.NodeAddrs {
 	var unlisted []netip.Addr
 	for _, a := range addrs {
-		if len(kube.NodesWithInternalIP(s.Nodes, a)) == 0 {
+		if len(kubeobj.NodesWithInternalIP(s.Nodes, a)) == 0 {
 			unlisted = append(unlisted, a)
 		}
 	}

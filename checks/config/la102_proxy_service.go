@@ -8,6 +8,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -19,13 +20,13 @@ func ProxyService(env *Env) engine.Check {
 
 func proxyService(s *kube.Setup) engine.Outcome {
 	svc := s.ProxyService
-	obj := kube.ServiceRef(svc)
+	obj := kubeobj.ServiceRef(svc)
 	var findings []engine.Finding
 	var tmpl *corev1.PodTemplateSpec
 	if s.ProxyWorkload != nil {
 		tmpl = &s.ProxyWorkload.Spec.Template
 	}
-	spec := kube.PodSpecOf(tmpl, s.ProxyPods)
+	spec := kubeobj.PodSpecOf(tmpl, s.ProxyPods)
 
 	for _, want := range []struct {
 		port int32
@@ -36,17 +37,17 @@ func proxyService(s *kube.Setup) engine.Outcome {
 		{443, engine.SeverityFail, "LA102-NO-443", "HTTPS on the LAN addresses is the point of the setup"},
 		{80, engine.SeverityWarn, "LA102-NO-80", "http:// links and the redirect to HTTPS fail on the LAN path"},
 	} {
-		sp, ok := kube.ServicePortFor(svc, want.port, corev1.ProtocolTCP)
+		sp, ok := kubeobj.ServicePortFor(svc, want.port, corev1.ProtocolTCP)
 		if !ok {
 			findings = append(findings, engine.Finding{
 				Code: want.code, Severity: want.sev, Object: obj,
 				Message:     fmt.Sprintf("no TCP port %d: %s", want.port, want.why),
-				Evidence:    map[string]any{"ports": kube.DescribePorts(svc)},
+				Evidence:    map[string]any{"ports": kubeobj.DescribePorts(svc)},
 				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + addPortPatch(svc, proxyPortName(want.port), want.port, corev1.ProtocolTCP, proxyTargetFor(want.port, spec)),
 			})
 			continue
 		}
-		if t := kube.ResolveTargetPort(sp, spec); spec != nil && t.Problem != "" && t.Port == 0 {
+		if t := kubeobj.ResolveTargetPort(sp, spec); spec != nil && t.Problem != "" && t.Port == 0 {
 			findings = append(findings, engine.Finding{
 				Code: "LA102-TARGET-PORT", Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("port %d: %s, so kube-proxy has no backend port for it", want.port, t.Problem),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // DNSService is LA103: the DNS Service answers on 53/UDP and 53/TCP (large answers and
@@ -20,11 +21,11 @@ func DNSService(env *Env) engine.Check {
 
 func dnsService(s *kube.Setup) engine.Outcome {
 	svc := s.DNSService
-	obj := kube.ServiceRef(svc)
+	obj := kubeobj.ServiceRef(svc)
 	spec := dnsPodSpec(s)
 	var findings []engine.Finding
 	for _, proto := range []corev1.Protocol{corev1.ProtocolUDP, corev1.ProtocolTCP} {
-		sp, ok := kube.ServicePortFor(svc, 53, proto)
+		sp, ok := kubeobj.ServicePortFor(svc, 53, proto)
 		if !ok {
 			why := "workstations send their queries over UDP: nothing answers them"
 			if proto == corev1.ProtocolTCP {
@@ -34,19 +35,19 @@ func dnsService(s *kube.Setup) engine.Outcome {
 			findings = append(findings, engine.Finding{
 				Code: map[corev1.Protocol]string{corev1.ProtocolUDP: "LA103-NO-53-UDP", corev1.ProtocolTCP: "LA103-NO-53-TCP"}[proto], Severity: engine.SeverityFail, Object: obj,
 				Message:     fmt.Sprintf("no port 53/%s: %s", proto, why),
-				Evidence:    map[string]any{"ports": kube.DescribePorts(svc), "coreDNSPort": target, "coreDNSPortFrom": from},
+				Evidence:    map[string]any{"ports": kubeobj.DescribePorts(svc), "coreDNSPort": target, "coreDNSPortFrom": from},
 				Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + addPortPatch(svc, "dns-"+strings.ToLower(string(proto)), 53, proto, target),
 			})
 			continue
 		}
-		t := kube.ResolveTargetPort(sp, spec)
+		t := kubeobj.ResolveTargetPort(sp, spec)
 		if t.Problem == "" || spec == nil {
 			continue // without pods, the endpoints say which port: nothing to compare
 		}
 		findings = append(findings, engine.Finding{
 			Code: "LA103-TARGET-PORT", Severity: engine.SeverityFail, Object: obj,
 			Message:     fmt.Sprintf("port 53/%s: %s; queries reach a port where CoreDNS does not listen", proto, t.Problem),
-			Evidence:    map[string]any{"port": fmt.Sprintf("53/%s", proto), "targetPort": sp.TargetPort.String(), "endpointPorts": kube.SlicePorts(s.EndpointSlices[svc.Namespace+"/"+svc.Name])},
+			Evidence:    map[string]any{"port": fmt.Sprintf("53/%s", proto), "targetPort": sp.TargetPort.String(), "endpointPorts": kubeobj.SlicePorts(s.EndpointSlices[svc.Namespace+"/"+svc.Name])},
 			Remediation: kube.ManagedNote(svc, "Service", "spec.ports") + targetPortPatch(svc, sp, dnsTarget(s, spec, proto)),
 		})
 	}
@@ -61,7 +62,7 @@ func dnsPodSpec(s *kube.Setup) *corev1.PodSpec {
 	if s.DNSWorkload != nil {
 		tmpl = &s.DNSWorkload.Spec.Template
 	}
-	return kube.PodSpecOf(tmpl, s.DNSPods)
+	return kubeobj.PodSpecOf(tmpl, s.DNSPods)
 }
 
 // dnsListenPort is the port CoreDNS listens on for proto, and where that was read. CoreDNS
@@ -75,8 +76,8 @@ func dnsListenPort(s *kube.Setup, spec *corev1.PodSpec, proto corev1.Protocol) (
 	if proto == corev1.ProtocolTCP {
 		other = corev1.ProtocolUDP
 	}
-	if sp, ok := kube.ServicePortFor(s.DNSService, 53, other); ok {
-		if t := kube.ResolveTargetPort(sp, spec); t.Port > 0 {
+	if sp, ok := kubeobj.ServicePortFor(s.DNSService, 53, other); ok {
+		if t := kubeobj.ResolveTargetPort(sp, spec); t.Port > 0 {
 			return t.Port, fmt.Sprintf("the target of port 53/%s", other)
 		}
 	}
@@ -100,7 +101,7 @@ func dnsContainerPort(spec *corev1.PodSpec, proto corev1.Protocol) (int32, bool)
 	if spec != nil {
 		for _, c := range spec.Containers {
 			for _, cp := range c.Ports {
-				if kube.Protocol(cp.Protocol) == proto {
+				if kubeobj.Protocol(cp.Protocol) == proto {
 					return cp.ContainerPort, true
 				}
 			}

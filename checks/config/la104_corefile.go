@@ -12,6 +12,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -36,7 +37,7 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 		}
 		return engine.Outcome{Skip: "no ConfigMap holding the Corefile was found (name it with --configmap)"}
 	}
-	obj := kube.ConfigMapRef(s.ConfigMap)
+	obj := kubeobj.ConfigMapRef(s.ConfigMap)
 	edit := remedy.EditConfigMap(s.ConfigMap.Namespace, s.ConfigMap.Name)
 	if s.CorefileKey == "" {
 		return engine.Outcome{Findings: []engine.Finding{missingKeyFinding(s, obj, edit)}}
@@ -102,7 +103,7 @@ func parseErrorFinding(s *kube.Setup, obj string) engine.Finding {
 		if pe.File != "" {
 			ev["file"] = pe.File
 			if f, ok := corefileSource(s, pe.File); ok {
-				obj = kube.ConfigMapRef(f.CM)
+				obj = kubeobj.ConfigMapRef(f.CM)
 				where = remedy.EditConfigMap(f.CM.Namespace, f.CM.Name)
 				ev["key"] = f.Key
 			}
@@ -168,9 +169,9 @@ func startFindings(s *kube.Setup, cf *corefile.Corefile) []engine.Finding {
 	out := make([]engine.Finding, 0, len(cf.Problems))
 	for i, p := range cf.Problems {
 		f, ok := corefileSource(s, p.File)
-		obj := kube.ConfigMapRef(s.ConfigMap)
+		obj := kubeobj.ConfigMapRef(s.ConfigMap)
 		if ok {
-			obj = kube.ConfigMapRef(f.CM)
+			obj = kubeobj.ConfigMapRef(f.CM)
 		}
 		msg := "CoreDNS refuses to start: " + p.String()
 		if i == 0 {
@@ -223,7 +224,7 @@ func duplicateZone(s *kube.Setup, cf *corefile.Corefile, p corefile.Problem) (st
 	for _, b := range blocks {
 		label := b.Label()
 		if f, ok := corefileSource(s, b.File); ok {
-			label += " in " + kube.ConfigMapRef(f.CM) + " key " + f.Key
+			label += " in " + kubeobj.ConfigMapRef(f.CM) + " key " + f.Key
 		}
 		labels = append(labels, label)
 	}

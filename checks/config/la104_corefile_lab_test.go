@@ -21,6 +21,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // Differential tests: every Corefile doctor judges in testdata (the rule cases, the Corefiles
@@ -182,7 +183,7 @@ func corefileCheckPasses(t *testing.T, env *Env) bool {
 func assertAnswersAsIntended(t *testing.T, run corefiletest.Run, s *kube.Setup) {
 	t.Helper()
 	var v4, v6 []string
-	for _, a := range kube.ExternalAddrs(s.DNSService) {
+	for _, a := range kubeobj.ExternalAddrs(s.DNSService) {
 		if a.Is4() {
 			v4 = append(v4, a.String())
 		} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -21,7 +22,7 @@ func dnsTargetPorts(s *kube.Setup) []int32 {
 		if sp.Port != 53 {
 			continue
 		}
-		if t := kube.ResolveTargetPort(sp, spec); t.Port > 0 && !slices.Contains(out, t.Port) {
+		if t := kubeobj.ResolveTargetPort(sp, spec); t.Port > 0 && !slices.Contains(out, t.Port) {
 			out = append(out, t.Port)
 		}
 	}
@@ -61,7 +62,7 @@ func portFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []engi
 				continue
 			}
 			out = append(out, engine.Finding{Code: "LA104-PORT-MISMATCH", Severity: engine.SeverityFail, Object: obj,
-				Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %s: nothing answers them", zb.Label(), n, kube.ServiceRef(s.DNSService), joinPorts(targets)),
+				Message:     fmt.Sprintf("%s listens on port %d, but %s sends queries to port %s: nothing answers them", zb.Label(), n, kubeobj.ServiceRef(s.DNSService), joinPorts(targets)),
 				Evidence:    map[string]any{"corefilePort": n, "targetPorts": targets, "line": zb.Line},
 				Remediation: edit + "   " + remedy.Comment(fmt.Sprintf("write the blocks as %s:%d and .:%d (or target port %d in the Service; the fix cannot be proven before it is written)", s.Zone, targets[0], targets[0], n))})
 		}
@@ -108,7 +109,7 @@ func mountFindings(s *kube.Setup, obj string) []engine.Finding {
 	}
 	if len(s.CorefileMounts) == 0 && (s.DNSWorkload != nil || len(s.DNSPods) > 0) {
 		out = append(out, engine.Finding{Code: "LA104-NOT-MOUNTED", Severity: engine.SeverityWarn, Object: obj,
-			Message: fmt.Sprintf("the pods of %s do not mount this ConfigMap: the Corefile checked here is not the one they serve", kube.ServiceRef(s.DNSService))})
+			Message: fmt.Sprintf("the pods of %s do not mount this ConfigMap: the Corefile checked here is not the one they serve", kubeobj.ServiceRef(s.DNSService))})
 	}
 	return out
 }
@@ -133,7 +134,7 @@ func fileZoneFindings(s *kube.Setup, cf *corefile.Corefile, obj, edit string) []
 				msg += "; the file is not in a ConfigMap of the pod, so its records cannot be read"
 			}
 			out = append(out, engine.Finding{Code: "LA104-SOA-SERIAL", Severity: engine.SeverityWarn, Object: obj, Message: msg, Evidence: ev,
-				Remediation: "# with every edit, raise the SOA serial, e.g. to $(date +%Y%m%d%H) (a practice, not a change a test can prove)\n" + edit + "\n# or serve the zone with the template plugin as the seed does:\n" + commented(remedy.ZoneTemplate(kube.ExternalAddrs(s.DNSService))+"\n"+remedy.CatchAll)})
+				Remediation: "# with every edit, raise the SOA serial, e.g. to $(date +%Y%m%d%H) (a practice, not a change a test can prove)\n" + edit + "\n# or serve the zone with the template plugin as the seed does:\n" + commented(remedy.ZoneTemplate(kubeobj.ExternalAddrs(s.DNSService))+"\n"+remedy.CatchAll)})
 		}
 	}
 	return out

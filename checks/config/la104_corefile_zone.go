@@ -11,6 +11,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -80,15 +81,15 @@ func outcomeEvidence(g []zoneAsk, port string, qtype uint16) map[string]any {
 // findingObject names the ConfigMap of the file a plugin is written in.
 func findingObject(s *kube.Setup, file string) string {
 	if f, ok := corefileSource(s, file); ok {
-		return kube.ConfigMapRef(f.CM)
+		return kubeobj.ConfigMapRef(f.CM)
 	}
-	return kube.ConfigMapRef(s.ConfigMap)
+	return kubeobj.ConfigMapRef(s.ConfigMap)
 }
 
 func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) []engine.Finding {
 	o := g[0].o
 	ev := outcomeEvidence(g, port, dns.TypeA)
-	obj := kube.ConfigMapRef(s.ConfigMap)
+	obj := kubeobj.ConfigMapRef(s.ConfigMap)
 	if o.By != nil {
 		obj = findingObject(s, o.By.File)
 	}
@@ -243,7 +244,7 @@ func answerFindings(s *kube.Setup, g []zoneAsk, obj string) []engine.Finding {
 func aaaaFindings(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk) []engine.Finding {
 	o := g[0].o
 	ev := outcomeEvidence(g, "", dns.TypeAAAA)
-	obj := kube.ConfigMapRef(s.ConfigMap)
+	obj := kubeobj.ConfigMapRef(s.ConfigMap)
 	if o.By != nil {
 		obj = findingObject(s, o.By.File)
 	}
@@ -292,7 +293,7 @@ func outsideFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine
 			continue
 		case o.Block == nil:
 			if qt == dns.TypeA {
-				out = append(out, engine.Finding{Code: "LA104-NO-DOT-BLOCK", Severity: engine.SeverityFail, Object: kube.ConfigMapRef(s.ConfigMap), Evidence: ev,
+				out = append(out, engine.Finding{Code: "LA104-NO-DOT-BLOCK", Severity: engine.SeverityFail, Object: kubeobj.ConfigMapRef(s.ConfigMap), Evidence: ev,
 					Message:     fmt.Sprintf("no \".\" block on port %s: names outside the zone get REFUSED, and systemd-resolved sends any query to any DNS server of the link", port),
 					Remediation: addDotBlock(s, cf, port).Remediation()})
 			}
@@ -307,7 +308,7 @@ func outsideFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine
 			}
 			out = append(out, f)
 		case qt == dns.TypeA:
-			out = append(out, engine.Finding{Code: "LA104-DOT-NO-FORWARD", Severity: engine.SeverityFail, Object: kube.ConfigMapRef(s.ConfigMap), Evidence: ev,
+			out = append(out, engine.Finding{Code: "LA104-DOT-NO-FORWARD", Severity: engine.SeverityFail, Object: kubeobj.ConfigMapRef(s.ConfigMap), Evidence: ev,
 				Message:     fmt.Sprintf("%s does not forward (`forward . UPSTREAM`): names outside the zone get %s", o.Block.Label(), o.Describe()),
 				Remediation: addForward(s, o.Block).Remediation()})
 		}
@@ -343,7 +344,7 @@ func reloadFindings(s *kube.Setup, cf *corefile.Corefile) []engine.Finding {
 	if cf.Reloads() || len(cf.Blocks) == 0 {
 		return nil
 	}
-	f := engine.Finding{Code: "LA104-NO-RELOAD", Severity: engine.SeverityWarn, Object: kube.ConfigMapRef(s.ConfigMap),
+	f := engine.Finding{Code: "LA104-NO-RELOAD", Severity: engine.SeverityWarn, Object: kubeobj.ConfigMapRef(s.ConfigMap),
 		Message:  "no server block has `reload` (it is process-wide: one is enough): edits of the ConfigMap take effect only when the pods restart",
 		Evidence: map[string]any{"blocks": len(cf.Blocks)}}
 	if e, ok := addReload(s, cf); ok {
@@ -354,7 +355,7 @@ func reloadFindings(s *kube.Setup, cf *corefile.Corefile) []engine.Finding {
 
 // dnsServiceFamilies are the DNS Service's externalIPs split by family.
 func dnsServiceFamilies(s *kube.Setup) (v4, v6 []netip.Addr) {
-	for _, a := range kube.ExternalAddrs(s.DNSService) {
+	for _, a := range kubeobj.ExternalAddrs(s.DNSService) {
 		if a.Is4() {
 			v4 = append(v4, a)
 		} else {

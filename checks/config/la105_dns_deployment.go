@@ -14,6 +14,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -40,11 +41,11 @@ func dnsDeployment(s *kube.Setup) engine.Outcome {
 	dep := s.DNSWorkload
 	if dep == nil {
 		if len(s.DNSPods) == 0 {
-			return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NO-WORKLOAD", Severity: engine.SeverityFail, Object: kube.ServiceRef(s.DNSService),
+			return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NO-WORKLOAD", Severity: engine.SeverityFail, Object: kubeobj.ServiceRef(s.DNSService),
 				Message:     "no Deployment or pod matches the Service's selector: nothing serves the zone",
 				Remediation: remedy.Kubectl(ns, "get", "deployments,pods", "--show-labels")}}, unread)
 		}
-		return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NOT-A-DEPLOYMENT", Severity: engine.SeverityInfo, Object: kube.ServiceRef(s.DNSService),
+		return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NOT-A-DEPLOYMENT", Severity: engine.SeverityInfo, Object: kubeobj.ServiceRef(s.DNSService),
 			Message: "the DNS pods are not managed by a Deployment: replicas, spread and PodDisruptionBudget are not checked"}}, unread)
 	}
 	obj := fmt.Sprintf("Deployment %s/%s", dep.Namespace, dep.Name)
@@ -254,8 +255,8 @@ func placementFindings(pods []corev1.Pod, obj string, cause string) []engine.Fin
 	var notReady []string
 	for i := range pods {
 		p := &pods[i]
-		if !kube.PodReady(p) {
-			notReady = append(notReady, fmt.Sprintf("%s (%s)", p.Name, kube.PodState(p)))
+		if !kubeobj.PodReady(p) {
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", p.Name, kubeobj.PodState(p)))
 			continue
 		}
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)

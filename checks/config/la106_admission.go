@@ -14,6 +14,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/admission"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // Admission control of spec.externalIPs (CVE-2020-8554) is judged by what each control does
@@ -109,17 +110,17 @@ func askQuestions(s *kube.Setup, legit []*corev1.Service) questions {
 		if len(svc.Spec.ExternalIPs) == 0 {
 			continue
 		}
-		q.own = append(q.own, asked{"the next update of " + kube.ServiceRef(svc), unchanged(svc)})
-		q.ownCreate = append(q.ownCreate, asked{"re-creating " + kube.ServiceRef(svc), admission.Request{Operation: admission.Create, Object: svc, Namespace: namespaceOf(s, svc.Namespace)}})
+		q.own = append(q.own, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
+		q.ownCreate = append(q.ownCreate, asked{"re-creating " + kubeobj.ServiceRef(svc), admission.Request{Operation: admission.Create, Object: svc, Namespace: namespaceOf(s, svc.Namespace)}})
 	}
 	for _, svc := range legit {
-		q.others = append(q.others, asked{"the next update of " + kube.ServiceRef(svc), unchanged(svc)})
+		q.others = append(q.others, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
 		if svc.Namespace == s.ProxyService.Namespace || svc.Namespace == s.DNSService.Namespace {
 			continue
 		}
 		moved := svc.DeepCopy()
 		moved.Spec.ExternalIPs = addrs
-		q.moves = append(q.moves, asked{kube.ServiceRef(svc) + " moved onto our addresses",
+		q.moves = append(q.moves, asked{kubeobj.ServiceRef(svc) + " moved onto our addresses",
 			admission.Request{Operation: admission.Update, Object: moved, OldObject: svc, Namespace: namespaceOf(s, svc.Namespace)}})
 	}
 	return q
@@ -131,13 +132,13 @@ func legitimateUsers(s *kube.Setup, judged []intercepted) []*corev1.Service {
 	flagged := map[string]bool{}
 	for _, v := range judged {
 		if len(v.clash)+len(v.nodePorts) > 0 {
-			flagged[kube.ServiceRef(v.svc)] = true
+			flagged[kubeobj.ServiceRef(v.svc)] = true
 		}
 	}
 	var out []*corev1.Service
 	for i := range s.Services {
 		svc := &s.Services[i]
-		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || flagged[kube.ServiceRef(svc)] {
+		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || flagged[kubeobj.ServiceRef(svc)] {
 			continue
 		}
 		out = append(out, svc)

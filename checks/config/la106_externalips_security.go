@@ -10,6 +10,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -102,7 +103,7 @@ func deprecationFinding(s *kube.Setup) engine.Finding {
 	if len(seen) > 0 {
 		ev["apiWarningsSeen"] = seen
 	}
-	f := engine.Finding{Code: "LA106-DEPRECATED", Severity: engine.SeverityInfo, Object: "spec.externalIPs (" + kube.ServiceRef(s.ProxyService) + ", " + kube.ServiceRef(s.DNSService) + ")",
+	f := engine.Finding{Code: "LA106-DEPRECATED", Severity: engine.SeverityInfo, Object: "spec.externalIPs (" + kubeobj.ServiceRef(s.ProxyService) + ", " + kubeobj.ServiceRef(s.DNSService) + ")",
 		Message: "spec.externalIPs is deprecated since Kubernetes 1.36: every create or update of these Services returns the warning \"spec.externalIPs is deprecated and may no longer be implemented in some clusters\". " +
 			"It still works; kube-proxy's feature gate AllowServiceExternalIPs is planned to default to off in 1.40 and the implementation to go in 1.43, so plan the move (a LoadBalancer implementation such as MetalLB or kube-vip announcing the same addresses, or Gateway API)",
 		Evidence: ev}

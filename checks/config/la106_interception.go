@@ -11,6 +11,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -55,7 +56,7 @@ func serviceClaims(svc *corev1.Service) []claim {
 	out := make([]claim, 0, len(addrs)*len(svc.Spec.Ports))
 	for _, a := range addrs {
 		for _, p := range svc.Spec.Ports {
-			out = append(out, claim{Addr: a, Port: p.Port, Proto: kube.Protocol(p.Protocol)})
+			out = append(out, claim{Addr: a, Port: p.Port, Proto: kubeobj.Protocol(p.Protocol)})
 		}
 	}
 	return out
@@ -164,7 +165,7 @@ func interceptionFindings(s *kube.Setup, judged []intercepted) []engine.Finding 
 	nodes := nodeAddresses(s.Nodes)
 	var out []engine.Finding
 	for _, v := range judged {
-		obj := kube.ServiceRef(v.svc)
+		obj := kubeobj.ServiceRef(v.svc)
 		removal := withdrawClaims(v.svc, append(append([]claim{}, v.clash...), v.nodePorts...))
 		if len(v.clash) > 0 {
 			out = append(out, engine.Finding{Code: "LA106-INTERCEPTION", Severity: engine.SeverityFail, Object: obj,
@@ -195,8 +196,8 @@ func victims(s *kube.Setup, clash []claim) string {
 	var names []string
 	for _, svc := range []*corev1.Service{s.ProxyService, s.DNSService} {
 		for _, c := range serviceClaims(svc) {
-			if slices.Contains(clash, c) && !slices.Contains(names, kube.ServiceRef(svc)) {
-				names = append(names, kube.ServiceRef(svc))
+			if slices.Contains(clash, c) && !slices.Contains(names, kubeobj.ServiceRef(svc)) {
+				names = append(names, kubeobj.ServiceRef(svc))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -81,7 +82,7 @@ func suggestedPolicyRemedy(s *kube.Setup, legit []*corev1.Service) string {
 		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || slices.Contains(legit, svc) {
 			continue
 		}
-		fmt.Fprintf(&b, "# %s is left out (LA106 flags it): its next update is refused until its externalIPs are removed\n", kube.ServiceRef(svc))
+		fmt.Fprintf(&b, "# %s is left out (LA106 flags it): its next update is refused until its externalIPs are removed\n", kubeobj.ServiceRef(svc))
 	}
 	b.WriteString(remedy.Apply(remedy.YAML(policy, binding)))
 	return b.String()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -50,7 +51,7 @@ func routeReads() []string {
 	return keys
 }
 
-func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
+func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	ev := map[string]any{"hosts": r.Hosts, "middlewares": refsRaw(r.Middlewares), "reach": string(r.Reach)}
 	via := make([]string, 0, len(r.Via))
 	for _, e := range r.Via {
@@ -71,7 +72,7 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 		return []engine.Finding{{Code: "LA107-ROUTE-REFUSED", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 			Message:     fmt.Sprintf("Traefik may refuse this route (%s): whether %s is served cannot be told", r.ServedUnsure, hostsText(r.Hosts)),
 			Remediation: refusedRemedy(s, r)}}
-	case r.Reach == kube.ReachNotLAN:
+	case r.Reach == proxyroute.ReachNotLAN:
 		return []engine.Finding{{Code: "LA107-NOT-ON-LAN", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: "not reachable from the LAN: " + r.ReachWhy}}
 	}
@@ -94,17 +95,17 @@ func judgeRoute(s *kube.Setup, r kube.Route) []engine.Finding {
 	}
 	if r.Reviewed {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
-			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), kube.ReviewedAnnotation)}}
+			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), proxyroute.ReviewedAnnotation)}}
 	}
 	msg := fmt.Sprintf("no authentication middleware on %s: it is now reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts))
-	if r.Reach == kube.ReachUnknown {
+	if r.Reach == proxyroute.ReachUnknown {
 		msg = fmt.Sprintf("no authentication middleware on %s, and whether the LAN reaches it cannot be told (%s): if it does, the whole LAN reaches it, not only VPN members", hostsText(r.Hosts), r.ReachWhy)
 	}
 	return []engine.Finding{{Code: "LA107-NO-AUTH", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 		Message: msg, Remediation: audienceRemedy(s, r)}}
 }
 
-func refsRaw(refs []kube.MiddlewareRef) []string {
+func refsRaw(refs []proxyroute.MiddlewareRef) []string {
 	out := make([]string, 0, len(refs))
 	for _, r := range refs {
 		out = append(out, r.Raw)
@@ -167,9 +168,9 @@ func middlewareCopy(m *unstructured.Unstructured, ns string) map[string]any {
 // audienceRemedy adds an authentication middleware the route may name (its namespace's, else a
 // copy of another namespace's: Traefik refuses cross-namespace references by default), or
 // marks the route reviewed when the application has its own login.
-func audienceRemedy(s *kube.Setup, r kube.Route) string {
+func audienceRemedy(s *kube.Setup, r proxyroute.Route) string {
 	review := "# or, if the application has its own login and may face the LAN:\n" +
-		remedy.Kubectl(r.Namespace, "annotate", strings.ToLower(r.Kind), r.Name, kube.ReviewedAnnotation+"=reviewed")
+		remedy.Kubectl(r.Namespace, "annotate", strings.ToLower(r.Kind), r.Name, proxyroute.ReviewedAnnotation+"=reviewed")
 	name, copyFrom := authFor(s, r.Namespace)
 	var steps []string
 	crossNS := ""
@@ -195,7 +196,7 @@ func audienceRemedy(s *kube.Setup, r kube.Route) string {
 			name = r.Namespace + "-" + name
 		}
 		value := strings.Join(append(refsRaw(r.Middlewares), name+"@kubernetescrd"), ",")
-		steps = append(steps, remedy.Kubectl(r.Namespace, "annotate", "ingress", r.Name, kube.TraefikMiddlewaresAnnotation+"="+value, "--overwrite"))
+		steps = append(steps, remedy.Kubectl(r.Namespace, "annotate", "ingress", r.Name, proxyroute.TraefikMiddlewaresAnnotation+"="+value, "--overwrite"))
 	case "HTTPRoute":
 		filter := map[string]any{"type": "ExtensionRef", "extensionRef": map[string]string{"group": "traefik.io", "kind": "Middleware", "name": name}}
 		op := remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/rules/%d/filters", r.Index), Value: []any{filter}}
@@ -220,7 +221,7 @@ func audienceRemedy(s *kube.Setup, r kube.Route) string {
 // refusedRemedy makes Traefik accept a route it refuses for a cross-namespace middleware:
 // copy the middleware into the route's namespace and name it there (what the reference meant),
 // or turn allowCrossNamespace on for the whole proxy.
-func refusedRemedy(s *kube.Setup, r kube.Route) string {
+func refusedRemedy(s *kube.Setup, r proxyroute.Route) string {
 	var steps []string
 	for i, m := range r.Middlewares {
 		if m.Namespace == r.Namespace && !strings.Contains(m.Name, "@") {

@@ -14,6 +14,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/internal/roundtrip"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -133,9 +134,9 @@ func TestAudienceReviewAlternativeRoundTrips(t *testing.T) {
 	_, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{})))
 	f := configFindings(o, engine.SeverityWarn, "IngressRoute monitoring/wiki")
 	require.Len(t, f, 1)
-	alts := alternatives(f[0].Remediation)
+	alts := roundtrip.Alternatives(f[0].Remediation)
 	require.Len(t, alts, 2, "a middleware, or the review annotation")
-	c.apply(t, alts[1])
+	c.Apply(t, alts[1])
 	st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{})))
 	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
 	assert.Len(t, configFindings(o, engine.SeverityInfo, "IngressRoute monitoring/wiki"), 1, "reviewed: an information")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -22,7 +23,7 @@ import (
 func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, value any) string {
 	idx := 0
 	for i, p := range svc.Spec.Ports {
-		if p.Port == sp.Port && kube.Protocol(p.Protocol) == kube.Protocol(sp.Protocol) {
+		if p.Port == sp.Port && kubeobj.Protocol(p.Protocol) == kubeobj.Protocol(sp.Protocol) {
 			idx = i
 		}
 	}
@@ -32,10 +33,10 @@ func targetPortPatch(svc *corev1.Service, sp corev1.ServicePort, value any) stri
 // endpointFindings checks that the Service selects pods and has ready endpoints; codes are
 // id-NO-SELECTOR, id-NO-POD and id-NO-READY-ENDPOINT.
 func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []corev1.Pod, role string) []engine.Finding {
-	obj := kube.ServiceRef(svc)
+	obj := kubeobj.ServiceRef(svc)
 	key := svc.Namespace + "/" + svc.Name
 	eps, sliced := s.EndpointSlices[key]
-	ready := kube.ReadyEndpoints(eps)
+	ready := kubeobj.ReadyEndpoints(eps)
 	var out []engine.Finding
 	if len(svc.Spec.Selector) == 0 {
 		out = append(out, engine.Finding{Code: id + "-NO-SELECTOR", Severity: engine.SeverityWarn, Object: obj,
@@ -57,7 +58,7 @@ func endpointFindings(s *kube.Setup, id string, svc *corev1.Service, pods []core
 	if len(ready) == 0 {
 		var states []string
 		for _, p := range pods {
-			states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, kube.PodState(&p)))
+			states = append(states, fmt.Sprintf("%s on %s: %s", p.Name, p.Spec.NodeName, kubeobj.PodState(&p)))
 		}
 		out = append(out, engine.Finding{Code: id + "-NO-READY-ENDPOINT", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("no ready endpoint: the %s answers nothing on the LAN addresses", role),
@@ -81,7 +82,7 @@ func localPolicyFindings(s *kube.Setup, id string, svc *corev1.Service) []engine
 		return nil
 	}
 	withEndpoint := map[string]bool{}
-	for _, e := range kube.ReadyEndpoints(eps) {
+	for _, e := range kubeobj.ReadyEndpoints(eps) {
 		withEndpoint[e.Node] = true
 	}
 	var out []engine.Finding
@@ -90,13 +91,13 @@ func localPolicyFindings(s *kube.Setup, id string, svc *corev1.Service) []engine
 		if !f.Addr.IsValid() {
 			continue
 		}
-		for _, n := range kube.NodesWithInternalIP(s.Nodes, f.Addr) {
+		for _, n := range kubeobj.NodesWithInternalIP(s.Nodes, f.Addr) {
 			if withEndpoint[n.Name] {
 				continue
 			}
 			out = append(out, engine.Finding{
 				Code: id + "-LOCAL-POLICY", Severity: engine.SeverityFail, Object: fmt.Sprintf("%s (%s)", n.Name, f.Addr),
-				Message:  fmt.Sprintf("%s has externalTrafficPolicy Local and no ready pod on %s: connections to %s are dropped", kube.ServiceRef(svc), n.Name, f.Addr),
+				Message:  fmt.Sprintf("%s has externalTrafficPolicy Local and no ready pod on %s: connections to %s are dropped", kubeobj.ServiceRef(svc), n.Name, f.Addr),
 				Evidence: map[string]any{"externalTrafficPolicy": "Local", "nodesWithEndpoints": slices.Sorted(maps.Keys(withEndpoint))},
 				Remediation: remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Cluster"}}) +
 					"   # or run a pod on every node that carries an address",

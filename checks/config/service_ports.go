@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -24,7 +24,7 @@ func addPortPatch(svc *corev1.Service, base string, port int32, proto corev1.Pro
 		if p.Name != "" {
 			continue
 		}
-		name := freeName(fmt.Sprintf("%s-%d", strings.ToLower(string(kube.Protocol(p.Protocol))), p.Port), taken)
+		name := freeName(fmt.Sprintf("%s-%d", strings.ToLower(string(kubeobj.Protocol(p.Protocol))), p.Port), taken)
 		ops = append(ops, remedy.PatchOp{Op: "add", Path: fmt.Sprintf("/spec/ports/%d/name", i), Value: name})
 	}
 	ops = append(ops, remedy.PatchOp{Op: "add", Path: "/spec/ports/-",

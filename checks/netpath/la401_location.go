@@ -10,13 +10,13 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // Without --expect-location, LA401 judges a redirect's Location against what the probe host's
-// route says of its forwardAuth (kube.RedirectTargets):
+// route says of its forwardAuth (proxyroute.RedirectTargets):
 //
 //   - a Location on a name only the cluster's DNS answers (the forwardAuth address's own name,
 //     NAME.NAMESPACE.svc..., the cluster domain, a single label) is a FAIL: no browser on the LAN
@@ -81,7 +81,7 @@ func internalReturn(t Target, p *Path, r *probe.HTTPSReply, ev map[string]any) (
 			break
 		}
 		for _, v := range q[k] {
-			u, err := kube.ParseAuthURL(v)
+			u, err := proxyroute.ParseAuthURL(v)
 			if err != nil {
 				continue
 			}
@@ -101,7 +101,7 @@ func internalReturn(t Target, p *Path, r *probe.HTTPSReply, ev map[string]any) (
 }
 
 // rewriteCause explains a Location on the forwardAuth address's own scheme, host and port.
-func rewriteCause(rt kube.RedirectTargets, loc *url.URL) string {
+func rewriteCause(rt proxyroute.RedirectTargets, loc *url.URL) string {
 	if rt.AddressURL == nil || !sameOrigin(rt.AddressURL, loc) {
 		return ""
 	}
@@ -116,7 +116,7 @@ func rewriteCause(rt kube.RedirectTargets, loc *url.URL) string {
 // internalLocationFix: a Kubernetes change when one is known to work (preserveLocationHeader
 // with a route of the probe host to the auth server), and always the auth server's own setting,
 // which doctor cannot prove.
-func internalLocationFix(p *Path, rt kube.RedirectTargets, loc *url.URL) string {
+func internalLocationFix(p *Path, rt proxyroute.RedirectTargets, loc *url.URL) string {
 	var b strings.Builder
 	rewritten := rt.AddressURL != nil && sameOrigin(rt.AddressURL, loc) && !rt.PreserveLocationHeader
 	if rewritten && rt.PortalOnProbeHost {
@@ -149,7 +149,7 @@ const preserveLocationSince = "v3.3.0"
 
 // tooOldToPreserve says, when the proxy's image names a Traefik older than
 // preserveLocationSince, that the patch needs an upgrade first ("" otherwise).
-func tooOldToPreserve(rt kube.RedirectTargets) string {
+func tooOldToPreserve(rt proxyroute.RedirectTargets) string {
 	if rt.ProxyVersion == "" || semver.Compare(rt.ProxyVersion, preserveLocationSince) >= 0 {
 		return ""
 	}
@@ -187,7 +187,7 @@ func sameOrigin(a, b *url.URL) bool {
 
 // getMiddlewares lists the forwardAuth's Middleware's namespace's Middlewares (every
 // namespace's when it is not known).
-func getMiddlewares(rt kube.RedirectTargets) string {
+func getMiddlewares(rt proxyroute.RedirectTargets) string {
 	if ns, _, ok := strings.Cut(rt.Middleware, "/"); ok && ns != "" {
 		return remedy.Kubectl(ns, "get", "middleware", "-o", "yaml")
 	}
@@ -195,7 +195,7 @@ func getMiddlewares(rt kube.RedirectTargets) string {
 }
 
 // withRedirect is ev with the derivation of the expected Location, for the address's findings.
-func withRedirect(ev map[string]any, rt kube.RedirectTargets) map[string]any {
+func withRedirect(ev map[string]any, rt proxyroute.RedirectTargets) map[string]any {
 	out := make(map[string]any, len(ev)+1)
 	maps.Copy(out, ev)
 	out["redirect"] = rt.Evidence()
@@ -203,7 +203,7 @@ func withRedirect(ev map[string]any, rt kube.RedirectTargets) map[string]any {
 }
 
 // locationNote says, in the summary, how the Location was judged.
-func locationNote(rule LocationRule, rt kube.RedirectTargets) string {
+func locationNote(rule LocationRule, rt proxyroute.RedirectTargets) string {
 	switch {
 	case rule.set():
 		return ", Location matching " + rule.raw

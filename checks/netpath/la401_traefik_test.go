@@ -21,6 +21,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
@@ -42,7 +43,7 @@ func traefikCaseNamed(t *testing.T, name string) traefikoracle.Case {
 
 // traefikGives is what Traefik answers the browser when the forwardAuth is fa and the auth
 // server answers auth: the case of the oracle file with that forwardAuth and auth answer.
-func traefikGives(t *testing.T, fa *kube.ForwardAuth, auth traefikoracle.Answer) traefikoracle.Answer {
+func traefikGives(t *testing.T, fa *proxyroute.ForwardAuth, auth traefikoracle.Answer) traefikoracle.Answer {
 	t.Helper()
 	require.NotNil(t, fa, "the probe host has a forwardAuth")
 	cs, err := traefikoracle.Load(traefikCasesFile)

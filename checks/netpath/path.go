@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
@@ -32,7 +34,7 @@ type Path struct {
 	// Zone is the zone the path serves (zero when unknown).
 	Zone zone.Zone
 	// Host is the name the probes ask for, and where it came from.
-	Host kube.ProbeHost
+	Host proxyroute.ProbeHost
 	// Expected is what A answers must give: the DNS Service's IPv4 externalIPs, sorted;
 	// ExpectedAAAA the IPv6 ones, which AAAA answers may give (dual stack) instead of NODATA.
 	Expected, ExpectedAAAA []netip.Addr
@@ -70,17 +72,17 @@ func PathFromSetup(s *kube.Setup) Path {
 	}
 	p.NoDNS = "no DNS Service was found (name it with --dns-service)"
 	if svc := s.DNSService; svc != nil {
-		p.DNSObject = kube.ServiceRef(svc)
+		p.DNSObject = kubeobj.ServiceRef(svc)
 		p.DNS = serviceTargets(svc, servicePort(svc, 53, "dns", "dns-udp", "dns-tcp"), s.Nodes)
-		p.Expected, p.ExpectedAAAA = splitFamilies(probe.SortAddrs(kube.ExternalAddrs(svc)))
+		p.Expected, p.ExpectedAAAA = splitFamilies(probe.SortAddrs(kubeobj.ExternalAddrs(svc)))
 		p.NoDNS = p.DNSObject + " has no valid externalIPs: no address to ask (see LA101)"
 		p.Fixes.DNSNamespace = svc.Namespace
 	}
 	p.NoHTTPS = "no proxy Service was found (name it with --proxy-service)"
 	if svc := s.ProxyService; svc != nil {
-		p.ProxyObject = kube.ServiceRef(svc)
+		p.ProxyObject = kubeobj.ServiceRef(svc)
 		p.HTTPS = serviceTargets(svc, servicePort(svc, 443, "websecure", "https"), s.Nodes)
-		p.ProxyAddrs = probe.SortAddrs(kube.ExternalAddrs(svc))
+		p.ProxyAddrs = probe.SortAddrs(kubeobj.ExternalAddrs(svc))
 		p.NoHTTPS = p.ProxyObject + " has no valid externalIPs: no address to dial (see LA101)"
 	}
 	if s.Corefile != nil {
@@ -101,10 +103,10 @@ func PathFromSetup(s *kube.Setup) Path {
 // serviceTargets lists svc's valid externalIPs on port, in the Service's order (LA101 reports
 // the invalid ones; the probes cannot dial them).
 func serviceTargets(svc *corev1.Service, port uint16, nodes []corev1.Node) []Target {
-	addrs := kube.ExternalAddrs(svc)
+	addrs := kubeobj.ExternalAddrs(svc)
 	out := make([]Target, 0, len(addrs))
 	for _, a := range addrs {
-		out = append(out, Target{Addr: netip.AddrPortFrom(a, port), Object: kube.AddressObject(nodes, a)})
+		out = append(out, Target{Addr: netip.AddrPortFrom(a, port), Object: kubeobj.AddressObject(nodes, a)})
 	}
 	return out
 }

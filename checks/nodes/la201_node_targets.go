@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // servicePortKey is a port as kube-proxy captures it on an externalIP: number and transport.
@@ -65,7 +65,7 @@ func (n listenerNode) carries(a netip.Addr) bool {
 func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
 	byAddr := map[netip.Addr]int{}
 	for i := range nodes {
-		for _, a := range kube.NodeInternalIPs(&nodes[i]) {
+		for _, a := range kubeobj.NodeInternalIPs(&nodes[i]) {
 			byAddr[a] = i
 		}
 	}
@@ -74,7 +74,7 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 		if svc == nil {
 			continue
 		}
-		for _, a := range kube.ExternalAddrs(svc) {
+		for _, a := range kubeobj.ExternalAddrs(svc) {
 			i, ok := byAddr[a]
 			if !ok {
 				if !slices.Contains(b.orphans, a) {
@@ -123,7 +123,7 @@ func (b *listenerNodeSet) add(node *corev1.Node, a netip.Addr, svc *corev1.Servi
 // portKey is the key of a TCP or UDP port as the API gives it; ok is false for another
 // protocol or a number no socket can have.
 func portKey(protocol corev1.Protocol, port int32) (servicePortKey, bool) {
-	proto := strings.ToLower(string(kube.Protocol(protocol)))
+	proto := strings.ToLower(string(kubeobj.Protocol(protocol)))
 	if (proto != "tcp" && proto != "udp") || port < 1 || port > 65535 {
 		return servicePortKey{}, false
 	}

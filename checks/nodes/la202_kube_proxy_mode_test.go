@@ -17,7 +17,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
-// The table of LA202's judgements of the configuration is in checks/config (round trips);
+// The table of LA202's judgements of the configuration is in la202_kube_proxy_mode_config_test.go;
 // these tests cover what the nodes themselves show.
 
 func runLA202(t *testing.T, f *la201Fixture) engine.Outcome {

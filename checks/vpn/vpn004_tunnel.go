@@ -6,7 +6,6 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // VPNTunnel is VPN004: the pod has its tun/tap interface up, and the client pool is known
@@ -20,11 +19,6 @@ func VPNTunnel(env *Env) engine.Check {
 			return append(tunnelFindings(p), pushedRouteFindings(run, p)...), nil
 		})
 	})
-}
-
-// serverLogs shows the OpenVPN container's last lines.
-func serverLogs(p *facts.Pod) string {
-	return remedy.Kubectl(p.Ref.Namespace, "logs", p.Ref.Name, "-c", p.Container, "--tail=50")
 }
 
 func tunnelFindings(p *facts.Pod) []engine.Finding {
@@ -104,12 +98,4 @@ func pushedRouteFindings(run *facts.Run, p *facts.Pod) []engine.Finding {
 	return []engine.Finding{{Code: "VPN004-NO-PUSHED-ROUTE", Severity: engine.SeverityWarn, Object: p.Object(), Evidence: ev,
 		Remediation: pushRoutesFix(run.Targets, missing),
 		Message:     fmt.Sprintf("the server pushes no route to %s (pushed: %v): a client sends those packets by its own default route, never into the tunnel, unless its own configuration routes them", strings.Join(what, " nor "), cfg.PushRoutes)}}
-}
-
-func targetList(ts []routeTarget) string {
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, t.String())
-	}
-	return strings.Join(out, " and ")
 }

@@ -2,7 +2,6 @@ package vpn
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -130,15 +129,6 @@ func mtuFinding(id, obj string, i int, h facts.HopResult, ev map[string]any) (en
 		msg += fmt.Sprintf(" (%v pass again: the sender fragments an encapsulated packet that outgrows its own link, and fragments carry no Don't Fragment)", again)
 	}
 	return engine.Finding{Code: id + "-MTU-BLACK-HOLE", Severity: engine.SeverityWarn, Object: obj, Evidence: map[string]any{"hop": h.Hop, "target": h.Target, "mtu": ev["mtu"]}, Message: msg}, true
-}
-
-// mtuSizes lists a sweep's sizes and outcomes.
-func mtuSizes(m facts.MTUProbe) string {
-	out := make([]string, 0, len(m.Sizes))
-	for _, s := range m.Sizes {
-		out = append(out, fmt.Sprintf("%d %s", s.Size, s.State))
-	}
-	return strings.Join(out, ", ")
 }
 
 // hopRoute is how this machine routes the hop's address (nil: not known), noted in ev.

@@ -95,3 +95,8 @@ func openVPNDirective(words ...string) string {
 	}
 	return strings.Join(safe, " ")
 }
+
+// serverLogs shows the OpenVPN container's last lines.
+func serverLogs(p *facts.Pod) string {
+	return remedy.Kubectl(p.Ref.Namespace, "logs", p.Ref.Name, "-c", p.Container, "--tail=50")
+}

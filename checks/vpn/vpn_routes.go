@@ -138,3 +138,11 @@ func routeWords(r facts.RouteTo) string {
 	}
 	return "leaves" + via + " from " + r.Source.String() + ", not into the tunnel"
 }
+
+func targetList(ts []routeTarget) string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.String())
+	}
+	return strings.Join(out, " and ")
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // APIServerFlags is what the kube-apiserver's command line says about admission plugins,
@@ -63,20 +65,20 @@ func readAPIServerFlags(pods []corev1.Pod) APIServerFlags {
 		for name, value := range commandFlags(args) {
 			switch name {
 			case "enable-admission-plugins", "admission-control":
-				fl.enabled = append(fl.enabled, splitCSV(value)...)
+				fl.enabled = append(fl.enabled, kubeobj.SplitFlagList(value)...)
 			case "disable-admission-plugins":
-				fl.disabled = append(fl.disabled, splitCSV(value)...)
+				fl.disabled = append(fl.disabled, kubeobj.SplitFlagList(value)...)
 			}
 		}
 		sort.Strings(fl.enabled)
 		sort.Strings(fl.disabled)
 		f.Seen = true
-		f.Sources = append(f.Sources, Ref("Pod", p.Namespace, p.Name))
+		f.Sources = append(f.Sources, kubeobj.Ref("Pod", p.Namespace, p.Name))
 		if first == nil {
 			first = &fl
 			f.Enabled, f.Disabled = fl.enabled, fl.disabled
 		} else if !slices.Equal(first.enabled, fl.enabled) || !slices.Equal(first.disabled, fl.disabled) {
-			f.Disagree = append(f.Disagree, Ref("Pod", p.Namespace, p.Name))
+			f.Disagree = append(f.Disagree, kubeobj.Ref("Pod", p.Namespace, p.Name))
 		}
 	}
 	if !f.Seen {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
@@ -154,7 +155,7 @@ func project(sources []corev1.ConfigMapProjection, mount ConfigMapMount, configM
 			if !ok {
 				content = string(cm.BinaryData[key])
 			}
-			entries[rel] = corefile.File{Content: content, Object: ConfigMapRef(cm), Key: key, Source: cm}
+			entries[rel] = corefile.File{Content: content, Object: kubeobj.ConfigMapRef(cm), Key: key, Source: cm}
 			out = append(out, ProjectedFile{Path: path.Join(mount.MountPath, rel), ConfigMap: cm.Name, Key: key, Mount: mount})
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // splitName reads "namespace/name" or "name" (in def).
@@ -69,7 +71,7 @@ func (r serviceRole) portsText() string { return joinPorts(r.any, " or ") }
 
 // exposes reports whether svc has a port p (number and protocol).
 func exposes(svc *corev1.Service, p portProto) bool {
-	_, ok := ServicePortFor(svc, p.Port, p.Proto)
+	_, ok := kubeobj.ServicePortFor(svc, p.Port, p.Proto)
 	return ok
 }
 
@@ -113,7 +115,7 @@ func (d *discoverer) pickServices() error {
 	if len(proxy.Spec.ExternalIPs) == 0 && len(dns.Spec.ExternalIPs) == 0 {
 		return &UsageError{
 			Message: fmt.Sprintf("neither %s nor %s carries spec.externalIPs, so there are no LAN addresses to check (%s; %s)",
-				ServiceRef(proxy), ServiceRef(dns), describeService(proxy), describeService(dns)),
+				kubeobj.ServiceRef(proxy), kubeobj.ServiceRef(dns), describeService(proxy), describeService(dns)),
 			Candidates: describeServices(d.candidatesWithIPs(proxyRole, dnsRole)),
 			Fix:        "doctor checks the externalIPs setup: name the Services that carry the node addresses in spec.externalIPs, or add the addresses to spec.externalIPs of both",
 		}
@@ -205,7 +207,7 @@ func (d *discoverer) fitting(role serviceRole, candidates []*corev1.Service, par
 
 // sameAddresses: a and b claim the same set of externalIPs.
 func sameAddresses(a, b *corev1.Service) bool {
-	x, y := ExternalAddrs(a), ExternalAddrs(b)
+	x, y := kubeobj.ExternalAddrs(a), kubeobj.ExternalAddrs(b)
 	cmp := func(p, q netip.Addr) int { return p.Compare(q) }
 	slices.SortFunc(x, cmp)
 	slices.SortFunc(y, cmp)
@@ -235,23 +237,12 @@ func (d *discoverer) podsRunImage(svc *corev1.Service, word string) bool {
 	}
 	for _, p := range pods {
 		for _, c := range p.Spec.Containers {
-			if imageNames(c.Image, word) {
+			if kubeobj.ImageNames(c.Image, word) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// imageNames reports whether the repository name of image (its last path element, without tag
-// or digest) holds word.
-func imageNames(image, word string) bool {
-	repo, _, _ := strings.Cut(image, "@")
-	if i := strings.LastIndex(repo, "/"); i >= 0 {
-		repo = repo[i+1:]
-	}
-	repo, _, _ = strings.Cut(repo, ":")
-	return strings.Contains(strings.ToLower(repo), word)
 }
 
 // ambiguity is the usage error when no candidate, or several, are the role's Service.
@@ -277,7 +268,7 @@ func (d *discoverer) ambiguity(role serviceRole, candidates []*corev1.Service, p
 	msg := fmt.Sprintf("%d Services with externalIPs expose %s%s (looking for the %s Service)", len(candidates), role.portsText(), d.scopeText(), role.name)
 	criteria := "none of them is the only one that exposes " + joinPorts(role.all, " and ")
 	if partner != nil {
-		criteria += " on the addresses of " + ServiceRef(partner)
+		criteria += " on the addresses of " + kubeobj.ServiceRef(partner)
 	}
 	criteria += fmt.Sprintf(" and selects pods running a %s image", role.image)
 	msg += "; " + criteria
@@ -353,7 +344,7 @@ func sharedAddresses(svcs []*corev1.Service) []string {
 func describeService(s *corev1.Service) string {
 	ports := make([]string, 0, len(s.Spec.Ports))
 	for _, p := range s.Spec.Ports {
-		ports = append(ports, fmt.Sprintf("%d/%s", p.Port, Protocol(p.Protocol)))
+		ports = append(ports, fmt.Sprintf("%d/%s", p.Port, kubeobj.Protocol(p.Protocol)))
 	}
 	desc := "ports " + strings.Join(ports, ",")
 	if len(s.Spec.ExternalIPs) > 0 {

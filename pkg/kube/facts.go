@@ -5,13 +5,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ProxyFacts are read around the proxy and the admission of Services: the proxy's Traefik
-// configuration (the entry points the LAN reaches, the options that decide which routes
-// Traefik accepts), the Gateway API objects, the namespaces (their labels, for the namespace
+// ProxyFacts are read around the proxy and the admission of Services: the Gateway API objects, the namespaces (their labels, for the namespace
 // selectors of admission policies) and the API server's admission flags.
 type ProxyFacts struct {
-	// Traefik is the proxy's static configuration, derived with the route model.
-	Traefik TraefikConfig
 	// GatewayClasses, Gateways and HTTPRoutes (Gateway API, unstructured).
 	GatewayClasses []unstructured.Unstructured
 	Gateways       []unstructured.Unstructured

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -140,7 +141,7 @@ func ManagedNote(obj metav1.Object, kind, field string) string {
 	if !ok {
 		return ""
 	}
-	ref := Ref(kind, obj.GetNamespace(), obj.GetName())
+	ref := kubeobj.Ref(kind, obj.GetNamespace(), obj.GetName())
 	note := remedy.Commentf("# %s belongs to %s: %s.\n", ref, o.Describe(), o.Reverts())
 	if key := ValuesKey(o.Chart, kind, field); key != "" {
 		where := "the values of " + o.Describe()

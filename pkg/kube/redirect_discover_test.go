@@ -9,6 +9,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
 // Discovery on the fake clientsets of the healthy fixtures with a redirect overlay: the
@@ -16,7 +17,7 @@ import (
 func TestDiscoverDerivesTheRedirectTargetsOfTheProbeHost(t *testing.T) {
 	tests := []struct {
 		overlay    string
-		want       []kube.RedirectHost
+		want       []proxyroute.RedirectHost
 		service    string
 		portalHere bool
 		why        string
@@ -27,11 +28,11 @@ func TestDiscoverDerivesTheRedirectTargetsOfTheProbeHost(t *testing.T) {
 		},
 		{
 			overlay: "authelia-portal", service: "auth/authelia",
-			want: []kube.RedirectHost{{Host: "auth.example.com", Origin: "IngressRoute auth/authelia, whose backend is Service auth/authelia, the forwardAuth address's"}},
+			want: []proxyroute.RedirectHost{{Host: "auth.example.com", Origin: "IngressRoute auth/authelia, whose backend is Service auth/authelia, the forwardAuth address's"}},
 		},
 		{
 			overlay: "oauth2-proxy-path-on-probe-host", service: "auth/oauth2-proxy", portalHere: true,
-			want: []kube.RedirectHost{{Host: "grafana.apps.example.com", Origin: "IngressRoute auth/oauth2-proxy, whose backend is Service auth/oauth2-proxy, the forwardAuth address's"}},
+			want: []proxyroute.RedirectHost{{Host: "grafana.apps.example.com", Origin: "IngressRoute auth/oauth2-proxy, whose backend is Service auth/oauth2-proxy, the forwardAuth address's"}},
 		},
 	}
 	for _, tc := range tests {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
@@ -86,16 +87,9 @@ type Setup struct {
 	// replacement), as the API shows it.
 	Dataplane Dataplane
 
-	// Routes are the proxy's routes (IngressRoutes and Ingresses), resolved once; LA107 judges
-	// them and the probe host is chosen among the served ones. MiddlewaresKnown is false when
-	// the Middleware CRDs could not be read (names are then the only hint); AuthMiddleware is an
-	// authenticating Middleware of the cluster ("namespace/name", "" when none) to suggest.
-	Routes           []Route
-	MiddlewaresKnown bool
-	AuthMiddleware   string
-	// ProbeHost is the name the DNS and HTTPS probes ask for (--host, else a served route in
-	// the zone, else the apex).
-	ProbeHost ProbeHost
+	// Model is the proxy's route model (package proxyroute): the Traefik configuration, the
+	// routes as Traefik serves them and the probe host, built once from what discovery read.
+	proxyroute.Model
 	// ZoneAnswers are the zone template's A answers.
 	ZoneAnswers ZoneAnswers
 
@@ -131,4 +125,15 @@ func (s *Setup) Unread(key string) error {
 		return nil
 	}
 	return s.Partial[key]
+}
+
+// SelectsProxyPods reports whether svc (in the proxy's namespace) selects the proxy's pods:
+// a companion of the proxy Service, like the Traefik chart's <name>-udp for HTTP/3.
+func (s *Setup) SelectsProxyPods(svc *corev1.Service) bool {
+	return s.ProxyService != nil && proxyroute.SelectsPodsOf(svc, s.ProxyService.Namespace, s.ProxyWorkload, s.ProxyPods)
+}
+
+// SelectsDNSPods reports whether svc (in the DNS Service's namespace) selects the DNS pods.
+func (s *Setup) SelectsDNSPods(svc *corev1.Service) bool {
+	return s.DNSService != nil && proxyroute.SelectsPodsOf(svc, s.DNSService.Namespace, s.DNSWorkload, s.DNSPods)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
 // ZoneAnswers are what the zone answers to A and AAAA, read once from the parsed Corefile with
@@ -60,9 +62,13 @@ func answerAddrs(answers []corefile.Answer, v4 bool) []netip.Addr {
 func (s *Setup) DeriveModels(host string) {
 	s.parseCorefile()
 	s.readZoneAnswers()
-	s.readRouteModel()
-	s.ProbeHost = chooseProbeHost(host, s.Zone, s.Routes)
-	s.ProbeHost.Redirect = s.redirectTargets(s.ProbeHost)
+	s.Model = proxyroute.Build(proxyroute.Objects{
+		ProxyService: s.ProxyService, ProxyWorkload: s.ProxyWorkload, ProxyPods: s.ProxyPods,
+		Services: s.Services, Ingresses: s.Ingresses, IngressClasses: s.IngressClasses,
+		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
+		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes,
+		Namespaces: s.Namespaces, Zone: s.Zone,
+	}, host)
 }
 
 // ZonePort is the Corefile port the DNS Service's port 53 reaches: its target port when a
@@ -75,7 +81,7 @@ func (s *Setup) ZonePort() string {
 	}
 	ports := cf.Ports()
 	if s.DNSService != nil {
-		spec := PodSpecOf(nil, s.DNSPods)
+		spec := kubeobj.PodSpecOf(nil, s.DNSPods)
 		if s.DNSWorkload != nil {
 			spec = &s.DNSWorkload.Spec.Template.Spec
 		}
@@ -83,7 +89,7 @@ func (s *Setup) ZonePort() string {
 			if sp.Port != 53 {
 				continue
 			}
-			if t := ResolveTargetPort(sp, spec); t.Port > 0 && slices.Contains(ports, strconv.Itoa(int(t.Port))) {
+			if t := kubeobj.ResolveTargetPort(sp, spec); t.Port > 0 && slices.Contains(ports, strconv.Itoa(int(t.Port))) {
 				return strconv.Itoa(int(t.Port))
 			}
 		}
@@ -101,7 +107,7 @@ func (s *Setup) ZonePort() string {
 func (s *Setup) readZoneAnswers() {
 	z := ZoneAnswers{Object: "zone " + s.Zone.FQDN()}
 	if s.ConfigMap != nil {
-		z.Object = ConfigMapRef(s.ConfigMap)
+		z.Object = kubeobj.ConfigMapRef(s.ConfigMap)
 		if !s.Zone.IsZero() {
 			z.Object += " (zone " + s.Zone.FQDN() + ")"
 		}
@@ -202,4 +208,15 @@ func dynamicTemplate(cf *corefile.Corefile, zone string) *corefile.Template {
 		}
 	}
 	return nil
+}
+
+// middlewaresInstalled: one of Traefik's Middleware CRDs is installed, so that the Middlewares
+// read are all there are.
+func (s *Setup) middlewaresInstalled() bool {
+	for _, r := range TraefikMiddlewares() {
+		if s.Installed[r.Key()] {
+			return true
+		}
+	}
+	return false
 }

@@ -111,7 +111,7 @@ func Permissions() []Permission {
 	read("", "configmaps", SystemNamespace, false, "LA106", "LA202")
 	read("", "pods", SystemNamespace, false, "LA106", "LA202")
 	read("discovery.k8s.io", "endpointslices", SetupNamespaces, false, "LA102", "LA103")
-	read("apps", "deployments", SetupNamespaces, false, "LA102", "LA105", "VPN003")
+	read("apps", "deployments", SetupNamespaces, false, "LA102", "LA103", "LA105", "VPN003")
 	read("policy", "poddisruptionbudgets", SetupNamespaces, false, "LA105")
 	for _, r := range []string{"replicasets", "statefulsets"} {
 		read("apps", r, Cluster, false, "VPN003")

@@ -106,7 +106,7 @@ func userAgentOf(t *testing.T, bin string) string {
 }
 
 // The identity of a build, in `version` and in the User-Agent, with the release's ldflags and
-// without them: `go build` in a clone, and `go install module@version` (the README's install
+// without them: `go build` in a clone, and `go install module@version` (docs/install.md's
 // line) from a module proxy.
 func TestVersionAndUserAgentOfEachKindOfBuild(t *testing.T) {
 	src, rev := checkout(t)

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
 // MaxNodesSearched bounds how many nodes are read to find an address that no node's
@@ -100,7 +100,7 @@ func searchSet(nodes []corev1.Node, toRead []*corev1.Node) ([]*corev1.Node, bool
 	complete := true
 	for i := range nodes {
 		n := &nodes[i]
-		if slices.Contains(toRead, n) || !kube.NodeReady(n) || kube.NodeOS(n) != "linux" {
+		if slices.Contains(toRead, n) || !kubeobj.NodeReady(n) || kubeobj.NodeOS(n) != "linux" {
 			continue
 		}
 		if len(toRead) >= MaxNodesSearched {

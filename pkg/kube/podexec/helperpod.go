@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
@@ -240,7 +240,7 @@ func (n *NodeShell) Close() error {
 
 // Open finds or makes a shell on node. Errors are *HelperError when the cause is known.
 func (s *NodeShells) Open(ctx context.Context, node *corev1.Node) (*NodeShell, error) {
-	if !kube.NodeReady(node) {
+	if !kubeobj.NodeReady(node) {
 		return nil, &HelperError{Node: node.Name, Cause: CauseNodeNotReady,
 			Message: "node is not Ready: no pod can run there to read its sockets",
 			Fix:     "check `kubectl describe node " + node.Name + "`"}

@@ -17,6 +17,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
 	"github.com/lanaccess/kubectl-lanaccess/checks/nodes"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -217,13 +218,13 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 func describeSetup(s *kube.Setup) []report.KV {
 	var kv []report.KV
 	if s.ProxyService != nil {
-		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("%s externalIPs %s", kube.ServiceRef(s.ProxyService), strings.Join(s.ProxyService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("%s externalIPs %s", kubeobj.ServiceRef(s.ProxyService), strings.Join(s.ProxyService.Spec.ExternalIPs, ","))})
 	}
 	if s.DNSService != nil {
-		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("%s externalIPs %s", kube.ServiceRef(s.DNSService), strings.Join(s.DNSService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("%s externalIPs %s", kubeobj.ServiceRef(s.DNSService), strings.Join(s.DNSService.Spec.ExternalIPs, ","))})
 	}
 	if s.ConfigMap != nil {
-		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("%s key %s", kube.ConfigMapRef(s.ConfigMap), s.CorefileKey)})
+		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("%s key %s", kubeobj.ConfigMapRef(s.ConfigMap), s.CorefileKey)})
 	}
 	if !s.Zone.IsZero() {
 		kv = append(kv, report.KV{Key: "zone", Value: s.Zone.FQDN()})

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
@@ -63,21 +64,19 @@ func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *Check
 	}
 }
 
-// notStartedIDs name the synthetic check of a run that could not start, per command.
-var notStartedIDs = map[string]string{"doctor": "LA000", "vpn-trace": "VPN000", "client-check": "WS000"}
-
 // notStarted ends a run that could not start (the API unreachable, a bad kubeconfig or
 // context, a named object missing). The machine-readable reports are written all the same,
-// with one synthetic ERROR check naming the cause, so that a CI job always has a report to
-// show why; the text report is only the error, on stderr. The exit code is 2 for usage and
+// with the catalogue's not-started result (LA000, VPN000, WS000) as an ERROR naming the
+// cause, so that a CI job always has a report to show why; the text report is only the error,
+// on stderr. The exit code is 2 for usage and
 // configuration, 3 for what could not be evaluated, the same for every command.
 func notStarted(streams genericiooptions.IOStreams, f *CheckFlags, command string, rep report.Report, cause error) error {
 	code := exitCodeOfError(cause)
 	rep.Command = command
 	rep.FailOnWarn = f.FailOn == "warn"
+	e := catalogue.NotStarted(command)
 	rep.Results = []engine.Result{{
-		ID: notStartedIDs[command], Title: "The run could start (cluster reachable, configuration valid)",
-		Section: "Run", Status: engine.StatusError, Reason: cause.Error(), Findings: []engine.Finding{},
+		ID: e.ID, Title: e.Title, Section: string(e.Section), Status: engine.StatusError, Reason: cause.Error(), Findings: []engine.Finding{},
 	}}
 	var werr error
 	switch f.Output {

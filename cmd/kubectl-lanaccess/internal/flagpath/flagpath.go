@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/netpath"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
@@ -32,14 +32,14 @@ const Source = "flags (--addresses, --zone): the cluster is not read"
 func FromAddresses(addrs []netip.Addr, z zone.Zone, host string) netpath.Path {
 	p := netpath.Path{
 		Zone:        z,
-		Host:        kube.ProbeHost{Name: z.String(), Source: "zone apex (no --host)"},
+		Host:        proxyroute.ProbeHost{Name: z.String(), Source: "zone apex (no --host)"},
 		DNSObject:   DNSObject,
 		ProxyObject: ProxyObject,
 		ProxyAddrs:  probe.SortAddrs(append([]netip.Addr(nil), addrs...)),
 		Fixes:       netpath.Fixes{DNSNamespace: Namespace, ConfigMapNamespace: Namespace},
 	}
 	if host != "" {
-		p.Host = kube.ProbeHost{Name: host, Source: "--host"}
+		p.Host = proxyroute.ProbeHost{Name: host, Source: "--host"}
 	}
 	for _, a := range p.ProxyAddrs {
 		p.DNS = append(p.DNS, netpath.Target{Addr: netip.AddrPortFrom(a, 53), Object: a.String()})

@@ -1,0 +1,28 @@
+package catalogue
+
+import "fmt"
+
+// Run is the section of the result a command reports when its run could not start.
+const Run Section = "Run"
+
+// notStarted holds, per command, the result a run that could not start reports (the API
+// unreachable, a bad kubeconfig or context, a named object missing): one ERROR naming the
+// cause, so that a CI job always has a report to show why. It is no check: the runner never
+// runs it, ForCommand and All leave it out, and it has no finding code.
+var notStarted = []Entry{
+	{ID: "LA000", Title: "The run could start (cluster reachable, configuration valid)", Section: Run, Command: Doctor},
+	{ID: "VPN000", Title: "The run could start (cluster reachable, configuration valid)", Section: Run, Command: VPNTraceCmd},
+	{ID: "WS000", Title: "The run could start (cluster reachable, configuration valid)", Section: Run, Command: ClientCheck},
+}
+
+// NotStarted is the entry of command's run that could not start. An unknown command is a
+// programming error.
+func NotStarted(command string) Entry {
+	for _, e := range notStarted {
+		if e.Command == command {
+			e.Proves = provesOf(e.ID)
+			return e
+		}
+	}
+	panic(fmt.Sprintf("catalogue: no command %q", command))
+}
