@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"strings"
 	"testing"
 
@@ -97,4 +98,17 @@ func TestYAMLKeepsTheContractsFieldOrder(t *testing.T) {
 	var ym bytes.Buffer
 	require.NoError(t, WriteYAML(&ym, hostileReport()))
 	assert.True(t, strings.HasPrefix(ym.String(), "schemaVersion: 1\ncommand: doctor\ncluster:\n"), ym.String())
+}
+
+// --wait's "attempt N" line carries the error of an attempt that could not run, which can hold
+// an API Status message written by whoever controls the server: its terminal escapes are shown,
+// not obeyed (issue 23).
+func TestAWaitAttemptsErrorIsEscaped(t *testing.T) {
+	var out bytes.Buffer
+	AttemptError(&out, 2, errors.New("the server said \x1b]0;pwned\x07\x1b[2J no"), "5s")
+	assert.NotContains(t, out.String(), "\x1b")
+	assert.NotContains(t, out.String(), "\x07")
+	assert.Contains(t, out.String(), "attempt 2: ")
+	assert.True(t, strings.HasSuffix(out.String(), "; retrying in 5s\n"), out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one line")
 }

@@ -99,6 +99,14 @@ func Attempt(w io.Writer, n int, results []engine.Result, next string) {
 	_, _ = fmt.Fprintf(w, "attempt %d: still failing: %s; retrying in %s\n", n, Escape(strings.Join(failing, " ")), next)
 }
 
+// AttemptError says that attempt n of --wait could not run, and when the next starts. The error
+// may carry an API Status message or a server's text: its controls are escaped like every
+// other text from outside (a terminal escape in it would otherwise reach the terminal).
+func AttemptError(w io.Writer, n int, err error, next string) {
+	// Progress on stderr, best effort: the final report carries the result.
+	_, _ = fmt.Fprintf(w, "attempt %d: %s; retrying in %s\n", n, Escape(err.Error()), next)
+}
+
 // Error prints a final error line for the user.
 func Error(w io.Writer, err error) {
 	_, _ = fmt.Fprintf(w, "error: %s\n", EscapeLines(err.Error())) // nowhere left to report a failed write

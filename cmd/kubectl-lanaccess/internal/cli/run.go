@@ -42,8 +42,7 @@ func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *Check
 		retry := f.Wait > 0 && ctx.Err() == nil && time.Now().Add(f.Interval).Before(deadline) && (err != nil || code != ExitOK)
 		if retry {
 			if err != nil {
-				// Progress, best effort, as report.Attempt.
-				_, _ = fmt.Fprintf(streams.ErrOut, "attempt %d: %v; retrying in %s\n", attempt, err, f.Interval)
+				report.AttemptError(streams.ErrOut, attempt, err, f.Interval.String())
 			} else {
 				report.Attempt(streams.ErrOut, attempt, rep.Results, f.Interval.String())
 			}
