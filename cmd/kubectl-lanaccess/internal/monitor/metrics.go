@@ -254,6 +254,19 @@ func (m *metrics) runDone(rd *runData, took time.Duration, end time.Time) {
 		m.handshake.WithLabelValues(a.String()).Observe(d.Seconds())
 	}
 	s.drift, s.missing, s.answerSets = drift(rd.path.Expected, rd.obs.answers)
+	// The expected set comes from the DNS Service's externalIPs: like every per-address
+	// label, only the labelled addresses (--max-addresses) get a series (issue 23: the answer
+	// label was unbounded). LA301 judges them all.
+	for a := range s.missing {
+		if !keep[a] {
+			delete(s.missing, a)
+		}
+	}
+	for a := range s.drift {
+		if !keep[a] {
+			delete(s.drift, a)
+		}
+	}
 	m.mu.Lock()
 	m.snap = s
 	for a := range m.labelled {

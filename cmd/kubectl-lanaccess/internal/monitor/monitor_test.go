@@ -266,6 +266,8 @@ func TestAddressesBeyondTheCapAreProbedButNotLabelled(t *testing.T) {
 	fams := scrape(t, m)
 	assert.ElementsMatch(t, []string{"10.0.10.11", "10.0.10.12"}, labelValues(fams, mProbeSuccess, "address"))
 	assert.ElementsMatch(t, []string{"10.0.10.11", "10.0.10.12"}, labelValues(fams, mProbeDuration, "address"))
+	assert.ElementsMatch(t, []string{"10.0.10.11", "10.0.10.12"}, labelValues(fams, mAnswerMissing, "answer"), "the expected answers are labelled within the cap too")
+	assert.ElementsMatch(t, []string{"10.0.10.11", "10.0.10.12"}, labelValues(fams, mAnswersDrift, "address"))
 	assert.Equal(t, 1.0, mustValue(t, fams, mUnlabelled, nil))
 	assert.Equal(t, 3.0, mustValue(t, fams, mAddresses, nil))
 	assert.Equal(t, 1.0, mustValue(t, fams, mCheckStatus, map[string]string{"check": "LA301", "status": "pass"}), "the checks judge every address")
