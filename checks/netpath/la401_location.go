@@ -124,7 +124,7 @@ func internalLocationFix(p *Path, rt proxyroute.RedirectTargets, loc *url.URL) s
 		if old := tooOldToPreserve(rt); old != "" {
 			b.WriteString(old)
 		}
-		fmt.Fprintf(&b, "# pass the auth server's Location as written (Traefik %s or later): the browser resolves it against https://%s/, whose route sends to Service %s:\n", preserveLocationSince, p.Host.Name, rt.Service)
+		b.WriteString(remedy.Commentf("# pass the auth server's Location as written (Traefik %s or later): the browser resolves it against https://%s/, whose route sends to Service %s:\n", preserveLocationSince, p.Host.Name, rt.Service))
 		b.WriteString(remedy.MergePatch(ns, "middleware", name, PreserveLocationPatch()))
 		b.WriteString("\n# or, instead, ")
 	} else {
@@ -134,8 +134,8 @@ func internalLocationFix(p *Path, rt proxyroute.RedirectTargets, loc *url.URL) s
 	b.WriteString("#   Authelia 4.38+: session.cookies[].authelia_url, or ?authelia_url=https://<portal>/ on the forwardAuth address (/api/verify: ?rd=https://<portal>/)\n")
 	b.WriteString("#   oauth2-proxy: --redirect-url=https://<portal>/oauth2/callback, with --reverse-proxy so that it reads X-Forwarded-Host\n")
 	if rewritten && !rt.PortalOnProbeHost && rt.Middleware != "" {
-		fmt.Fprintf(&b, "# preserveLocationHeader: true on Middleware %s would pass a path as written, which the browser resolves against https://%s/: right only once a route of %s sends that path to the auth server, and none does\n",
-			rt.Middleware, p.Host.Name, p.Host.Name)
+		b.WriteString(remedy.Commentf("# preserveLocationHeader: true on Middleware %s would pass a path as written, which the browser resolves against https://%s/: right only once a route of %s sends that path to the auth server, and none does\n",
+			rt.Middleware, p.Host.Name, p.Host.Name))
 	}
 	b.WriteString(remedy.Command("kubectl", "lanaccess", "doctor", "--only", "LA401"))
 	return b.String()

@@ -252,8 +252,7 @@ func socketFindings(r nodeListenerResult) []engine.Finding {
 
 func socketRemediation(node string, s nodeSocket) string {
 	var b strings.Builder
-	// Node names are DNS subdomains (the API validates them): nothing to escape in the comment.
-	fmt.Fprintf(&b, "# on %s (ssh, or: %s)\n", node, remedy.Command("kubectl", "debug", "node/"+node, "-it", "--image="+podexec.DefaultHelperImage, "--", "chroot", "/host", "sh"))
+	b.WriteString(remedy.Commentf("# on %s (ssh, or: %s)\n", node, remedy.Command("kubectl", "debug", "node/"+node, "-it", "--image="+podexec.DefaultHelperImage, "--", "chroot", "/host", "sh")))
 	fmt.Fprintf(&b, "ss -%slpn 'sport = :%d'\n", map[string]string{"tcp": "t", "udp": "u"}[s.Key.Protocol], s.Key.Port)
 	if len(s.Owners) > 0 {
 		fmt.Fprintf(&b, "systemctl status %d   # names the unit that started it\n", s.Owners[0].PID)

@@ -19,7 +19,7 @@ import (
 // "middleware ... was not found" printed a tenant's reference as written). pkg/remedy's Comment
 // and Commentf are the one constructor; this test refuses the two ways around them in the
 // catalogue and the libraries:
-//   - fmt.Sprintf("# ...", args...): a formatted comment line;
+//   - fmt.Sprintf("# ...", args...) or fmt.Fprintf(w, "# ...", args...): a formatted comment line;
 //   - "# ..." + value, where the literal does not end its line before the value.
 //
 // A comment made only of constant text ("# restart it:\n" + fix) is fine.
@@ -34,6 +34,9 @@ func TestCommentLinesAreBuiltByTheEscapingConstructor(t *testing.T) {
 			}
 			if filepath.Dir(path) == filepath.Join(moduleRoot, "pkg", "remedy") {
 				return nil // the constructor itself
+			}
+			if path == filepath.Join(moduleRoot, "checks", "catalogue", "catalogue.go") {
+				return nil // Markdown pages: "# " is a heading there, not a shell comment
 			}
 			found = append(found, rawComments(t, path)...)
 			return nil
@@ -58,8 +61,13 @@ func rawComments(t *testing.T, path string) []string {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.CallExpr:
-			if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(x.Args) > 1 {
-				if s, ok := stringLit(x.Args[0]); ok && formatsComment(s) {
+			sel, ok := x.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			format := map[string]int{"Sprintf": 0, "Fprintf": 1}
+			if i, ok := format[sel.Sel.Name]; ok && len(x.Args) > i+1 {
+				if s, ok := stringLit(x.Args[i]); ok && formatsComment(s) {
 					out = append(out, at(x))
 				}
 			}
