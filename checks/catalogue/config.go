@@ -131,6 +131,8 @@ var configuration = []Entry{
 			code("LA106", "INTERCEPTION", "another Service claims one of our addresses on one of our ports (CVE-2020-8554)"),
 			code("LA106", "NODE-PORT-CLAIM", "another Service claims one of our node addresses on another port, or a node address on a port nodes serve (22, 6443, 10250...): the node's own service there is cut off"),
 			code("LA106", "SHARED-ADDRESS", "a Service selecting the setup's own pods (traefik-udp) also claims our addresses (information)"),
+			code("LA106", "OTHER-USER", "a Service outside the setup uses externalIPs: the suggested policy leaves its allow line commented out for the operator to choose (information)"),
+			code("LA106", "PUBLIC-CLAIM", "a Service outside the setup claims a public address: it captures the cluster's own traffic to it (CVE-2020-8554)"),
 			code("LA106", "ADMISSION", "nothing restricts spec.externalIPs: anyone who may edit a Service can intercept the LAN's traffic"),
 			code("LA106", "ADMISSION-NOT-ENFORCED", "a policy about externalIPs exists but does not enforce"),
 			code("LA106", "ADMISSION-ALLOWS-CLAIMS", "an enforcing policy about externalIPs still lets a Service of another namespace claim our addresses (an address allow-list)"),

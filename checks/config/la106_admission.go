@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -92,7 +93,7 @@ func ourAddresses(s *kube.Setup) []string {
 	return out
 }
 
-func askQuestions(s *kube.Setup, legit []*corev1.Service) questions {
+func askQuestions(s *kube.Setup, u users) questions {
 	addrs := ourAddresses(s)
 	intruder := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: foreignNamespace, Name: "claim"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app": "claim"}, ExternalIPs: addrs,
@@ -106,15 +107,17 @@ func askQuestions(s *kube.Setup, legit []*corev1.Service) questions {
 	unchanged := func(svc *corev1.Service) admission.Request {
 		return admission.Request{Operation: admission.Update, Object: svc, OldObject: svc, Namespace: namespaceOf(s, svc.Namespace)}
 	}
-	for _, svc := range []*corev1.Service{s.ProxyService, s.DNSService} {
+	for _, svc := range append([]*corev1.Service{s.ProxyService, s.DNSService}, u.companions...) {
 		if len(svc.Spec.ExternalIPs) == 0 {
 			continue
 		}
 		q.own = append(q.own, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
 		q.ownCreate = append(q.ownCreate, asked{"re-creating " + kubeobj.ServiceRef(svc), admission.Request{Operation: admission.Create, Object: svc, Namespace: namespaceOf(s, svc.Namespace)}})
 	}
-	for _, svc := range legit {
-		q.others = append(q.others, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
+	for _, svc := range u.all() {
+		if slices.Contains(u.others, svc) {
+			q.others = append(q.others, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
+		}
 		if svc.Namespace == s.ProxyService.Namespace || svc.Namespace == s.DNSService.Namespace {
 			continue
 		}
@@ -126,35 +129,53 @@ func askQuestions(s *kube.Setup, legit []*corev1.Service) questions {
 	return q
 }
 
-// legitimateUsers are the other Services with externalIPs that LA106 does not flag: the
-// setup's companions and every other user of addresses that are not ours (a VPN Service).
-func legitimateUsers(s *kube.Setup, judged []intercepted) []*corev1.Service {
-	flagged := map[string]bool{}
+// users are the other Services with externalIPs that LA106 does not flag (as interception or a
+// node-port claim): the setup's companions (a Service selecting the proxy's or the DNS's pods
+// on our addresses, the chart's traefik-udp), which the suggested policy allows with our own,
+// and every other user (a VPN Service), which it leaves for the operator to allow: doctor
+// cannot tell a legitimate user from an interception it does not see (a tenant's Service on a
+// public resolver's address intercepts the cluster's own traffic to it, CVE-2020-8554).
+type users struct {
+	companions, others []*corev1.Service
+}
+
+func (u users) all() []*corev1.Service { return append(slices.Clone(u.companions), u.others...) }
+
+func externalIPUsers(s *kube.Setup, judged []intercepted) users {
+	flagged, companion := map[string]bool{}, map[string]bool{}
 	for _, v := range judged {
 		if len(v.clash)+len(v.nodePorts) > 0 {
 			flagged[kubeobj.ServiceRef(v.svc)] = true
+		} else if len(v.companion) > 0 {
+			companion[kubeobj.ServiceRef(v.svc)] = true
 		}
 	}
-	var out []*corev1.Service
+	var out users
 	for i := range s.Services {
 		svc := &s.Services[i]
-		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || flagged[kubeobj.ServiceRef(svc)] {
-			continue
+		ref := kubeobj.ServiceRef(svc)
+		switch {
+		case len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || flagged[ref]:
+		case companion[ref]:
+			out.companions = append(out.companions, svc)
+		default:
+			out.others = append(out.others, svc)
 		}
-		out = append(out, svc)
 	}
 	return out
 }
 
 // controlJudgement is what one control does with the questions.
 type controlJudgement struct {
-	c         admission.Control
-	protects  bool
-	unknown   string   // why its answer to the foreign claim cannot be told
-	allows    string   // why it lets the foreign claim through
-	refuses   []string // updates of existing Services it refuses (ours and others')
-	recreate  []string // our Services it would refuse to re-create
-	movesLeft []string // existing Services it still lets move onto our addresses
+	c        admission.Control
+	protects bool
+	unknown  string   // why its answer to the foreign claim cannot be told
+	allows   string   // why it lets the foreign claim through
+	refuses  []string // updates of our Services and their companions it refuses
+	// refusesOther are the other users (q.others, by index) whose next update it refuses.
+	refusesOther []int
+	recreate     []string // our Services it would refuse to re-create
+	movesLeft    []string // existing Services it still lets move onto our addresses
 }
 
 func judgeControl(c admission.Control, q questions) controlJudgement {
@@ -170,9 +191,14 @@ func judgeControl(c admission.Control, q questions) controlJudgement {
 	default:
 		j.allows = v.Why
 	}
-	for _, a := range append(slices.Clone(q.own), q.others...) {
+	for _, a := range q.own {
 		if r := c.Admit(a.req); r.Decision == admission.Denied {
 			j.refuses = append(j.refuses, fmt.Sprintf("%s (%s)", a.what, r.Why))
+		}
+	}
+	for i, a := range q.others {
+		if r := c.Admit(a.req); r.Decision == admission.Denied {
+			j.refusesOther = append(j.refusesOther, i)
 		}
 	}
 	for _, a := range q.ownCreate {
@@ -193,10 +219,10 @@ func judgeControl(c admission.Control, q questions) controlJudgement {
 // protectionFindings judges the admission controls. unread lists the sources that could not
 // be read, when no control was seen in the others.
 func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, []string) {
-	legit := legitimateUsers(s, judged)
-	q := askQuestions(s, legit)
+	u := externalIPUsers(s, judged)
+	q := askQuestions(s, u)
 	js := judgeControls(admissionControls(s), q)
-	suggestion := func() string { return suggestedPolicyRemedy(s, legit) }
+	suggestion := func() string { return suggestedPolicyRemedy(s, u) }
 	protected := slices.ContainsFunc(js, func(j controlJudgement) bool { return j.protects })
 	var protectors []engine.Finding
 	out := make([]engine.Finding, 0, len(js)) // about one finding per control
@@ -206,13 +232,61 @@ func protectionFindings(s *kube.Setup, judged []intercepted) ([]engine.Finding, 
 		}
 		out = append(out, controlFindings(j, q, protected, suggestion)...)
 	}
+	others := otherUserFindings(u, js)
 	if protected {
-		return append(protectors, out...), nil
+		return append(append(protectors, out...), others...), nil
 	}
 	if len(js) == 0 {
-		return nothingRestricts(s, suggestion)
+		found, unread := nothingRestricts(s, suggestion)
+		return append(found, others...), unread
 	}
-	return out, nil
+	return append(out, others...), nil
+}
+
+// otherUserFindings lists each Service outside the setup that uses externalIPs: the suggested
+// policy leaves it out (its allow line is commented out) because only the operator can tell
+// whether it is legitimate. One on a public address is a WARN: it captures the cluster's own
+// traffic to that address (a public resolver's, say), the interception of CVE-2020-8554.
+func otherUserFindings(u users, js []controlJudgement) []engine.Finding {
+	out := make([]engine.Finding, 0, len(u.others))
+	for i, svc := range u.others {
+		var public []string
+		var claims []claim
+		for _, ip := range svc.Spec.ExternalIPs {
+			if f := readAddr(ip); f.Addr.IsValid() && isPublic(f.Addr) {
+				public = append(public, ip)
+				claims = append(claims, claim{Addr: f.Addr})
+			}
+		}
+		var refusedBy []string
+		for _, j := range js {
+			if slices.Contains(j.refusesOther, i) {
+				refusedBy = append(refusedBy, j.c.What)
+			}
+		}
+		f := engine.Finding{Code: "LA106-OTHER-USER", Severity: engine.SeverityInfo, Object: kubeobj.ServiceRef(svc),
+			Evidence: map[string]any{"externalIPs": svc.Spec.ExternalIPs},
+			Message: fmt.Sprintf("uses externalIPs %s outside the setup: the suggested policy leaves its line commented out; uncomment it if this Service may keep these addresses",
+				strings.Join(svc.Spec.ExternalIPs, ", "))}
+		if len(refusedBy) > 0 {
+			f.Message += fmt.Sprintf("; %s refuses its next update", strings.Join(refusedBy, " and "))
+			f.Evidence["refusedBy"] = refusedBy
+		}
+		if len(public) > 0 {
+			f.Code, f.Severity = "LA106-PUBLIC-CLAIM", engine.SeverityWarn
+			f.Message = fmt.Sprintf("claims the public address %s: kube-proxy hands the cluster's own traffic to that address to this Service (interception, CVE-2020-8554); %s",
+				strings.Join(public, ", "), f.Message)
+			f.Remediation = withdrawClaims(svc, claims)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// isPublic: a global unicast address outside the private and shared ranges.
+func isPublic(a netip.Addr) bool {
+	shared := netip.MustParsePrefix("100.64.0.0/10") // RFC 6598
+	return a.IsGlobalUnicast() && !a.IsPrivate() && !shared.Contains(a)
 }
 
 // judgeControls asks each enforcing control the questions; one that does not enforce answers

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,35 +15,45 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// The policy LA106 suggests reserves spec.externalIPs: each Service that uses externalIPs
-// today (ours, their companions such as the Traefik chart's traefik-udp, and every other
-// legitimate user such as a VPN Service) keeps exactly the addresses it has; any other
-// Service, and any other address, is refused on CREATE and UPDATE. A ValidatingAdmissionPolicy
-// is evaluated on every update with no exemption for objects that already violate, so the
-// allow-list must name every current user, or their next update is refused. The Services
-// LA106 flags (interception, node ports) are left out on purpose. The lab proves it on the real
-// kube-apiserver (lab/e2e/admission_test.go: the printed text pasted into a shell is admitted;
-// the API server then refuses a foreign claim and admits updates of ours and of the VPN
-// Service).
+// The policy LA106 suggests reserves spec.externalIPs: our two Services and their companions
+// (the Traefik chart's traefik-udp) keep exactly the addresses they have; any other Service,
+// and any other address, is refused on CREATE and UPDATE. Every other current user (a VPN
+// Service, or a tenant's Service on a public resolver's address) has its allow line written
+// but commented out (a CEL comment): doctor cannot tell a legitimate user from an interception,
+// the operator chooses (issue 23: allow-listing every current user wrote an existing
+// interception into the fix as legitimate). A ValidatingAdmissionPolicy is evaluated on every
+// update with no exemption for objects that already violate, so a user left out cannot be
+// updated until its line is uncommented; LA106-OTHER-USER says so for each. The lab proves it
+// on the real kube-apiserver (lab/e2e/admission_test.go: the printed text pasted into a shell is
+// admitted; the API server then refuses a foreign claim, admits updates of ours, refuses the
+// VPN Service's until its line is uncommented, then admits it).
 
 // suggestedPolicyName is the name of the suggested policy and binding.
 const suggestedPolicyName = "restrict-service-externalips"
 
 // suggestedPolicy builds the ValidatingAdmissionPolicy and its Deny binding.
-func suggestedPolicy(s *kube.Setup, legit []*corev1.Service) (admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	users := append([]*corev1.Service{s.ProxyService, s.DNSService}, legit...)
-	var entries []string
-	var names []string
-	for _, svc := range users {
-		if len(svc.Spec.ExternalIPs) == 0 {
-			continue
-		}
+func suggestedPolicy(s *kube.Setup, u users) (admissionregistrationv1.ValidatingAdmissionPolicy, admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	var lines, names []string
+	add := func(svc *corev1.Service, commented bool) {
 		key := svc.Namespace + "/" + svc.Name
-		if slices.Contains(names, key) {
-			continue
+		if len(svc.Spec.ExternalIPs) == 0 || slices.Contains(names, key) {
+			return
+		}
+		entry := strconv.Quote(key) + ": " + celList(svc.Spec.ExternalIPs) + ","
+		if commented {
+			// Names and addresses are validated by the API server (DNS labels, IP literals)
+			// and quoted by strconv: nothing in them can end the comment.
+			lines = append(lines, "// "+entry+" // outside the setup (LA106-OTHER-USER): uncomment if it may keep them")
+			return
 		}
 		names = append(names, key)
-		entries = append(entries, strconv.Quote(key)+": "+celList(svc.Spec.ExternalIPs))
+		lines = append(lines, entry)
+	}
+	for _, svc := range append([]*corev1.Service{s.ProxyService, s.DNSService}, u.companions...) {
+		add(svc, false)
+	}
+	for _, svc := range u.others {
+		add(svc, true)
 	}
 	policy := admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
@@ -58,7 +67,7 @@ func suggestedPolicy(s *kube.Setup, legit []*corev1.Service) (admissionregistrat
 				},
 			}}},
 			Variables: []admissionregistrationv1.Variable{
-				{Name: "allowed", Expression: "{\n  " + strings.Join(entries, ",\n  ") + "\n}"},
+				{Name: "allowed", Expression: "{\n  " + strings.Join(lines, "\n  ") + "\n}"},
 				{Name: "service", Expression: "request.namespace + '/' + object.metadata.name"},
 			},
 			Validations: []admissionregistrationv1.Validation{{
@@ -73,16 +82,19 @@ func suggestedPolicy(s *kube.Setup, legit []*corev1.Service) (admissionregistrat
 
 // suggestedPolicyRemedy is the suggested policy as a kubectl apply, saying whom it allows and
 // whom it leaves out.
-func suggestedPolicyRemedy(s *kube.Setup, legit []*corev1.Service) string {
-	policy, binding := suggestedPolicy(s, legit)
+func suggestedPolicyRemedy(s *kube.Setup, u users) string {
+	policy, binding := suggestedPolicy(s, u)
 	var b strings.Builder
-	b.WriteString("# reserve spec.externalIPs for the Services that use them today, each on its own addresses (ValidatingAdmissionPolicy, Kubernetes >= 1.30)\n")
+	b.WriteString("# reserve spec.externalIPs for the setup's Services, each on its own addresses (ValidatingAdmissionPolicy, Kubernetes >= 1.30)\n")
+	for _, svc := range u.others {
+		b.WriteString(remedy.Commentf("# %s uses externalIPs outside the setup: its allow line is commented out below; uncomment it before applying if it may keep them\n", kubeobj.ServiceRef(svc)))
+	}
 	for i := range s.Services {
 		svc := &s.Services[i]
-		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || slices.Contains(legit, svc) {
+		if len(svc.Spec.ExternalIPs) == 0 || isSameService(svc, s.ProxyService) || isSameService(svc, s.DNSService) || slices.Contains(u.all(), svc) {
 			continue
 		}
-		fmt.Fprintf(&b, "# %s is left out (LA106 flags it): its next update is refused until its externalIPs are removed\n", kubeobj.ServiceRef(svc))
+		b.WriteString(remedy.Commentf("# %s is left out (LA106 flags it): its next update is refused until its externalIPs are removed\n", kubeobj.ServiceRef(svc)))
 	}
 	b.WriteString(remedy.Apply(remedy.YAML(policy, binding)))
 	return b.String()

@@ -17,10 +17,12 @@ import (
 )
 
 // The ValidatingAdmissionPolicy LA106 suggests, proven on the lab's real kube-apiserver: the
-// printed remediation is pasted into a shell as a user would, the API server admits it, then
-// refuses a Service of another namespace claiming one of our addresses, and admits an update of
-// our own Services and of the VPN Service (vpn/openvpn, whose externalIPs are node-vpn's
-// address), which a policy denying every externalIP would refuse (no exemption on UPDATE).
+// printed remediation is pasted into a shell as a user would, the API server admits it (its CEL
+// map holds a commented-out line), then refuses a Service of another namespace claiming one of
+// our addresses and admits an update of our own Services. The VPN Service (vpn/openvpn, whose
+// externalIPs are node-vpn's address) is outside the setup: its allow line is commented out,
+// so its next update is refused (no exemption on UPDATE) until the operator uncomments the line
+// and applies the policy again, which the test does.
 func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer(t *testing.T) {
 	ctx := context.Background()
 	r := doctor(t, "--only", "LA106", "--no-helpers")
@@ -33,7 +35,8 @@ func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer
 		}
 	}
 	require.NotEmpty(t, fix, "LA106 suggests a policy: %+v", c.Findings)
-	assert.Contains(t, fix, `"vpn/openvpn": ["10.0.10.14"]`, "the VPN Service keeps its address")
+	vpnLine := `// "vpn/openvpn": ["10.0.10.14"],`
+	require.Contains(t, fix, vpnLine, "the VPN Service's allow line, for the operator to choose")
 
 	// Paste it: kubectl from the lab's build on PATH, the lab's kubeconfig.
 	pasteKubectl(t, fix)
@@ -81,18 +84,27 @@ func TestLA106SuggestedPolicyIsAdmittedAndReservesOurAddressesOnTheRealAPIServer
 	_, err = lab.Client.CoreV1().Services("default").Create(ctx, plain, metav1.CreateOptions{DryRun: dryRun})
 	require.NoError(t, err)
 
-	// Updates of our Services and of the VPN Service are admitted (a label, as a helm upgrade
-	// writes; the dry run stores nothing).
-	for _, ref := range [][2]string{{"traefik", "traefik"}, {"traefik", "lan-dns"}, {"vpn", "openvpn"}} {
-		svc, err := lab.Client.CoreV1().Services(ref[0]).Get(ctx, ref[1], metav1.GetOptions{})
+	// Updates of our Services are admitted (a label, as a helm upgrade writes; the dry run
+	// stores nothing); the VPN Service's is refused while its line is commented out.
+	update := func(ns, name string) error {
+		svc, err := lab.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		require.NoError(t, err)
 		if svc.Labels == nil {
 			svc.Labels = map[string]string{}
 		}
 		svc.Labels["lanaccess.io/upgrade"] = "1"
-		_, err = lab.Client.CoreV1().Services(ref[0]).Update(ctx, svc, metav1.UpdateOptions{DryRun: dryRun})
-		assert.NoError(t, err, "the update of %s/%s", ref[0], ref[1])
+		_, err = lab.Client.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{DryRun: dryRun})
+		return err
 	}
+	for _, ref := range [][2]string{{"traefik", "traefik"}, {"traefik", "lan-dns"}} {
+		assert.NoError(t, update(ref[0], ref[1]), "the update of %s/%s", ref[0], ref[1])
+	}
+	assert.Error(t, update("vpn", "openvpn"), "the VPN Service is left to the operator")
+
+	// The operator chooses to keep the VPN Service: uncomment its line, apply again.
+	chosen := strings.Replace(fix, vpnLine, `"vpn/openvpn": ["10.0.10.14"],`, 1)
+	pasteKubectl(t, chosen)
+	eventually(t, 30*time.Second, func() error { return update("vpn", "openvpn") })
 
 	// Moving one of ours onto another address is refused: each keeps its own addresses.
 	svc, err := lab.Client.CoreV1().Services("traefik").Get(ctx, "traefik", metav1.GetOptions{})
