@@ -119,10 +119,13 @@ func ReadMode(l layout.Layout, node string) (Mode, error) {
 	return "", fmt.Errorf("%s names no mode", ConfigPath(l, node))
 }
 
-// Spec is how labctl starts a node's kube-proxy: inside the node's namespace, from its file.
+// Spec is how labctl starts a node's kube-proxy: inside the node's namespace, from its file,
+// under `lab supervise` (procs.Supervise), which restarts it as the kubelet restarts the
+// kube-proxy DaemonSet's container: kube-proxy exits when its node's addresses change
+// (pkg/proxy/node.go), e.g. when the dual-stack fault adds IPv6 InternalIPs.
 func Spec(l layout.Layout, bin, node string) procs.Spec {
 	return procs.Spec{Name: ProcName(node), NS: node, Dir: l.StateDir,
-		Argv: []string{bin, "--config=" + ConfigPath(l, node), "--v=1"}}
+		Argv: []string{l.LabBinary(), "supervise", "--", bin, "--config=" + ConfigPath(l, node), "--v=1"}}
 }
 
 // Sync is what kube-proxy's metrics say about its rule syncs, per IP family: when a sync was
