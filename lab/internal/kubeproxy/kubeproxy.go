@@ -72,7 +72,9 @@ func Match(l layout.Layout, node string) string { return "--config=" + ConfigPat
 // staging/src/k8s.io/kube-proxy/config/v1alpha1/types.go).
 //
 // clusterCIDR is what a kubeadm node gets: kubeadm copies networking.podSubnet into it
-// (cmd/kubeadm/app/componentconfigs/kubeproxy.go, Default); k3s passes --cluster-cidr too. With
+// (cmd/kubeadm/app/componentconfigs/kubeproxy.go, Default); k3s passes --cluster-cidr too, with
+// --proxy-mode=iptables, --hostname-override and --conntrack-max-per-core=0 (k3s
+// pkg/daemons/agent/agent_linux.go, kubeProxyArgs). With
 // it, kube-proxy tells pod traffic from the rest (detectLocalMode ClusterCIDR): ClusterIP
 // traffic from outside the pod range is masqueraded, and under externalTrafficPolicy Local pod
 // traffic to an external IP still goes to any endpoint. masqueradeAll stays false, its
