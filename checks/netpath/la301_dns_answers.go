@@ -15,7 +15,10 @@ import (
 
 // DNSAnswers is LA301: every DNS address answers A for the probe host, the zone apex and a
 // random label with exactly the DNS Service's externalIPs, over UDP and over TCP, with the AA
-// flag; and every address answers the same, since a workstation sticks to one server.
+// flag; and every address answers the same. Behind every address kube-proxy sends each query
+// (each UDP flow: a new source port) to any ready replica (proven on the real kube-proxy:
+// lab/e2e/kubeproxy_test.go), so answers that differ between addresses are replicas that
+// differ, and a workstation sees them all, even one that keeps to one server.
 func DNSAnswers(env *Env) engine.Check {
 	return catalogue.Check("LA301", func(ctx context.Context) engine.Outcome { return dnsAnswers(ctx, env) })
 }

@@ -60,15 +60,7 @@ func judgeAAnswers(p *Path, t Target, rs []aResult, want []netip.Addr, base func
 		ev["answers"] = answers
 		ev["missing"] = probe.AddrStrings(probe.SortAddrs(missing))
 		ev["extra"] = probe.AddrStrings(probe.SortAddrs(extra))
-		findings = append(findings, engine.Finding{
-			Code:     "LA301-WRONG-ANSWER",
-			Severity: engine.SeverityFail,
-			Object:   t.Object,
-			Message: fmt.Sprintf("%s does not answer the DNS Service's externalIPs (%s): %s",
-				t.Addr.Addr(), probe.JoinAddrs(want), strings.Join(wrong, "; ")),
-			Evidence:    ev,
-			Remediation: p.Fixes.EditCorefile() + "\n# in the zone's server block, answer exactly the DNS Service's externalIPs:\n" + remedy.ZoneTemplate(want),
-		})
+		findings = append(findings, wrongAnswer(p, t, want, wrong, ev))
 	}
 	if len(notAA) > 0 {
 		ev := base()
@@ -101,9 +93,38 @@ func judgeAAnswers(p *Path, t Target, rs []aResult, want []netip.Addr, base func
 	return findings, map[string]any{"answers": answers, "ttlMin": minTTL, "ttlMax": maxTTL}
 }
 
-// disagreements finds names for which the addresses that answered gave different sets: a
-// workstation sticks to one server, so different servers mean different workstations see
-// different things.
+// wrongAnswer is LA301-WRONG-ANSWER for an address whose answers are not the externalIPs.
+func wrongAnswer(p *Path, t Target, want []netip.Addr, wrong []string, ev map[string]any) engine.Finding {
+	f := engine.Finding{
+		Code:     "LA301-WRONG-ANSWER",
+		Severity: engine.SeverityFail,
+		Object:   t.Object,
+		Message: fmt.Sprintf("%s does not answer the DNS Service's externalIPs (%s): %s",
+			t.Addr.Addr(), probe.JoinAddrs(want), strings.Join(wrong, "; ")),
+		Evidence:    ev,
+		Remediation: p.Fixes.EditCorefile() + "\n# in the zone's server block, answer exactly the DNS Service's externalIPs:\n" + remedy.ZoneTemplate(want),
+	}
+	if staleReplica(p, want) {
+		f.Message += "; the Corefile in the ConfigMap answers them, so a DNS replica runs an older one (no reload, or a subPath mount): " +
+			"kube-proxy sends each query to any replica, so the wrong answer comes and goes"
+		f.Remediation = "# the ConfigMap is right; every DNS pod must run it:\n" + p.Fixes.RestartDNS()
+	}
+	return f
+}
+
+// staleReplica: the ConfigMap's zone template answers exactly what is expected, so a wrong
+// answer comes from a replica that runs another Corefile, and editing the ConfigMap changes
+// nothing (proven on the real kube-proxy and CoreDNS: lab/e2e/kubeproxy_test.go).
+func staleReplica(p *Path, want []netip.Addr) bool {
+	return len(p.ZoneTemplate) > 0 && probe.SameAddrs(p.ZoneTemplate, want)
+}
+
+// disagreements finds names for which the addresses that answered gave different sets. The
+// address does not choose the answer, the replica does: kube-proxy sends each query (each UDP
+// flow) to any ready replica behind any address, under either externalTrafficPolicy's Cluster
+// (pkg/proxy/iptables/proxier.go: one random-probability rule per endpoint) or, among the
+// node's replicas, Local. So differing answers are replicas that differ, and one workstation,
+// even one that keeps to one server, gets each of them from one query to the next.
 func disagreements(p *Path, names []string, byName map[string]map[string]string, base func() map[string]any) []engine.Finding {
 	var out []engine.Finding
 	for _, n := range names {
@@ -133,7 +154,7 @@ func disagreements(p *Path, names []string, byName map[string]map[string]string,
 			Code:        "LA301-DISAGREE",
 			Severity:    engine.SeverityFail,
 			Object:      p.DNSObject,
-			Message:     fmt.Sprintf("the addresses disagree on A %s (%s): a workstation sticks to one server, so workstations see different things", n, strings.Join(parts, "; ")),
+			Message:     fmt.Sprintf("the addresses disagree on A %s (%s): the DNS replicas answer differently, and kube-proxy sends each query to any of them, so every workstation gets one answer or the other from one query to the next", n, strings.Join(parts, "; ")),
 			Evidence:    ev,
 			Remediation: "# every DNS pod must serve the same Corefile; a pod that did not reload keeps the old one:\n" + p.Fixes.RestartDNS(),
 		})

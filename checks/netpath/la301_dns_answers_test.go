@@ -2,6 +2,7 @@ package netpath
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 // the check must say.
 type dnsAnswersCase struct {
 	name string
+	// corefile edits the ConfigMap's Corefile (what the pods should run); nil keeps it.
+	corefile func(string) string
 	// zones per node; nil = healthy; dead nodes listed apart.
 	zone   func(i int, z *probetest.Zone)
 	dead   []int
@@ -30,6 +33,9 @@ type dnsAnswersCase struct {
 func (tc dnsAnswersCase) run(t *testing.T) {
 	f := newNetFixture(t)
 	f.cfg.Timeout = time.Second // answers from loopback; room for a loaded CI machine
+	if tc.corefile != nil {
+		f.setup.ConfigMap.Data["Corefile"] = tc.corefile(f.setup.ConfigMap.Data["Corefile"])
+	}
 	for i := range lanNodeIPs {
 		if containsIndex(tc.dead, i) {
 			f.blackhole(i)
@@ -76,16 +82,29 @@ func TestDNSAnswers(t *testing.T) {
 			},
 		},
 		{
-			name:   "an address dropped from the zone fails on every address, naming the missing one",
-			zone:   func(_ int, z *probetest.Zone) { z.Addrs = twoAddrs },
-			want:   engine.StatusFail,
-			failOn: []string{lanNode(0), lanNode(1), lanNode(2)},
+			name:     "an address dropped from the zone fails on every address, naming the missing one",
+			corefile: dropThirdAnswer,
+			zone:     func(_ int, z *probetest.Zone) { z.Addrs = twoAddrs },
+			want:     engine.StatusFail,
+			failOn:   []string{lanNode(0), lanNode(1), lanNode(2)},
 			check: func(t *testing.T, o engine.Outcome) {
 				t.Helper()
 				f := netFindings(o, engine.SeverityFail, lanNode(2))[0]
 				assert.Equal(t, []string{"127.0.0.13"}, f.Evidence["missing"])
 				assert.Contains(t, f.Remediation, `answer "{{ .Name }} 60 IN A 127.0.0.13"`)
 				assert.Contains(t, f.Remediation, "kubectl -n lan-dns edit configmap lan-dns")
+			},
+		},
+		{
+			name: "answers the ConfigMap does not give come from a replica on an older Corefile: restart, not edit",
+			zone: func(_ int, z *probetest.Zone) { z.Addrs = twoAddrs },
+			want: engine.StatusFail,
+			check: func(t *testing.T, o engine.Outcome) {
+				t.Helper()
+				f := netFindings(o, engine.SeverityFail, lanNode(0))[0]
+				assert.Contains(t, f.Message, "a DNS replica runs an older one")
+				assert.Contains(t, f.Remediation, "rollout restart deployment/lan-dns")
+				assert.NotContains(t, f.Remediation, "edit configmap")
 			},
 		},
 		{
@@ -226,6 +245,11 @@ func TestDNSAnswers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, tc.run)
 	}
+}
+
+// dropThirdAnswer removes the zone template's answer for 127.0.0.13.
+func dropThirdAnswer(c string) string {
+	return strings.Replace(c, "        answer \"{{ .Name }} 60 IN A 127.0.0.13\"\n", "", 1)
 }
 
 func TestDNSAnswersPreconditions(t *testing.T) {

@@ -128,14 +128,19 @@ func forwardFailure(p *Path, t Target, name string, err error, ev map[string]any
 }
 
 // openResolverAdvice restricts the '.' block to the LAN. With externalTrafficPolicy Cluster,
-// kube-proxy masquerades what it receives on an externalIP (the external chain jumps to
+// kube-proxy marks what it receives on an externalIP for masquerade (the external chain jumps to
 // KUBE-MARK-MASQ unless the policy is Local: kubernetes pkg/proxy/iptables/proxier.go, the
-// externalTrafficChain "masquerade" rule for !svcInfo.ExternalPolicyLocal()): CoreDNS then sees
-// a node address as the source, so an acl on source networks would let everyone in. The
-// client's address is kept only with externalTrafficPolicy Local.
+// externalTrafficChain "masquerade" rule for !svcInfo.ExternalPolicyLocal()), and the kernel
+// masquerades it where it leaves the node: a query sent to the replica on another node reaches
+// CoreDNS from the receiving node's LAN address, whoever asked, so an acl on source networks
+// lets everyone in (proven on the real kube-proxy and CoreDNS: lab/e2e/kubeproxy_test.go); one
+// sent to the replica on the same node behind a bridge CNI comes from the bridge's address
+// (cni0, a pod address), which an acl allowing only the LAN subnet refuses. The client's
+// address is kept only with externalTrafficPolicy Local, where the acl works.
 func openResolverAdvice(p *Path) string {
 	return "# if only the LAN should use them: keep the client's source address (externalTrafficPolicy: Local;\n" +
-		"# with Cluster, kube-proxy masquerades and CoreDNS sees a node address), then restrict the '.' block:\n" +
+		"# with Cluster, kube-proxy masquerades and CoreDNS sees the receiving node's address, LAN or pod bridge,\n" +
+		"# whoever asked: an acl then lets everyone in, or refuses the LAN), then restrict the '.' block:\n" +
 		remedy.MergePatch(p.Fixes.DNSNamespace, "service", serviceName(p.DNSObject), map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}}) + "\n" +
 		p.Fixes.EditCorefile() + "   # in the '.' block:\n" +
 		"acl {\n    allow net 10.0.0.0/8 192.168.0.0/16 172.16.0.0/12\n    block\n}\n" +

@@ -50,7 +50,7 @@ func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
 }
 
 // The dead node carries an address but none of the Services' pods: with the proxy pod's node
-// dead, kube-proxy (and the lab's stand-in) would send :443 of every address into the void, and
+// dead, kube-proxy would send part of the :443 connections of every address into the void, and
 // every address would rightly fail.
 func TestDoctorNamesOnlyTheDeadNodeAndCostsOneTimeout(t *testing.T) {
 	dead := nodeWithoutServicePods(t)

@@ -25,7 +25,7 @@ import (
 // externalIPs on the single-stack Services, and kube-proxy captures none of them (each proxier
 // keeps a Service's externalIPs of its own family, and there is no IPv6 proxier for a Service
 // without an IPv6 ClusterIP: kubernetes pkg/proxy/serviceport.go, servicechangetracker.go; the
-// lab's kube-proxy does the same, lab/internal/kubeproxy ipv4Frontends). So the AAAA answers
+// lab runs that kube-proxy). So the AAAA answers
 // send IPv6 clients where nothing answers, and doctor must fail it, not pass it.
 
 func seedIPv6() []string {

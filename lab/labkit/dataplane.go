@@ -3,6 +3,8 @@ package labkit
 import (
 	"context"
 	"testing"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 )
 
 // IPVSMode makes every node bind its peers' externalIPs on kube-ipvs0 and kube-proxy's
@@ -35,6 +37,20 @@ func (l *Lab) SetExternalIPs(tb testing.TB, namespace, name string, ips ...strin
 	must(tb, "set the externalIPs of "+namespace+"/"+name, err)
 	cleanup(tb, "SetExternalIPs", func(ctx context.Context) error {
 		_, err := l.faults.SetExternalIPs(ctx, namespace, name, prev)
+		return err
+	})
+}
+
+// KubeProxyMode restarts every node's kube-proxy in mode (kubeproxy.IPTables or NFTables) and
+// makes kube-proxy's ConfigMap say it; cleanup restores the previous mode.
+func (l *Lab) KubeProxyMode(tb testing.TB, mode kubeproxy.Mode) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	prev, err := l.faults.SetKubeProxyMode(ctx, mode)
+	must(tb, "kube-proxy mode "+string(mode), err)
+	cleanup(tb, "KubeProxyMode", func(ctx context.Context) error {
+		_, err := l.faults.SetKubeProxyMode(ctx, prev)
 		return err
 	})
 }

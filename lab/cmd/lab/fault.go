@@ -34,7 +34,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
   lab fault lan-dns import              # dot-block|import-twice; seed restores
   lab fault dual-stack on               # no-aaaa; off restores
   lab fault auth-location http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/start   # idp restores
-  lab fault ipvs on                     # off`,
+  lab fault ipvs on                     # off
+  lab fault kube-proxy-mode nftables    # iptables restores`,
 	}
 	inLab := func(run faultFunc) func(*cobra.Command, []string) error { return withLab(lay, run) }
 	root.AddCommand(
@@ -59,6 +60,8 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error { return f.SetDualStack(ctx, a[0]) })},
 		&cobra.Command{Use: "ipvs on|off", Short: "Bind every peer's externalIPs on kube-ipvs0 in each node, as kube-proxy's IPVS mode does", Args: cobra.ExactArgs(1),
 			RunE: inLab(ipvsFault)},
+		&cobra.Command{Use: "kube-proxy-mode iptables|nftables", Short: "Restart every node's kube-proxy in another mode", Args: cobra.ExactArgs(1),
+			RunE: inLab(kubeProxyModeFault)},
 		&cobra.Command{Use: "dns-policy Default|ClusterFirst", Short: "Set the dnsPolicy of traefik/lan-dns", Args: cobra.ExactArgs(1),
 			RunE: inLab(func(ctx context.Context, f faults.Lab, a []string) error {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))

@@ -32,7 +32,7 @@ func newRootCommand() *cobra.Command {
 		}
 		return l
 	}
-	root.AddCommand(newUpCommand(lay), newDownCommand(lay), newStatusCommand(lay), newDaemonCommand(lay),
+	root.AddCommand(newUpCommand(lay), newDownCommand(lay), newStatusCommand(lay), newDaemonCommand(lay), newSuperviseCommand(),
 		newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay),
 		newKubeletShimCommand(lay), newContainerExecCommand())
 	return root

@@ -28,6 +28,7 @@ func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
 func (s Set) APIServerBin() string  { return filepath.Join(s.Kubernetes, "kube-apiserver") }
 func (s Set) ControllerBin() string { return filepath.Join(s.Kubernetes, "kube-controller-manager") }
 func (s Set) SchedulerBin() string  { return filepath.Join(s.Kubernetes, "kube-scheduler") }
+func (s Set) KubeProxyBin() string  { return filepath.Join(s.Kubernetes, "kube-proxy") }
 func (s Set) KubectlBin() string    { return filepath.Join(s.Kubernetes, "kubectl") }
 func (s Set) KwokBin() string       { return filepath.Join(s.Kwok, "kwok") }
 func (s Set) KwokStagesDir() string { return filepath.Join(s.Kwok, "stages") }

@@ -1,6 +1,7 @@
 // Package daemon is the lab's long-running process: it plays the container runtime of the kwok
 // nodes (podruntime: processes, pod IPs, volumes, sysctls; cniinstall: the CNI DaemonSets'
-// install steps) and kube-proxy (kubeproxy: DNAT rules), all driven by informers on the API.
+// install steps), driven by informers on the API. Services are the real kube-proxy's, one per
+// node namespace (package kubeproxy, started by labctl).
 //
 // The seam with bring-up (labctl) is narrow on purpose: labctl starts, finds and stops the
 // process through Spec, ProcName and Match, and the daemon gets only the layout and the
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,7 +25,6 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/cniinstall"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
@@ -54,7 +53,7 @@ type Config struct {
 // resync bounds how long a missed event can go unnoticed, and restarts crashed pod processes.
 const resync = 5 * time.Second
 
-// Run runs the two sync loops until ctx ends.
+// Run runs the pod runtime's sync loop until ctx ends.
 func Run(ctx context.Context, c Config) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Layout.AdminKubeconfig())
 	if err != nil {
@@ -70,11 +69,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	rt, rtInformers := c.runtime(client, inf), inf.runtimeInformers()
 	cni := c.cniInstaller(client, inf)
-	px, pxInformers := c.proxy(inf), inf.proxyInformers()
 	c.Log.Printf("lab daemon running (pid file %s)", c.Layout.Path("pids", ProcName+".pid"))
-	go loop(ctx, inf.proxyKick, func() error {
-		return synced(c.Layout, SyncProxy, pxInformers, func() error { return px.Sync(ctx) })
-	}, c.Log, "kube-proxy")
 	loop(ctx, inf.runtimeKick, func() error {
 		return synced(c.Layout, SyncRuntime, rtInformers, func() error { return errors.Join(cni.Reconcile(ctx), rt.Reconcile(ctx)) })
 	}, c.Log, "pod runtime")
@@ -111,21 +106,5 @@ func (c Config) markStarted(client kubernetes.Interface, why string) func(ctx co
 			c.Log.Printf("pod %s/%s: %s, marked started", p.Namespace, p.Name, why)
 		}
 		return err
-	}
-}
-
-// proxy is kube-proxy for every node namespace, reading Services and EndpointSlices from the
-// informers.
-func (c Config) proxy(inf *informers) *kubeproxy.Proxy {
-	nodeNames := make([]string, 0, len(c.Layout.Nodes))
-	for _, n := range c.Layout.Nodes {
-		nodeNames = append(nodeNames, n.NS)
-	}
-	return &kubeproxy.Proxy{
-		Nodes: nodeNames, Log: c.Log,
-		Services: func() ([]*corev1.Service, error) { return inf.svcs.Lister().List(labels.Everything()) },
-		Slices: func() ([]*discoveryv1.EndpointSlice, error) {
-			return inf.slices.Lister().List(labels.Everything())
-		},
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	kubeinformers "k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
-	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -17,14 +16,11 @@ import (
 type informers struct {
 	factory kubeinformers.SharedInformerFactory
 	pods    coreinformers.PodInformer
-	svcs    coreinformers.ServiceInformer
-	slices  discoveryinformers.EndpointSliceInformer
 	cms     coreinformers.ConfigMapInformer
 	secrets coreinformers.SecretInformer
 	ings    networkinginformers.IngressInformer
 
 	runtimeKick chan struct{}
-	proxyKick   chan struct{}
 }
 
 func newInformers(client kubernetes.Interface) *informers {
@@ -32,32 +28,25 @@ func newInformers(client kubernetes.Interface) *informers {
 	return &informers{
 		factory: factory,
 		pods:    factory.Core().V1().Pods(),
-		svcs:    factory.Core().V1().Services(),
-		slices:  factory.Discovery().V1().EndpointSlices(),
 		cms:     factory.Core().V1().ConfigMaps(),
 		secrets: factory.Core().V1().Secrets(),
 		ings:    factory.Networking().V1().Ingresses(),
 		// One pending kick is enough: a loop run reads the whole cache.
 		runtimeKick: make(chan struct{}, 1),
-		proxyKick:   make(chan struct{}, 1),
 	}
 }
 
-// runtimeInformers feed the pod runtime; proxyInformers feed kube-proxy. The names are the
-// resources of the sync files (see synced).
+// runtimeInformers feed the pod runtime. The names are the resources of the sync file (see
+// synced).
 func (i *informers) runtimeInformers() map[string]cache.SharedIndexInformer {
 	return map[string]cache.SharedIndexInformer{"pods": i.pods.Informer(), "configmaps": i.cms.Informer(),
 		"secrets": i.secrets.Informer(), "ingresses": i.ings.Informer()}
 }
 
-func (i *informers) proxyInformers() map[string]cache.SharedIndexInformer {
-	return map[string]cache.SharedIndexInformer{"services": i.svcs.Informer(), "endpointslices": i.slices.Informer()}
-}
-
 // start registers the kicks, starts the informers and waits until every cache has synced.
 func (i *informers) start(ctx context.Context) error {
 	for kick, infs := range map[chan struct{}]map[string]cache.SharedIndexInformer{
-		i.runtimeKick: i.runtimeInformers(), i.proxyKick: i.proxyInformers(),
+		i.runtimeKick: i.runtimeInformers(),
 	} {
 		for _, inf := range infs {
 			if _, err := inf.AddEventHandler(kicker(kick)); err != nil {

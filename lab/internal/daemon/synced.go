@@ -11,11 +11,8 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 )
 
-// Names of the files where each loop records what it has acted on.
-const (
-	SyncRuntime = "runtime.synced"
-	SyncProxy   = "proxy.synced"
-)
+// SyncRuntime names the file where the runtime loop records what it has acted on.
+const SyncRuntime = "runtime.synced"
 
 // synced runs fn and, if it succeeded, records per resource the highest resourceVersion that
 // was in the cache when fn started: a waiter that wrote an object at version V knows the loop

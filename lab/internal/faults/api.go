@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 )
@@ -197,27 +198,29 @@ func maxResourceVersion(objs []metav1.Object) string {
 	return strconv.FormatUint(max, 10)
 }
 
-// WaitProxySynced waits until kube-proxy acted on every Service and EndpointSlice as they are.
+// WaitProxySynced waits until every node's kube-proxy has synced what was queued, once the
+// changes made before the call have had time to reach it (kubeproxy.Synced: the sync metrics
+// of the real kube-proxy, read on each node's loopback).
 func (f Lab) WaitProxySynced(ctx context.Context) error {
-	svcs, err := f.Client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+	return f.waitKubeProxies(ctx, time.Now())
+}
+
+// waitKubeProxies waits until every node's kube-proxy synced what it had queued, for changes
+// made before since.
+func (f Lab) waitKubeProxies(ctx context.Context, since time.Time) error {
+	for _, n := range f.Layout.Nodes {
+		err := poll(ctx, SyncTimeout, func() error {
+			s, err := kubeproxy.ReadSync(ctx, n.NS)
+			if err != nil {
+				return err
+			}
+			return kubeproxy.Synced(s, since, time.Now())
+		})
+		if err != nil {
+			return fmt.Errorf("kube-proxy on %s: %w", n.NS, err)
+		}
 	}
-	slices, err := f.Client.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	var so, eo []metav1.Object
-	for i := range svcs.Items {
-		so = append(so, &svcs.Items[i])
-	}
-	for i := range slices.Items {
-		eo = append(eo, &slices.Items[i])
-	}
-	if err := f.WaitSynced(ctx, daemon.SyncProxy, "services", maxResourceVersion(so)); err != nil {
-		return err
-	}
-	return f.WaitSynced(ctx, daemon.SyncProxy, "endpointslices", maxResourceVersion(eo))
+	return nil
 }
 
 // DeletePods deletes the pods of a selector (what a node drain or `kubectl rollout restart`

@@ -22,7 +22,9 @@ import (
 // clusters that add IPv6 addresses to externalIPs often are: the API server accepts IPv6
 // externalIPs on a single-stack IPv4 Service, and kube-proxy captures none of them (its IPv4
 // proxier keeps the IPv4 ones, and there is no IPv6 proxier for a Service without an IPv6
-// ClusterIP: see kubeproxy.ipv4Frontends).
+// ClusterIP: kubernetes pkg/proxy/servicechangetracker.go serviceToServiceMap and
+// serviceport.go newBaseServiceInfo, "Filter ExternalIPs to correct IP family"; the lab runs
+// that kube-proxy).
 
 // DualStackModes names the modes SetDualStack knows.
 func DualStackModes() []string { return []string{"on", "no-aaaa", "off"} }

@@ -27,7 +27,9 @@ const ipvsPeer = IPVSDevice + "p"
 // every node binds each Service's externalIP that is not one of its own addresses to
 // kube-ipvs0 ("Capture externalIPs": shouldBind := !nodeAddressSet.Has(...)), and kube-proxy's
 // ConfigMap says mode: ipvs. Off removes kube-ipvs0 (what kube-proxy --cleanup does) and sets
-// the mode back to iptables. The DNAT rules of the lab's kube-proxy stay as they are.
+// the mode back to iptables. IPVS itself cannot run here (no ip_vs in this kernel): the real
+// kube-proxy keeps running in iptables mode underneath, so only the address binding, the part
+// that makes the symptom, is the IPVS proxier's.
 func (f Lab) SetIPVSMode(ctx context.Context, on bool) error {
 	mode := "iptables"
 	if on {

@@ -129,7 +129,7 @@ func writeKubeconfigs(l layout.Layout) error {
 	if err := os.MkdirAll(l.Path("kubeconfigs"), 0o755); err != nil {
 		return err
 	}
-	ids := []string{pki.Admin, pki.ControllerManager, pki.Scheduler}
+	ids := []string{pki.Admin, pki.ControllerManager, pki.Scheduler, pki.KubeProxy}
 	for _, n := range l.Nodes {
 		ids = append(ids, pki.KwokClient(n.NS))
 	}

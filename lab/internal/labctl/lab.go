@@ -1,7 +1,7 @@
 // Package labctl brings the lab up and down: network, PKI, control plane, kwok nodes, the
-// daemon that plays kubelet runtime and kube-proxy (a process of its own: package daemon, which
-// labctl only starts, finds and stops), the seed's manifests, the internet and the laptop; and
-// reports its status. Up runs as named steps, and its errors name the step that failed.
+// daemon that plays the kubelet's runtime (a process of its own: package daemon, which labctl
+// only starts, finds and stops), one real kube-proxy per node, the seed's manifests, the
+// internet and the laptop; and reports its status. Up runs as named steps, and its errors name the step that failed.
 package labctl
 
 import (
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/daemon"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
@@ -51,6 +52,7 @@ func expected(l layout.Layout, st State) map[string]string {
 	}
 	for _, n := range l.Nodes {
 		m[ProcKwok(n.NS)] = st.Binaries.KwokBin()
+		m[kubeproxy.ProcName(n.NS)] = kubeproxy.Match(l, n.NS)
 		if HasKubeletShim(n) {
 			m[ProcKubeletShim(n.NS)] = kubeletShimMatch(l, n.NS)
 		}
@@ -146,7 +148,7 @@ func sweepStateDirProcesses(ctx context.Context, l layout.Layout) error {
 // labPrograms are the programs the lab starts; the sweep never touches anything else (a
 // `tail -f` of a lab log also names the state directory).
 var labPrograms = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-	"kwok", "coredns", "nginx", "openvpn", "lab"}
+	"kwok", "kube-proxy", "coredns", "nginx", "openvpn", "lab"}
 
 func labProgram(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

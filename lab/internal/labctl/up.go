@@ -111,6 +111,7 @@ func (b *bringUp) steps() []step {
 			steps = append(steps, b.start(kubeletShimSpec(l, n)))
 		}
 	}
+	steps = append(steps, b.kubeProxySteps()...)
 	steps = append(steps,
 		step{name: "start the internet's servers", run: b.startInternet},
 		b.start(daemon.Spec(l)),

@@ -15,6 +15,7 @@ const (
 	Admin             = "admin"
 	ControllerManager = "kube-controller-manager"
 	Scheduler         = "kube-scheduler"
+	KubeProxy         = "kube-proxy"
 	AppsWildcard      = "apps-wildcard"
 	TraefikDefault    = "traefik-default"
 	WrongHost         = "wrong-host"
@@ -68,8 +69,12 @@ func GenerateLab(dir string, a Addresses) error {
 		Admin:             {CommonName: "lab-admin", Organization: []string{"system:masters"}, Client: true},
 		ControllerManager: {CommonName: "system:kube-controller-manager", Client: true},
 		Scheduler:         {CommonName: "system:kube-scheduler", Client: true},
-		AppsWildcard:      {CommonName: "*." + a.AppsZone, DNSNames: []string{"*." + a.AppsZone, a.AppsZone}, Server: true},
-		WrongHost:         {CommonName: "wrong.example.net", DNSNames: []string{"wrong.example.net"}, Server: true},
+		// The user the bootstrap ClusterRoleBinding system:node-proxier names (kubernetes
+		// plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: user.KubeProxy): what a
+		// kube-proxy may read and nothing more, as on a kubeadm or k3s node.
+		KubeProxy:    {CommonName: "system:kube-proxy", Client: true},
+		AppsWildcard: {CommonName: "*." + a.AppsZone, DNSNames: []string{"*." + a.AppsZone, a.AppsZone}, Server: true},
+		WrongHost:    {CommonName: "wrong.example.net", DNSNames: []string{"wrong.example.net"}, Server: true},
 		Expired: {CommonName: "*." + a.AppsZone, DNSNames: []string{"*." + a.AppsZone}, Server: true,
 			NotBefore: time.Now().Add(-60 * 24 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour)},
 		OpenVPNServer: {CommonName: "openvpn-server", Server: true},
