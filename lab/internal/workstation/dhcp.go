@@ -185,3 +185,9 @@ func CleanupDHCP(ctx context.Context, stateDir string) error {
 func (d *DHCPServer) String() string {
 	return "dnsmasq " + d.cfg.Packages.Versions["dnsmasq-base"] + " (pid " + strconv.Itoa(d.pid) + ") in " + d.cfg.NetNS
 }
+
+// DHCPPid is the pid of the server a StartDHCP with stateDir left running (its pidfile,
+// checked against its command line); ok is false when none runs.
+func DHCPPid(stateDir string) (pid int, ok bool) {
+	return procs.Manager{PidDir: stateDir}.Pid(procDHCP, "dnsmasq")
+}

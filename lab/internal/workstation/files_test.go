@@ -15,7 +15,7 @@ var testPackages = Packages{Dir: "/cache/workstation-252", Versions: map[string]
 
 func TestKeyfile(t *testing.T) {
 	t.Run("DHCP", func(t *testing.T) {
-		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "Wired connection 1", IPv4: IPv4{Method: "auto"}})
+		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "Wired connection 1", IPv4: IPv4{Method: "auto"}, IPv6Method: "disabled"})
 		assert.Equal(t, `[connection]
 id=Wired connection 1
 uuid=`+profileUUID("laptop", "Wired connection 1")+`
@@ -38,6 +38,10 @@ method=disabled
 			DNS: []netip.Addr{netip.MustParseAddr("10.0.10.254")}, DNSSearch: []string{"~apps.example.com", "lan"}}})
 		assert.Contains(t, got, "id=\\slan\\\\office\n", "GLib key file escapes")
 		assert.Contains(t, got, "method=manual\naddress1=10.0.10.40/24,10.0.10.254\ndns=10.0.10.254;\ndns-search=~apps.example.com;lan;\n")
+	})
+	t.Run("IPv6 left to others", func(t *testing.T) {
+		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "lan", IPv4: IPv4{Method: "auto"}, IPv6Method: "ignore"})
+		assert.Contains(t, got, "\n[ipv6]\nmethod=ignore\n")
 	})
 }
 
