@@ -491,3 +491,24 @@ func TestClientCheckInterruptedIsAnErrorNotAFailure(t *testing.T) {
 		assert.Empty(t, o.Findings, c.ID)
 	}
 }
+
+// A zone server without the '.' block refuses other names; the real workstation showed that
+// systemd-resolved then leaves it for the network's DNS (refused-org-status).
+func TestClientCheckFailsAServerThatRefusesOtherNamesOnLinux(t *testing.T) {
+	w := healthyWorld(t)
+	zoneOnly := lanDNS()
+	zoneOnly.RefuseOutside = true
+	w.servers[0] = zoneOnly
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusFail, res["WS003"].Status)
+	f := findingOf(t, res["WS003"], engine.SeverityFail)
+	assert.Equal(t, "WS003-REFUSES-OUTSIDE", f.Code)
+	assert.Equal(t, "DNS server 10.0.10.11:53", f.Object)
+	assert.Contains(t, f.Message, "REFUSED for "+outsideName)
+	assert.Contains(t, f.Remediation, "LA104")
+
+	w.os = ws.MacOS
+	res = run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS003"].Status, "on macOS only the zone reaches the server")
+	assert.Equal(t, engine.SeverityInfo, res["WS003"].Findings[0].Severity)
+}

@@ -433,6 +433,10 @@ func (r *realRun) withoutDotBlock(t *testing.T) {
 	assert.Equal(t, "pass", rep.status("WS002"), "the outside name resolves: the network's DNS answers it")
 	_, _, ok := rep.finding("WS004", "WS004-OTHER-SERVER")
 	assert.True(t, ok, "%+v", rep)
+	assert.Equal(t, "fail", rep.status("WS003"), "WS003 names the cause: %+v", rep)
+	msg, _, ok := rep.finding("WS003", "WS003-REFUSES-OUTSIDE")
+	assert.True(t, ok, "%+v", rep)
+	assert.Contains(t, msg, "REFUSED for example.org")
 
 	r.lan.restartZone("zone")
 	s.shell("sudo nmcli connection up 'Wired connection 1'")
