@@ -29,7 +29,7 @@ type DHCPConfig struct {
 	// First and Last bound the addresses handed out; PrefixLen is the LAN's.
 	First, Last netip.Addr
 	PrefixLen   int
-	// Router is the default gateway offered (optional); DNS the network's resolvers; Domain the
+	// Router is the default gateway offered (none when unset); DNS the network's resolvers; Domain the
 	// domain name (option 15), which NetworkManager turns into a search domain.
 	Router netip.Addr
 	DNS    []netip.Addr
@@ -87,6 +87,10 @@ func (c *DHCPConfig) args() ([]string, error) {
 	}
 	if c.Router.IsValid() {
 		args = append(args, "--dhcp-option=option:router,"+c.Router.String())
+	} else {
+		// dnsmasq offers its own address as the router unless option 3 is given empty
+		// (dnsmasq(8), --dhcp-option): the lab's laptop got a default route without this.
+		args = append(args, "--dhcp-option=option:router")
 	}
 	if len(c.DNS) > 0 {
 		var dns []string

@@ -128,6 +128,10 @@ func TestDHCPArgs(t *testing.T) {
 		"--dhcp-option=option:classless-static-route,198.51.100.0/24,10.0.10.254"} {
 		assert.Contains(t, all, want)
 	}
+	c.Router = netip.Addr{}
+	args, err = c.args()
+	require.NoError(t, err)
+	assert.Contains(t, args, "--dhcp-option=option:router", "no router: option 3 given empty, or dnsmasq offers itself")
 	c.Last = netip.MustParseAddr("10.0.10.40")
 	_, err = c.args()
 	assert.Error(t, err, "an empty range")
