@@ -135,8 +135,8 @@ func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {
 }
 
 // clientCheckAgainst runs client-check with the system resolver and the zone's servers on
-// loopback, and systemd-resolved's state as `resolvectl status` printed it on the real
-// workstation (pkg/workstation/testdata/real: the zone's servers are the seed's 10.0.10.11-13,
+// loopback, and systemd-resolved's state as `resolvectl status` printed it on the lab's laptop
+// (pkg/workstation/testdata/real/lab-*: the zone's servers are the seed's 10.0.10.11-13,
 // so every query to one of them goes to the loopback stand-in).
 func clientCheckAgainst(t *testing.T, system *probetest.Zone, resolvectl string, output string) (string, error) {
 	t.Helper()
@@ -192,7 +192,7 @@ func (c cannedCommands) Run(_ context.Context, name string, _ ...string) ([]byte
 func TestClientCheckPassesOnAHealthyWorkstationWithTheJSONContract(t *testing.T) {
 	system := &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}}
-	out, err := clientCheckAgainst(t, system, string(workstationtest.Output(t, "configured-status")), "json")
+	out, err := clientCheckAgainst(t, system, string(workstationtest.Output(t, "lab-configured-status")), "json")
 	require.NoError(t, err, out)
 	var doc struct {
 		SchemaVersion int    `json:"schemaVersion"`
@@ -219,12 +219,12 @@ func TestClientCheckPassesOnAHealthyWorkstationWithTheJSONContract(t *testing.T)
 func TestClientCheckExitsOneWhenTheWorkstationAsksTheNetworksDNS(t *testing.T) {
 	org := &probetest.Zone{Zone: "apps.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("203.0.113.10")}, TTL: 300,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}}
-	out, err := clientCheckAgainst(t, org, string(workstationtest.Output(t, "moved-org-status")), "text")
+	out, err := clientCheckAgainst(t, org, string(workstationtest.Output(t, "lab-moved-org-status")), "text")
 	require.Error(t, err)
 	assert.Equal(t, ExitFailed, ExitCode(err))
 	assert.Contains(t, out, "WS001")
 	assert.Contains(t, out, "203.0.113.10")
-	assert.Contains(t, out, "asks 10.0.10.254, not one of the zone's servers")
+	assert.Contains(t, out, "asks 198.51.100.53, not one of the zone's servers")
 }
 
 func TestClientCheckRefusesAHostOutsideTheZone(t *testing.T) {
