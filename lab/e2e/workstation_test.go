@@ -400,11 +400,13 @@ func TestRealWorkstation(t *testing.T) {
 		assert.Equal(t, dhcpDNS, s.current(), "flush-caches alone leaves the link on the network's DNS")
 		s.record("lab-flushed-status", "stuck on 198.51.100.53, after resolvectl flush-caches alone", "resolvectl", "status", "--no-pager")
 
-		// WS004's remediation as printed: `nmcli connection up` makes NetworkManager reset the
-		// link's servers (SetLinkDNS: bus_link_method_set_dns_servers_internal in
-		// resolved-link-bus.c calls dns_server_unlink_all, and dns_server_unlink in
-		// resolved-dns-server.c clears link->current_dns_server), then set them again: the next
-		// query starts from the first server (link_get_dns_server, resolved-link.c).
+		// WS004's remediation as printed. `nmcli connection up` deactivates the profile first,
+		// and NetworkManager sends resolved an empty server list for the link ("Bus client reset
+		// DNS server list."): systemd v252's bus_link_method_set_dns_servers_internal
+		// (src/resolve/resolved-link-bus.c) marks every server and dns_server_unlink_marked
+		// unlinks them all; dns_server_unlink (resolved-dns-server.c) clears
+		// link->current_dns_server. Once the profile is up again, link_get_dns_server
+		// (resolved-link.c) starts from the first server of the new list.
 		for line := range strings.SplitSeq(f.Remediation, "\n") {
 			s.typed(line)
 		}
