@@ -29,6 +29,7 @@ var workstation = []Entry{
 			code("WS003", "NOT-THE-ZONE", "a zone server answers an error: it does not serve the zone"),
 			code("WS003", "WRONG-ANSWER", "a zone server answers other addresses"),
 			code("WS003", "ANSWERS", "a zone server answers the node addresses (information)"),
+			code("WS003", "REFUSES-OUTSIDE", "a zone server refuses names outside the zone (no '.' block): on Linux the link then leaves it"),
 			code("WS003", "NONE-ANSWERS", "no server of the zone answers from here (off-site, a firewall, or the zone's DNS down)"),
 		},
 	},

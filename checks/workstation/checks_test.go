@@ -491,3 +491,42 @@ func TestClientCheckInterruptedIsAnErrorNotAFailure(t *testing.T) {
 		assert.Empty(t, o.Findings, c.ID)
 	}
 }
+
+// A zone server without the '.' block refuses other names; the real workstation showed that
+// systemd-resolved then leaves it for the network's DNS (refused-org-status).
+func TestClientCheckFailsAServerThatRefusesOtherNamesOnLinux(t *testing.T) {
+	w := healthyWorld(t)
+	zoneOnly := lanDNS()
+	zoneOnly.RefuseOutside = true
+	w.servers[0] = zoneOnly
+	res := run(t, w.env(t))
+	assert.Equal(t, engine.StatusFail, res["WS003"].Status)
+	f := findingOf(t, res["WS003"], engine.SeverityFail)
+	assert.Equal(t, "WS003-REFUSES-OUTSIDE", f.Code)
+	assert.Equal(t, "DNS server 10.0.10.11:53", f.Object)
+	assert.Contains(t, f.Message, "REFUSED for "+outsideName)
+	assert.Contains(t, f.Remediation, "LA104")
+
+	w.os = ws.MacOS
+	res = run(t, w.env(t))
+	assert.Equal(t, engine.StatusPass, res["WS003"].Status, "on macOS only the zone reaches the server")
+	assert.Equal(t, engine.SeverityInfo, res["WS003"].Findings[0].Severity)
+}
+
+// The lab's laptop before client-config (lab-dhcp-status): the network's DNS answers the zone
+// with the public address. Re-activating the profile changes nothing there (TestRealWorkstation
+// in lab/e2e), so WS001's fix is the setup; on a configured link stuck elsewhere it is the reset.
+func TestClientCheckGivesTheSetupToAMachineNotSetUpThatGetsThePublicAddress(t *testing.T) {
+	w := healthyWorld(t)
+	w.system = orgDNS()
+	w.commands["resolvectl status --no-pager"] = real(t, "lab-dhcp-status")
+	res := run(t, w.env(t))
+	f := findingOf(t, res["WS001"], engine.SeverityFail)
+	assert.Equal(t, "WS001-OTHER-ADDRESSES", f.Code)
+	assert.Equal(t, "kubectl lanaccess client-config --os linux --zone apps.example.com --dns-server 10.0.10.11,10.0.10.12,10.0.10.13", f.Remediation)
+
+	w.commands["resolvectl status --no-pager"] = real(t, "lab-moved-org-status")
+	res = run(t, w.env(t))
+	f = findingOf(t, res["WS001"], engine.SeverityFail)
+	assert.Equal(t, "resolvectl flush-caches\nsudo nmcli connection up '<LAN profile>'", f.Remediation)
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
 // zoneResolves (WS001): a name in the zone, asked of this machine's resolver as any program
@@ -44,7 +45,7 @@ func zoneResolves(s *session) engine.Check {
 				Message: fmt.Sprintf("%s resolves to %s, not only to the node addresses %s: another server answers the zone for this machine (the public or VPN record)%s",
 					r.name, probe.JoinAddrs(r.addrs), probe.JoinAddrs(env.Target.Answers), whereToLook(env.OS)),
 				Evidence:    withList(evidence, "unexpected", extra),
-				Remediation: resetCommands(env, ""),
+				Remediation: otherAddressesFix(ctx, env),
 			}}}
 		case len(missing) > 0:
 			return engine.Outcome{Findings: []engine.Finding{{Code: "WS001-MISSING-ADDRESSES", Severity: engine.SeverityWarn,
@@ -61,4 +62,30 @@ func zoneResolves(s *session) engine.Check {
 			Evidence: evidence,
 		}}}
 	})
+}
+
+// otherAddressesFix: on Linux, re-activating the profile helps only a machine whose links list
+// the zone's servers (a link stuck on another server); on the lab's real workstation before
+// client-config, the reset left the public address in place. A machine where no link of
+// systemd-resolved lists them gets the setup instead.
+func otherAddressesFix(ctx context.Context, env Env) string {
+	if env.OS == ws.Linux {
+		cctx, cancel := context.WithTimeout(ctx, env.timeout())
+		out, err := env.Commands.Run(cctx, "resolvectl", "status", "--no-pager")
+		cancel()
+		if err == nil && !listsZoneServers(env, ws.ParseResolvectlStatus(out)) {
+			return configureCommand(env)
+		}
+	}
+	return resetCommands(env, "")
+}
+
+// listsZoneServers: some link (or the global section) lists one of the zone's servers.
+func listsZoneServers(env Env, links []ws.ResolvedLink) bool {
+	for _, l := range links {
+		if containsAny(env.Target.Servers, l.Servers...) {
+			return true
+		}
+	}
+	return len(links) == 0 // unreadable output: say nothing new
 }

@@ -97,10 +97,46 @@ func askServer(ctx context.Context, env Env, server netip.Addr) engine.Finding {
 			Remediation: "kubectl lanaccess doctor --only LA101,LA201,LA301   # from a machine with cluster access",
 		}
 	}
+	if f, ok := refusesOutside(ctx, env, target, object); ok {
+		return f
+	}
 	return engine.Finding{Code: "WS003-ANSWERS",
 		Severity: engine.SeverityInfo, Object: object, Evidence: evidence,
 		Message: fmt.Sprintf("%s answers %s with %s in %s", target, env.ProbeName, probe.JoinAddrs(got), reply.RTT.Round(100*time.Microsecond)),
 	}
+}
+
+// refusesOutside asks a server that answers the zone for the outside name too. On Linux,
+// systemd-resolved sends every name of the link to its current server, not only the zone's
+// (the servers are per link), and on REFUSED it switches to the next server for good: systemd
+// v252 src/resolve/resolved-dns-transaction.c, dns_transaction_process_reply ("Server returned
+// REFUSED, switching servers"). Proven on the real workstation (lab/internal/workstation,
+// TestRealWorkstation "without the '.' block"): one outside name moves the link to the network's
+// DNS. With NRPT or /etc/resolver only the zone reaches these servers: there it is a note.
+func refusesOutside(ctx context.Context, env Env, target netip.AddrPort, object string) (engine.Finding, bool) {
+	if env.OutsideName == "" {
+		return engine.Finding{}, false
+	}
+	reply, err := env.DNS.Query(ctx, target, env.OutsideName, dns.TypeA, "udp")
+	if err != nil || reply.Rcode() != dns.RcodeRefused {
+		// A timeout or SERVFAIL here is the '.' block's upstream (WS002 and doctor's LA303 judge
+		// it); only a refusal says the server keeps other names out by design.
+		return engine.Finding{}, false
+	}
+	f := engine.Finding{Code: "WS003-REFUSES-OUTSIDE", Object: object,
+		Evidence: map[string]any{"server": target.String(), "name": env.OutsideName, "rcode": reply.RcodeName()},
+		Message: fmt.Sprintf("%s answers the zone but REFUSED for %s: it has no '.' block that forwards other names",
+			target, env.OutsideName),
+		Remediation: "kubectl lanaccess doctor --only LA104   # from a machine with cluster access: add the '.' block (forward . /etc/resolv.conf)",
+	}
+	if env.OS == ws.Linux {
+		f.Severity = engine.SeverityFail
+		f.Message += "; systemd-resolved sends every name of the link to its current server and leaves a server that refuses, so the first name outside the zone moves the link to the network's DNS, which answers the zone with the public address"
+		return f, true
+	}
+	f.Severity = engine.SeverityInfo
+	f.Message += fmt.Sprintf(" (harmless on %s, where only the zone is sent to it)", env.OS)
+	return f, true
 }
 
 // offsiteAdvice: on Windows and macOS the setting is global, so off-site it must be removed.

@@ -64,6 +64,9 @@ type Zone struct {
 	// SilentOutside never answers names outside the zone: a forwarder waiting on an upstream
 	// that does not answer (CoreDNS's forward plugin answers SERVFAIL only after its timeouts).
 	SilentOutside bool
+	// RefuseOutside answers REFUSED for names outside the zone: CoreDNS with the zone's block
+	// alone and no '.' block.
+	RefuseOutside bool
 }
 
 // ServeDNS implements dns.Handler.
@@ -100,6 +103,10 @@ func (z *Zone) answer(r *dns.Msg, network string) *dns.Msg {
 	name := strings.ToLower(q.Name)
 	inZone := dns.IsSubDomain(strings.ToLower(z.Zone), name)
 	if !inZone {
+		if z.RefuseOutside {
+			m.Rcode = dns.RcodeRefused
+			return m
+		}
 		addrs, ok := z.Outside[name]
 		if !ok {
 			m.Rcode = dns.RcodeNameError

@@ -54,8 +54,9 @@ func TestDoctorPassesOnTheHealthyLab(t *testing.T) {
 // every address would rightly fail.
 func TestDoctorNamesOnlyTheDeadNodeAndCostsOneTimeout(t *testing.T) {
 	dead := nodeWithoutServicePods(t)
-	// LA402 is skipped: from the lab laptop, the system resolver sits behind the (broken by
-	// default) VPN tunnel and costs its own timeout in both runs.
+	// LA402 is skipped: from the lab laptop, the system resolver (resolved, on DHCP's server)
+	// gives the public address, which sits behind the (broken by default) VPN tunnel: HTTPS to
+	// it costs its own timeout in both runs.
 	healthy := doctor(t, "--no-helpers", "--timeout", "2s", "--skip", "LA402")
 	require.Equal(t, 0, healthy.Code, healthy.statuses())
 

@@ -16,8 +16,11 @@ import (
 )
 
 // The plugin runs as a user would: the real binary, on the LAN workstation of the lab (the
-// laptop namespace, 10.0.10.50), whose resolv.conf points at the lab's "public" DNS. Running
-// it there keeps every packet inside the lab, including LA402's system-resolver lookup.
+// laptop namespace, 10.0.10.50), whose resolv.conf points at the laptop's systemd-resolved
+// (which asks the DNS server DHCP gave, the lab's "public" resolver, until client-config's
+// commands add the zone's). Running it there keeps every packet inside the lab, including
+// LA402's system-resolver lookup. The API server is reached by address (the kubeconfig's
+// https://10.0.10.10:6443), so no lookup stands between the plugin and the cluster.
 
 // result is one run of the plugin.
 type result struct {

@@ -64,6 +64,12 @@ func linuxInstructions(ins *Instructions, t Target, opt ConfigOptions) {
 		"The setting belongs to the connection profile: it applies whenever that profile is active and nowhere else. Use a profile of its own for this LAN; a generic wired profile reused on another network would send " + t.Zone.String() + " to addresses that do not exist there.",
 		"systemd-resolved asks one server of a link at a time (its \"Current DNS Server\") and moves to the next only when that one fails. The added servers come before the DHCP ones, so every name asked on this link goes to the zone's servers first (they forward the rest). If they fail once, the link moves to the network's own DNS, which answers " + t.Zone.String() + " with the public (VPN) address, and stays there until the connection comes up again: hence at least two DNS replicas spread over nodes, with a PodDisruptionBudget.",
 		"To bring the link back to the zone's servers: resolvectl flush-caches && " + sh("sudo", "nmcli", "connection", "up", profile) + ". `kubectl lanaccess client-check` shows the current server of each link.",
+		// NetworkManager, src/core/dns/nm-dns-manager.c, rebuild_domain_lists: "searches are
+		// preferred over domains", DHCP's domains are handed to resolved only when the profile
+		// has no search of its own. The lab's workstation (NetworkManager 1.42.4) showed it:
+		// DHCP's "lan" left the link once ~zone was added.
+		"NetworkManager hands systemd-resolved the search domains DHCP gives only while the profile has no ipv4.dns-search of its own: once ~" + t.Zone.String() + " is added, DHCP's domain no longer completes short names. `nmcli -g IP4.DOMAIN device show " + device + "` shows it before the change; keep it with: " +
+			sh("sudo", "nmcli", "connection", "modify", profile) + " +ipv4.dns-search DOMAIN",
 		"Without systemd-resolved (NetworkManager writing /etc/resolv.conf itself) there is no per-domain routing: the servers go to the top of /etc/resolv.conf and every name is asked of them first.",
 	}
 }

@@ -85,6 +85,9 @@ func Healthy(ctx context.Context, l layout.Layout) error {
 			return fmt.Errorf("namespace %s is missing", h.NS)
 		}
 	}
+	if err := workstationHealthy(l); err != nil {
+		return err
+	}
 	return waitAPIServer(ctx, l, 3*time.Second)
 }
 
@@ -106,6 +109,9 @@ func Down(ctx context.Context, l layout.Layout, out io.Writer) error {
 		names = append(names, strings.TrimSuffix(filepath.Base(pf), ".pid"))
 	}
 	errs = append(errs, parallel(names, func(name string) error { return mgr.Stop(ctx, name, l.StateDir) })...)
+	if err := stopWorkstation(ctx, l); err != nil {
+		errs = append(errs, err)
+	}
 	if err := sweepStateDirProcesses(ctx, l); err != nil {
 		errs = append(errs, err)
 	}

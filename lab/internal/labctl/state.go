@@ -20,6 +20,10 @@ type State struct {
 	Ready bool `json:"ready"`
 	// ManifestsDigest is the hash of manifests/base when they were last applied.
 	ManifestsDigest string `json:"manifestsDigest,omitempty"`
+	// WorkstationPackages is the cache entry of the laptop's workstation (lab/build.sh
+	// workstation), and WorkstationStart how long it took to start (DHCP lease included).
+	WorkstationPackages string `json:"workstationPackages,omitempty"`
+	WorkstationStart    string `json:"workstationStart,omitempty"`
 }
 
 // SaveState writes state.json.

@@ -55,6 +55,7 @@ func Status(ctx context.Context, l layout.Layout, out io.Writer) error {
 		p.Printf(w, "%s\t%s\t%v\n", h.NS, h.LANIP, ok)
 	}
 	p.Flush(w)
+	p.Printf(out, "\n%s\n", workstationStatus(ctx, l))
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
 	if err == nil {
 		var client *kubernetes.Clientset

@@ -66,7 +66,8 @@ func TestEveryBringUpStepHasItsOwnName(t *testing.T) {
 			laps = append(laps, s.lap)
 		}
 	}
-	// The phases `lab up` has always reported, in order.
-	assert.Equal(t, []string{"certificates and kubeconfigs", "network namespaces", "etcd and kube-apiserver",
+	// The phases `lab up` reports, in order (the laptop's workstation starts once the network
+	// exists, before the control plane).
+	assert.Equal(t, []string{"certificates and kubeconfigs", "network namespaces", "workstation", "etcd and kube-apiserver",
 		"controllers, kwok nodes, daemon", "manifests applied", "deployments available", "DNS, HTTPS and VPN answer"}, laps)
 }

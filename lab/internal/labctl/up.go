@@ -98,6 +98,7 @@ func (b *bringUp) steps() []step {
 		{name: "build the network", run: func(ctx context.Context) error { return BuildNetwork(ctx, l) }},
 		{name: "write the nodes' CNI configuration", run: func(context.Context) error { return WriteNodeCNIConfigs(l, b.o.LabDir) },
 			lap: "network namespaces"},
+		{name: "start the laptop's workstation (DHCP, NetworkManager, systemd-resolved)", run: b.startWorkstation, lap: "workstation"},
 		b.start(cp[0]), b.start(cp[1]),
 		{name: "wait for kube-apiserver", run: func(ctx context.Context) error { return waitAPIServer(ctx, l, 60*time.Second) }, lap: "etcd and kube-apiserver"},
 		b.start(cp[2]), b.start(cp[3]),

@@ -29,7 +29,7 @@ type DHCPConfig struct {
 	// First and Last bound the addresses handed out; PrefixLen is the LAN's.
 	First, Last netip.Addr
 	PrefixLen   int
-	// Router is the default gateway offered (optional); DNS the network's resolvers; Domain the
+	// Router is the default gateway offered (none when unset); DNS the network's resolvers; Domain the
 	// domain name (option 15), which NetworkManager turns into a search domain.
 	Router netip.Addr
 	DNS    []netip.Addr
@@ -87,6 +87,10 @@ func (c *DHCPConfig) args() ([]string, error) {
 	}
 	if c.Router.IsValid() {
 		args = append(args, "--dhcp-option=option:router,"+c.Router.String())
+	} else {
+		// dnsmasq offers its own address as the router unless option 3 is given empty
+		// (dnsmasq(8), --dhcp-option): the lab's laptop got a default route without this.
+		args = append(args, "--dhcp-option=option:router")
 	}
 	if len(c.DNS) > 0 {
 		var dns []string
@@ -184,4 +188,10 @@ func CleanupDHCP(ctx context.Context, stateDir string) error {
 // String describes the server for logs.
 func (d *DHCPServer) String() string {
 	return "dnsmasq " + d.cfg.Packages.Versions["dnsmasq-base"] + " (pid " + strconv.Itoa(d.pid) + ") in " + d.cfg.NetNS
+}
+
+// DHCPPid is the pid of the server a StartDHCP with stateDir left running (its pidfile,
+// checked against its command line); ok is false when none runs.
+func DHCPPid(stateDir string) (pid int, ok bool) {
+	return procs.Manager{PidDir: stateDir}.Pid(procDHCP, "dnsmasq")
 }

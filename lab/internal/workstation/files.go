@@ -119,7 +119,7 @@ func keyfile(cfg Config) string {
 	if len(ip.DNSSearch) > 0 {
 		fmt.Fprintf(&b, "dns-search=%s;\n", strings.Join(ip.DNSSearch, ";"))
 	}
-	b.WriteString("\n[ipv6]\nmethod=disabled\n")
+	fmt.Fprintf(&b, "\n[ipv6]\nmethod=%s\n", cfg.IPv6Method)
 	return b.String()
 }
 

@@ -15,7 +15,7 @@ var testPackages = Packages{Dir: "/cache/workstation-252", Versions: map[string]
 
 func TestKeyfile(t *testing.T) {
 	t.Run("DHCP", func(t *testing.T) {
-		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "Wired connection 1", IPv4: IPv4{Method: "auto"}})
+		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "Wired connection 1", IPv4: IPv4{Method: "auto"}, IPv6Method: "disabled"})
 		assert.Equal(t, `[connection]
 id=Wired connection 1
 uuid=`+profileUUID("laptop", "Wired connection 1")+`
@@ -38,6 +38,10 @@ method=disabled
 			DNS: []netip.Addr{netip.MustParseAddr("10.0.10.254")}, DNSSearch: []string{"~apps.example.com", "lan"}}})
 		assert.Contains(t, got, "id=\\slan\\\\office\n", "GLib key file escapes")
 		assert.Contains(t, got, "method=manual\naddress1=10.0.10.40/24,10.0.10.254\ndns=10.0.10.254;\ndns-search=~apps.example.com;lan;\n")
+	})
+	t.Run("IPv6 left to others", func(t *testing.T) {
+		got := keyfile(Config{NetNS: "laptop", Interface: "eth0", Profile: "lan", IPv4: IPv4{Method: "auto"}, IPv6Method: "ignore"})
+		assert.Contains(t, got, "\n[ipv6]\nmethod=ignore\n")
 	})
 }
 
@@ -124,6 +128,10 @@ func TestDHCPArgs(t *testing.T) {
 		"--dhcp-option=option:classless-static-route,198.51.100.0/24,10.0.10.254"} {
 		assert.Contains(t, all, want)
 	}
+	c.Router = netip.Addr{}
+	args, err = c.args()
+	require.NoError(t, err)
+	assert.Contains(t, args, "--dhcp-option=option:router", "no router: option 3 given empty, or dnsmasq offers itself")
 	c.Last = netip.MustParseAddr("10.0.10.40")
 	_, err = c.args()
 	assert.Error(t, err, "an empty range")

@@ -39,6 +39,10 @@ type Config struct {
 	// Profile is the connection profile's name (NetworkManager's connection.id).
 	Profile string
 	IPv4    IPv4
+	// IPv6Method is the profile's ipv6.method: "disabled" (the default: NetworkManager turns
+	// IPv6 off on the interface) or "ignore" (NetworkManager leaves the interface's IPv6 to
+	// others, as the lab's dual-stack variant needs).
+	IPv6Method string
 	// StateDir holds the private /run, the overlay of /var/lib, the configuration and the
 	// pidfiles; Stop removes it. It must not exist yet, or be empty.
 	StateDir string
@@ -113,6 +117,13 @@ func (c *Config) validate() error {
 		}
 	default:
 		return fmt.Errorf("workstation: IPv4 method %q: use auto or manual", c.IPv4.Method)
+	}
+	switch c.IPv6Method {
+	case "":
+		c.IPv6Method = "disabled"
+	case "disabled", "ignore":
+	default:
+		return fmt.Errorf("workstation: IPv6 method %q: use disabled or ignore", c.IPv6Method)
 	}
 	for _, d := range c.IPv4.DNSSearch {
 		if strings.ContainsAny(d, ";\n\r\x00 ") {

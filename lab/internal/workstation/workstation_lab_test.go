@@ -73,24 +73,7 @@ func (s *session) link() ws.ResolvedLink {
 // addresses, sorted.
 func (s *session) query(name string) []string {
 	s.t.Helper()
-	return queryAddrs(s.run("resolvectl", "query", "-t", "A", name))
-}
-
-// queryAddrs reads the addresses of `resolvectl query -t A` ("name IN A 10.0.10.11 -- link: eth0").
-func queryAddrs(out string) []string {
-	var addrs []string
-	for line := range strings.SplitSeq(out, "\n") {
-		if !strings.Contains(line, "-- link:") {
-			continue
-		}
-		for f := range strings.FieldsSeq(line) {
-			if a, err := netip.ParseAddr(f); err == nil {
-				addrs = append(addrs, a.String())
-			}
-		}
-	}
-	slices.Sort(addrs)
-	return addrs
+	return QueryAddrs(s.run("resolvectl", "query", "-t", "A", name))
 }
 
 // freshName is a name in the zone no cache has seen.
@@ -318,7 +301,8 @@ func (r *realRun) clientConfig(t *testing.T) {
 	require.NoError(t, err)
 	active := s.shell(first.Apply[0].Command)
 	s.rec.save(t, "nmcli-active", "DHCP only, the profile active on eth0", first.Apply[0].Command, active)
-	profile := profileOn(t, active, wsIface)
+	profile, err := ProfileOn(active, wsIface)
+	require.NoError(t, err)
 	assert.Equal(t, "Wired connection 1", profile)
 
 	r.ins, err = ws.Generate(ws.Linux, r.target, ws.ConfigOptions{Connection: profile, Device: wsIface, ProbeName: "grafana." + zone})
@@ -449,6 +433,10 @@ func (r *realRun) withoutDotBlock(t *testing.T) {
 	assert.Equal(t, "pass", rep.status("WS002"), "the outside name resolves: the network's DNS answers it")
 	_, _, ok := rep.finding("WS004", "WS004-OTHER-SERVER")
 	assert.True(t, ok, "%+v", rep)
+	assert.Equal(t, "fail", rep.status("WS003"), "WS003 names the cause: %+v", rep)
+	msg, _, ok := rep.finding("WS003", "WS003-REFUSES-OUTSIDE")
+	assert.True(t, ok, "%+v", rep)
+	assert.Contains(t, msg, "REFUSED for example.org")
 
 	r.lan.restartZone("zone")
 	s.shell("sudo nmcli connection up 'Wired connection 1'")
@@ -494,7 +482,7 @@ func (r *realRun) vpnRouting(t *testing.T) {
 		out := s.run("resolvectl", "query", "-t", "A", freshName(t))
 		if tc.link != "" {
 			assert.Contains(t, out, "-- link: "+tc.link, tc.name)
-			assert.Equal(t, tc.answer, queryAddrs(out), tc.name)
+			assert.Equal(t, tc.answer, QueryAddrs(out), tc.name)
 		}
 		s.record(tc.name+"-status", fmt.Sprintf("eth0 domain %s, tun0 (a VPN, server %s) domain %s; a query for a name in the zone went to %s", tc.ours, vpnServer, tc.theirs, orNone(tc.link)), "resolvectl", "status", "--no-pager")
 		s.rec.save(t, tc.name+"-query", "as "+tc.name+"-status", "resolvectl query -t A NAME", out)
@@ -677,32 +665,4 @@ func addrs(s ...string) []netip.Addr {
 		out[i] = netip.MustParseAddr(a)
 	}
 	return out
-}
-
-// profileOn reads `nmcli -t -f NAME,DEVICE,TYPE connection show --active` (terse: colons
-// escaped with a backslash) and returns the profile on device.
-func profileOn(t *testing.T, out, device string) string {
-	t.Helper()
-	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
-		var fields []string
-		var cur strings.Builder
-		for i := 0; i < len(line); i++ {
-			switch {
-			case line[i] == '\\' && i+1 < len(line):
-				i++
-				cur.WriteByte(line[i])
-			case line[i] == ':':
-				fields = append(fields, cur.String())
-				cur.Reset()
-			default:
-				cur.WriteByte(line[i])
-			}
-		}
-		fields = append(fields, cur.String())
-		if len(fields) == 3 && fields[1] == device {
-			return fields[0]
-		}
-	}
-	t.Fatalf("no active profile on %s in %q", device, out)
-	return ""
 }

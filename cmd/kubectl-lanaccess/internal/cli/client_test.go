@@ -20,6 +20,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
+	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
@@ -134,32 +135,45 @@ func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {
 }
 
 // clientCheckAgainst runs client-check with the system resolver and the zone's servers on
-// loopback, and systemd-resolved's state given as text.
+// loopback, and systemd-resolved's state as `resolvectl status` printed it on the lab's laptop
+// (pkg/workstation/testdata/real/lab-*: the zone's servers are the seed's 10.0.10.11-13,
+// so every query to one of them goes to the loopback stand-in).
 func clientCheckAgainst(t *testing.T, system *probetest.Zone, resolvectl string, output string) (string, error) {
 	t.Helper()
-	zoneServer := probetest.StartDNS(t, "127.0.10.11", &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60})
+	zoneServer := probetest.StartDNS(t, "127.0.10.11", &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60,
+		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}})
 	systemServer := probetest.StartDNS(t, "127.0.0.1", system)
 	f := NewCheckFlags()
 	f.Output, f.Timeout, f.Color, f.NoWrap = output, 500*time.Millisecond, "never", true
-	target, err := workstation.NewTarget("apps.example.com", []string{"127.0.10.11"}, probe.AddrStrings(seedAddrs()))
+	target, err := workstation.NewTarget("apps.example.com", probe.AddrStrings(seedAddrs()), probe.AddrStrings(seedAddrs()))
 	require.NoError(t, err)
 	o := clientCheckOptions{
 		Checks: f,
 		Target: func(context.Context) (workstationTarget, error) {
 			return workstationTarget{Target: target, Source: "test"}, nil
 		},
-		OS: workstation.Linux, ProbeName: "lanaccess-0a1b2c3d.{zone}", OutsideName: "example.org", DNSPort: zoneServer.Port(),
+		OS: workstation.Linux, ProbeName: "lanaccess-0a1b2c3d.{zone}", OutsideName: "example.org", DNSPort: 53,
 		Resolver: &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, systemServer.String())
 		}},
-		DNS:      &probe.DNSClient{Timeout: 500 * time.Millisecond},
+		DNS:      toStandIn{inner: &probe.DNSClient{Timeout: 500 * time.Millisecond}, to: zoneServer},
 		Commands: cannedCommands{"resolvectl": resolvectl},
 		ReadFile: func(string) ([]byte, error) { return nil, os.ErrNotExist },
 	}
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
 	err = o.Run(context.Background(), streams)
 	return out.String(), err
+}
+
+// toStandIn sends every direct query to one loopback server.
+type toStandIn struct {
+	inner probe.DNS
+	to    netip.AddrPort
+}
+
+func (s toStandIn) Query(ctx context.Context, _ netip.AddrPort, name string, qtype uint16, network string) (*probe.DNSReply, error) {
+	return s.inner.Query(ctx, s.to, name, qtype, network)
 }
 
 func seedAddrs() []netip.Addr {
@@ -175,18 +189,10 @@ func (c cannedCommands) Run(_ context.Context, name string, _ ...string) ([]byte
 	return nil, &os.PathError{Op: "exec", Path: name, Err: os.ErrNotExist}
 }
 
-const healthyResolvectl = `Link 2 (enp3s0)
-    Current Scopes: DNS
-         Protocols: +DefaultRoute -LLMNR -mDNS -DNSOverTLS DNSSEC=no/unsupported
-Current DNS Server: 127.0.10.11
-       DNS Servers: 127.0.10.11 192.168.1.1
-        DNS Domain: ~apps.example.com
-`
-
 func TestClientCheckPassesOnAHealthyWorkstationWithTheJSONContract(t *testing.T) {
 	system := &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}}
-	out, err := clientCheckAgainst(t, system, healthyResolvectl, "json")
+	out, err := clientCheckAgainst(t, system, string(workstationtest.Output(t, "lab-configured-status")), "json")
 	require.NoError(t, err, out)
 	var doc struct {
 		SchemaVersion int    `json:"schemaVersion"`
@@ -213,17 +219,12 @@ func TestClientCheckPassesOnAHealthyWorkstationWithTheJSONContract(t *testing.T)
 func TestClientCheckExitsOneWhenTheWorkstationAsksTheNetworksDNS(t *testing.T) {
 	org := &probetest.Zone{Zone: "apps.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("203.0.113.10")}, TTL: 300,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}}
-	moved := `Link 2 (enp3s0)
-Current DNS Server: 192.168.1.1
-       DNS Servers: 127.0.10.11 192.168.1.1
-        DNS Domain: ~apps.example.com
-`
-	out, err := clientCheckAgainst(t, org, moved, "text")
+	out, err := clientCheckAgainst(t, org, string(workstationtest.Output(t, "lab-moved-org-status")), "text")
 	require.Error(t, err)
 	assert.Equal(t, ExitFailed, ExitCode(err))
 	assert.Contains(t, out, "WS001")
 	assert.Contains(t, out, "203.0.113.10")
-	assert.Contains(t, out, "asks 192.168.1.1, not one of the zone's servers")
+	assert.Contains(t, out, "asks 198.51.100.53, not one of the zone's servers")
 }
 
 func TestClientCheckRefusesAHostOutsideTheZone(t *testing.T) {
