@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -99,6 +100,20 @@ func TestTheHelperNamespaceAdmitsTheHelperPodOnly(t *testing.T) {
 		},
 		"not our label": func(p *corev1.Pod) { p.Labels = map[string]string{"app": "miner"} },
 		"no deadline":   func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = nil },
+		// The pod's own work is pinned too (issue 23): the grant runs a helper, nothing else.
+		"another command":       func(p *corev1.Pod) { p.Spec.Containers[0].Command = []string{"sh", "-c", "mine"} },
+		"arguments":             func(p *corev1.Pod) { p.Spec.Containers[0].Args = []string{"--all"} },
+		"a sleep past the hour": func(p *corev1.Pod) { p.Spec.Containers[0].Command = []string{"sleep", "86400"} },
+		"more memory": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("8Gi")
+		},
+		"the scheduler places it": func(p *corev1.Pod) { p.Spec.NodeName = "" },
+		"a node selector": func(p *corev1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		},
+		"a toleration of its own": func(p *corev1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})
+		},
 	}
 	for name, change := range variants {
 		t.Run(name, func(t *testing.T) {
