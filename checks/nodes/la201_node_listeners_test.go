@@ -85,7 +85,7 @@ func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
 		Ports:       []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}},
 	}}
 	objs = append(objs, la201KubeProxy, la201ReaderPod("node-1", true), la201ReaderPod("node-2", true), la201ReaderPod("node-3", true))
-	cs := fake.NewClientset(objs...)
+	cs := kubetest.ClientsetWithHelperPolicy(objs...)
 	ex := &kubetest.FakeExecutor{}
 	env := &Env{
 		Setup:  &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},

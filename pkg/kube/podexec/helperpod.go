@@ -158,7 +158,7 @@ func (e *HelperError) Unwrap() error { return e.Err }
 // check.
 func (e *HelperError) NotPermitted() bool {
 	switch e.Cause {
-	case CauseForbidden, CauseNoNamespace, CausePodSecurity, CauseAdmission, CauseNodeNotReady:
+	case CauseForbidden, CauseNoNamespace, CausePodSecurity, CauseAdmission, CauseNodeNotReady, CauseNoPolicy:
 		return true
 	}
 	return false
@@ -179,6 +179,20 @@ type NodeShells struct {
 	closed  bool
 	// trust tells the system DaemonSets whose pods may read a node.
 	trust *ReaderTrust
+	// policyChecked and policyErr: the helper namespace's admission policy is read once a run.
+	policyChecked bool
+	policyErr     error
+}
+
+// policyOnce is checkPolicy, read once for the run (the first node that needs a helper).
+func (s *NodeShells) policyOnce(ctx context.Context, node string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.policyChecked {
+		s.policyErr = s.checkPolicy(ctx, node)
+		s.policyChecked = ctx.Err() == nil
+	}
+	return s.policyErr
 }
 
 // NewNodeShells prepares helper pods for one run; nothing is created until Open.
@@ -368,6 +382,11 @@ func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell,
 		s.mu.Unlock()
 		return nil, fmt.Errorf("node %s: %w", node.Name, errShellsClosed)
 	}
+	s.mu.Unlock()
+	if err := s.policyOnce(ctx, node.Name); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
 	s.created[name] = true
 	s.mu.Unlock()
 	_, err := s.client.CoreV1().Pods(s.cfg.Namespace).Create(ctx, pod, metav1.CreateOptions{})

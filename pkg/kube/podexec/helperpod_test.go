@@ -75,7 +75,7 @@ func fastConfig() podexec.HelperConfig {
 
 func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
 	proxy, cilium := daemonSet("kube-system", "kube-proxy"), daemonSet("kube-system", "cilium")
-	cs := fake.NewClientset(proxy, cilium,
+	cs := kubetest.ClientsetWithHelperPolicy(proxy, cilium,
 		controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy),
 		controlledBy(hostNetPod("kube-system", "cilium-x", "node-2", true), cilium),
 		controlledBy(hostNetPod("kube-system", "kube-proxy-b", "node-1", true), proxy),
@@ -102,7 +102,7 @@ func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testin
 	impostorDS := daemonSet("tenant-a", "kube-proxy")
 	forged := controlledBy(hostNetPod("kube-system", "kube-proxy-forged", "node-1", true), proxy)
 	forged.OwnerReferences[0].UID = "not-the-daemonsets-uid"
-	cs := fake.NewClientset(proxy, impostorDS,
+	cs := kubetest.ClientsetWithHelperPolicy(proxy, impostorDS,
 		hostNetPod("tenant-a", "node-exporter", "node-1", true),
 		hostNetPod("kube-system", "kube-proxy-lookalike", "node-1", true),
 		controlledBy(hostNetPod("tenant-a", "kube-proxy-t", "node-1", true), impostorDS),
@@ -122,7 +122,7 @@ func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testin
 
 func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
 	proxy := daemonSet("kube-system", "kube-proxy")
-	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-1", false), proxy))
+	cs := kubetest.ClientsetWithHelperPolicy(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-1", false), proxy))
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
 	cfg := fastConfig()
@@ -136,7 +136,7 @@ func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
 
 func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.T) {
 	proxy := daemonSet("kube-system", "kube-proxy")
-	cs := fake.NewClientset(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy))
+	cs := kubetest.ClientsetWithHelperPolicy(proxy, controlledBy(hostNetPod("kube-system", "kube-proxy-a", "node-2", false), proxy))
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).
 		On("kube-system/kube-proxy-a", "", kubetest.Missing("sh")).
@@ -168,7 +168,7 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 }
 
 func TestANotReadyNodeIsNotPermittedAndCreatesNothing(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	n := readyNode("node-3")
 	n.Status.Conditions[0].Status = corev1.ConditionUnknown
@@ -207,7 +207,7 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cs := fake.NewClientset()
+			cs := kubetest.ClientsetWithHelperPolicy()
 			cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, c.err })
 			shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 			_, err := shells.Open(context.Background(), readyNode("node-1"))
@@ -222,7 +222,7 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 }
 
 func TestAnImageThatCannotBePulledEndsTheWaitAtOnceNamingImageAndIsDeleted(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodPending
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "reader", State: corev1.ContainerState{
@@ -243,7 +243,7 @@ func TestAnImageThatCannotBePulledEndsTheWaitAtOnceNamingImageAndIsDeleted(t *te
 }
 
 func TestAHelperThatNeverStartsTimesOutAndIsDeleted(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })
 	cfg := fastConfig()
 	cfg.StartTimeout = 200 * time.Millisecond
@@ -257,7 +257,7 @@ func TestAHelperThatNeverStartsTimesOutAndIsDeleted(t *testing.T) {
 }
 
 func TestAFailedHelperPodIsReportedWithTheKubeletsReason(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodFailed
 		p.Status.Reason = "OutOfmemory"
@@ -273,7 +273,7 @@ func TestAFailedHelperPodIsReportedWithTheKubeletsReason(t *testing.T) {
 }
 
 func TestCtrlCWhileWaitingDeletesTheHelper(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	created := make(chan struct{}, 1)
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).Status.Phase = corev1.PodPending
@@ -291,7 +291,7 @@ func TestCtrlCWhileWaitingDeletesTheHelper(t *testing.T) {
 }
 
 func TestACreateWhoseAnswerWasLostIsStillDeleted(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		// The object lands, the caller only sees its deadline pass.
 		obj := a.(k8stesting.CreateAction).GetObject()
@@ -307,7 +307,7 @@ func TestACreateWhoseAnswerWasLostIsStillDeleted(t *testing.T) {
 func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
 	mine := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
 	theirs := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r2"}, "lanaccess-r2-1-node-1", "node-1")
-	cs := fake.NewClientset(mine, theirs)
+	cs := kubetest.ClientsetWithHelperPolicy(mine, theirs)
 	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
 	require.NoError(t, shells.Close())
 	left := ourPods(t, cs)
@@ -316,7 +316,7 @@ func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
 }
 
 func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
 	shells := podexec.NewNodeShells(cs, ex, fastConfig())

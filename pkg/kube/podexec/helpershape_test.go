@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
@@ -71,7 +70,7 @@ func TestTheOwnerReadingHelperAddsExactlyWhatTheKernelAsksFor(t *testing.T) {
 // A deletion that fails is never silent: the shell's Close names the pod and the cleanup
 // command of this run, and the run's Close tries again by name.
 func TestAFailedDeletionNamesThePodAndTheCleanupCommand(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	failing := true
 	cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -104,7 +103,7 @@ func TestAFailedDeletionNamesThePodAndTheCleanupCommand(t *testing.T) {
 
 // The run's Close deletes what it created by name, so a failing list does not leave them.
 func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
 	shells := podexec.NewNodeShells(cs, ex, fastConfig())
@@ -123,7 +122,7 @@ func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
 }
 
 func TestNoHelperIsMadeOnceTheRunIsClosed(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	shells := podexec.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), fastConfig())
 	require.NoError(t, shells.Close())

@@ -92,7 +92,7 @@ func TestCleanupRefusesBadRunIDsAndAllWithRunIDs(t *testing.T) {
 // The end of a run deletes its helper pods; one it cannot delete is a warning on stderr naming
 // the pod and the cleanup command, never silence.
 func TestAHelperTheRunCannotDeleteIsAWarningNamingThePodAndCleanup(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := kubetest.ClientsetWithHelperPolicy()
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 		p.Status.Phase = corev1.PodRunning
