@@ -65,7 +65,7 @@ var httpsPath = []Entry{
 		Section: HTTPSPath, Command: Doctor,
 		Proves: "`curl --resolve` semantics per address: SNI/Host = probe host, expected status (302), certificate valid for the host, not expiring, the same on every node; Traefik's default certificate explained; the Location: --expect-location, else the hosts the route's forwardAuth names (its address's host, URLs in its query, authSigninURL, the routes to the auth Service), never a name only the cluster's DNS answers (Traefik resolves a relative Location against the forwardAuth address; its fix, preserveLocationHeader on the Middleware when a route of the probe host reaches the auth server, Traefik v3.3.0+ read from the proxy's image tag, is proven with Traefik's own middleware and on a real API server under Traefik's CRD); not judged, and said so, when nothing names them",
 		Codes: append(netUnreachable("LA401"),
-			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no router with TLS matched the host"),
+			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no certificate it holds covers the host"),
 			code("LA401", "CERT-HOST", "the certificate does not cover the host"),
 			code("LA401", "CERT-EXPIRED", "the certificate is not valid now"),
 			code("LA401", "CERT-UNTRUSTED", "the certificate is not trusted by this machine"),
