@@ -98,9 +98,13 @@ func TestDoctorFailsLA401WhenTheRedirectNamesAClusterNameAndPassesWhenRepaired(t
 			addrs = append(addrs, addr)
 			assert.Contains(t, f.Message, "redirects https://"+probeHost+"/ to "+internal)
 			assert.Contains(t, f.Message, "the cluster-internal name of Service auth/oauth2-proxy")
-			// The lab's Middleware traefik/forward-auth asks the auth server on its cluster name:
-			// the fix is the Middleware's (authloc_fix_test.go round-trips it).
-			assert.Contains(t, f.Remediation, "kubectl -n traefik patch middleware forward-auth")
+			// The real Middleware traefik/forward-auth asks the auth server on its cluster name, but
+			// no route of the probe host sends a path to the auth server: preserveLocationHeader
+			// alone would leave the browser a path nothing serves, so the fix is the auth server's,
+			// which doctor says it cannot prove (with such a route, authloc_fix_test.go).
+			assert.Contains(t, f.Remediation, "doctor does not read the auth server's configuration and cannot prove this fix")
+			assert.Contains(t, f.Remediation, "preserveLocationHeader: true on Middleware traefik/forward-auth would pass a path as written")
+			assert.NotContains(t, f.Remediation, "patch middleware", "no route sends the path to the auth server")
 		}
 		sort.Strings(addrs)
 		assert.Equal(t, proxyAddresses, addrs, "one LA401-LOCATION-INTERNAL per proxy address")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -175,4 +176,92 @@ func httpVia(host, ip, path string) (int, string, error) {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode, resp.Header.Get("Location"), nil
+}
+
+// An entry point the Service does not expose: Traefik serves a route on it (on the pod's port
+// 8080), but the node addresses' 443 does not reach it; doctor says the route is not on the LAN.
+func TestLA107EntrypointTheServiceDoesNotExposeAgreesWithTraefik(t *testing.T) {
+	start := time.Now()
+	ctx := context.Background()
+	deploys := lab.Client.AppsV1().Deployments("traefik")
+	d, err := deploys.Get(ctx, "traefik", metav1.GetOptions{})
+	require.NoError(t, err)
+	orig := d.DeepCopy()
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Args = append(c.Args, "--entryPoints.traefik.address=:8080/tcp")
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "traefik", ContainerPort: 8080, Protocol: corev1.ProtocolTCP})
+	_, err = deploys.Update(ctx, d, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		cur, err := deploys.Get(context.Background(), "traefik", metav1.GetOptions{})
+		if err == nil {
+			cur.Spec.Template.Spec = orig.Spec.Template.Spec
+			_, err = deploys.Update(context.Background(), cur, metav1.UpdateOptions{})
+		}
+		assert.NoError(t, err)
+		waitTraefikRollout(t, 0)
+	})
+	host := "internal.apps.example.com"
+	createIngress(t, "monitoring", "internal", host, "traefik", "")
+	podIP := waitTraefikRollout(t, 8080)
+	eventually(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := lab.Exec(ctx, "node-2", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "3",
+			"-H", "Host: "+host, "http://"+podIP+":8080/")
+		if err != nil {
+			return err
+		}
+		if out == "404" || out == "000" {
+			return fmt.Errorf("Traefik's entry point traefik on %s:8080 answers %s for %s, want its backend's answer", podIP, out, host)
+		}
+		return nil
+	})
+	resp, err := httpsVia(host, proxyAddresses[0], 3*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "the node addresses' 443 reaches websecure only")
+
+	r := doctor(t, "--only", "LA107", "--no-helpers")
+	la107 := r.check(t, "LA107")
+	var codes []string
+	for _, f := range la107.Findings {
+		if f.Object == "Ingress monitoring/internal" {
+			codes = append(codes, f.Code)
+		}
+	}
+	assert.Equal(t, []string{"LA107-NOT-ON-LAN"}, codes, "%+v", la107.Findings)
+	t.Logf("unexposed entry point: LA107 %s in %s; test %s", la107.Status, r.Elapsed, time.Since(start))
+}
+
+// waitTraefikRollout waits until the only Traefik pod is Ready with (port > 0) or without
+// (port 0) container port 8080, and returns its IP.
+func waitTraefikRollout(t *testing.T, port int32) string {
+	t.Helper()
+	var ip string
+	eventually(t, 90*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		list, err := lab.Client.CoreV1().Pods("traefik").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=traefik"})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d Traefik pods", len(list.Items))
+		}
+		p := list.Items[0]
+		has := false
+		for _, cp := range p.Spec.Containers[0].Ports {
+			has = has || cp.ContainerPort == 8080
+		}
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+		}
+		if has != (port > 0) || !ready || p.DeletionTimestamp != nil {
+			return fmt.Errorf("Traefik pod %s: port 8080 %v, ready %v", p.Name, has, ready)
+		}
+		ip = p.Status.PodIP
+		return nil
+	})
+	return ip
 }

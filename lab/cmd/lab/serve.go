@@ -58,7 +58,7 @@ func newServeAuthCommand() *cobra.Command {
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			errs := make(chan error, len(listen))
-			var srvs []*http.Server
+			srvs := make([]*http.Server, 0, len(listen))
 			for _, addr := range listen {
 				srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second, Handler: fwdauth.Handler(answers)}
 				srvs = append(srvs, srv)

@@ -122,15 +122,6 @@ func flagValue(args []string, name string) (string, bool) {
 	return "", false
 }
 
-func containerPort(c corev1.Container, name string, fallback int) int {
-	for _, p := range c.Ports {
-		if p.Name == name {
-			return int(p.ContainerPort)
-		}
-	}
-	return fallback
-}
-
 // configFile returns the host path and content of the container's config file (a volume key).
 func configFile(pc *podContext, containerPath string) (string, string, error) {
 	host, ok := pc.Paths.Resolve(containerPath)
