@@ -79,7 +79,6 @@ var knownWrong = map[string]string{
 	"traefik-41-entrypoint-redirection/LA107":                   "WARN: the entry point redirection router (priority MaxInt-1) takes every request on web",
 	"traefik-41-gateway-redirect-only/LA107":                    "WARN: the HTTPRoute's only rule is a RequestRedirect (no backend): every request is redirected",
 	"traefik-41-redirect-regex-permanent/LA107":                 "WARN: a redirectRegex matching every URL redirects every request",
-	"traefik-41-redirect-scheme-web-only/LA107":                 "WARN: a redirectScheme-only router on web redirects every request",
 	"view-split-horizon-lan-subnet/LA101":                       "SKIP: the view block's template answers the node addresses, the Services' own",
 	"view-split-horizon-lan-subnet/LA104":                       "WARN \"cannot tell\": the view judges the masqueraded source, so LAN queries get the public answer",
 }

@@ -105,6 +105,53 @@ build_coredns() {
   GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 }
 
+# Traefik, the lab's proxy pods (lab/internal/podruntime): cmd/traefik from the module proxy in a
+# throwaway module. Traefik's go.mod replaces github.com/traefik/traefik/dynamic/ext with a
+# directory of its repository that the module zip lacks (./pkg/config/dynamic/ext); the open-source
+# build extends nothing (both types are empty structs there), so the module gives that directory
+# itself; its other replaces and excludes are copied. The CRDs the lab applies come from the same
+# module (docs/content/reference/dynamic-configuration). The Gateway API provider is not enabled
+# in the lab: its CRDs (sigs.k8s.io/gateway-api) are not shipped.
+build_traefik() {
+  local out=$1 work moddir
+  work=$(mktemp -d)
+  moddir=$(cd "$work" && go mod download -json "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$work/ext"
+  printf 'module github.com/traefik/traefik/dynamic/ext\n\ngo 1.26.0\n' > "$work/ext/go.mod"
+  cat > "$work/ext/ext.go" <<'GO'
+// Package ext is Traefik's dynamic-configuration extension point (empty in its open-source build).
+package ext
+
+// HTTP extends dynamic.HTTP.
+type HTTP struct{}
+
+// Router extends dynamic.Router.
+type Router struct{}
+GO
+  {
+    echo "module lab.local/traefik"
+    echo "go 1.26.0"
+    echo "require github.com/traefik/traefik/v3 $TRAEFIK_VERSION"
+    echo "replace github.com/traefik/traefik/dynamic/ext => ./ext"
+    grep -E '^\s*github.com/[^ ]+ => github.com/' "$moddir/go.mod" | sed 's/^\s*/replace /'
+    grep -E '^exclude ' "$moddir/go.mod"
+  } > "$work/go.mod"
+  cat > "$work/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import _ "github.com/traefik/traefik/v3/cmd/traefik"
+GO
+  (cd "$work" && go mod tidy)
+  (cd "$work" && go build -trimpath -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION" \
+    -o "$out/traefik" github.com/traefik/traefik/v3/cmd/traefik)
+  mkdir -p "$out/crds"
+  cp "$moddir/docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml" "$out/crds/traefik.yaml"
+  chmod -R u+w "$out/crds"
+  rm -rf "$work"
+}
+
 # The Linux workstation (lab/internal/workstation): Debian's own systemd-resolved, NetworkManager,
 # D-Bus and dnsmasq (the LAN's DHCP server), extracted into root/ from their .deb files, never
 # installed (systemd-resolved's postinst would point this machine's /etc/resolv.conf at a stub).
@@ -148,5 +195,6 @@ only=${1:-all}
 [ "$only" = all ] || [ "$only" = coredns ] && done_or_build coredns "$cache/coredns-$COREDNS_VERSION" build_coredns
 [ "$only" = all ] || [ "$only" = kwok ] && done_or_build kwok "$cache/kwok-$KWOK_VERSION" build_kwok
 [ "$only" = all ] || [ "$only" = kubernetes ] && done_or_build kubernetes "$cache/kubernetes-$K8S_VERSION" build_kubernetes
+[ "$only" = all ] || [ "$only" = traefik ] && done_or_build traefik "$cache/traefik-$TRAEFIK_VERSION" build_traefik
 [ "$only" = workstation ] && workstation_dir && done_or_build workstation "$WORKSTATION_DIR" build_workstation
 exit 0

@@ -2,13 +2,13 @@
 # Installs the Debian packages the lab runs (idempotent: only what is missing is installed).
 #   iproute2 (ip, ss), iptables, procps (sysctl), iputils-ping: the namespace network
 #   conntrack: the kube-proxy stand-in flushes UDP flows whose endpoint changed
-#   openvpn, nginx-light: the VPN pod and the Traefik stand-in
+#   openvpn: the VPN pod
 #   nftables: masquerade written with nft directly (vpn-trace reads nft -j list ruleset)
 #   dnsutils, curl: the checks a person runs by hand (dig, curl --resolve)
 #   time: GNU time, the peak memory of each run in `make bench`
-# The Go-built binaries (kube-apiserver, etcd, kwok, CoreDNS) come from lab/build.sh.
+# The Go-built binaries (kube-apiserver, etcd, kwok, CoreDNS, Traefik) come from lab/build.sh.
 set -euo pipefail
-pkgs=(iproute2 iptables nftables procps iputils-ping conntrack openvpn nginx-light dnsutils curl ca-certificates time)
+pkgs=(iproute2 iptables nftables procps iputils-ping conntrack openvpn dnsutils curl ca-certificates time)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,7 +19,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 echo "[lab-deps] installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# Package scripts must not start services on the host (the lab starts its own nginx and
+# Package scripts must not start services on the host (the lab starts its own
 # OpenVPN inside namespaces); policy-rc.d exit 101 forbids it during this install only.
 policy=/usr/sbin/policy-rc.d
 created_policy=0

@@ -157,6 +157,7 @@ var configuration = []Entry{
 			code("LA107", "ROUTE-REFUSED", "Traefik refuses (or may refuse) a route for a middleware of another namespace: its host answers 404"),
 			code("LA107", "NOT-SERVED", "a route in the zone is not served by the proxy (another controller's class or Gateway): not checked (information)"),
 			code("LA107", "NOT-ON-LAN", "a route is served only on entry points no Service port on the LAN addresses reaches (information)"),
+			code("LA107", "REDIRECT-ONLY", "a route only redirects to https (its first middleware a redirectScheme, no TLS): it exposes nothing (information)"),
 			unread("LA107"),
 		},
 	},

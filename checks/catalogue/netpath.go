@@ -60,7 +60,7 @@ var httpsPath = []Entry{
 		ID: "LA401", Title: "HTTPS on every proxy address answers the probe host with the expected status and a valid certificate",
 		Section: HTTPSPath, Command: Doctor,
 		Codes: append(netUnreachable("LA401"),
-			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no router with TLS matched the host"),
+			code("LA401", "DEFAULT-CERT", "Traefik's default certificate: no certificate it holds covers the host"),
 			code("LA401", "CERT-HOST", "the certificate does not cover the host"),
 			code("LA401", "CERT-EXPIRED", "the certificate is not valid now"),
 			code("LA401", "CERT-UNTRUSTED", "the certificate is not trusted by this machine"),

@@ -93,6 +93,12 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if r.Authentication() != "" {
 		return nil
 	}
+	if how := r.RedirectOnly(); how != "" {
+		// Proven on the lab's Traefik (lab/e2e traefik_routes_test.go): such a router answers
+		// every request with the redirect and never reaches its service.
+		return []engine.Finding{{Code: "LA107-REDIRECT-ONLY", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("%s only redirects: Traefik answers every request with its %s before any service, so it exposes nothing to the LAN (the HTTPS route of the host is judged on its own)", hostsText(r.Hosts), how)}}
+	}
 	if r.Reviewed {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), proxyroute.ReviewedAnnotation)}}

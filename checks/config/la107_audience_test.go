@@ -171,3 +171,25 @@ func TestAudienceFixNeverRunsAMiddlewareNameAsACommand(t *testing.T) {
 	}
 	require.Positive(t, fixes, "the refused route has a fix: %+v", o.Findings)
 }
+
+func TestAudienceTellsARedirectOnlyRouteFromAnOpenOne(t *testing.T) {
+	redirect := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware",
+		"metadata": map[string]any{"name": "to-https", "namespace": "monitoring"},
+		"spec":     map[string]any{"redirectScheme": map[string]any{"scheme": "https", "permanent": true}},
+	}}
+	plain := ingressRouteObject("monitoring", "plain", "Host(`docs.apps.example.com`)", map[string]any{"name": "to-https"})
+	plain.Object["spec"].(map[string]any)["entryPoints"] = []any{"web"}
+	secure := ingressRouteObject("monitoring", "secure", "Host(`wiki.apps.example.com`)", map[string]any{"name": "to-https"})
+	secure.Object["spec"].(map[string]any)["entryPoints"] = []any{"websecure"}
+	secure.Object["spec"].(map[string]any)["tls"] = map[string]any{}
+	env := configEnv(t, nil, addObjects(redirect, plain, secure))
+	_, o := runConfigCheck(t, Audience(env))
+	codes := map[string]string{}
+	for _, f := range o.Findings {
+		codes[f.Object] = f.Code
+	}
+	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["IngressRoute monitoring/plain"], "%+v", o.Findings)
+	// A router with TLS gets https requests: Traefik's redirectScheme passes them to the service.
+	assert.Equal(t, "LA107-NO-AUTH", codes["IngressRoute monitoring/secure"], "%+v", o.Findings)
+}

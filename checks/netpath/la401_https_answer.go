@@ -96,10 +96,15 @@ func judgeCertificate(env *Env, t Target, p *Path, r *probe.HTTPSReply, ev map[s
 	findRoute := "kubectl get ingressroute,ingress -A -o wide | " + remedy.Command("grep", "-F", p.Host.Name)
 	switch {
 	case c.TraefikDefault:
+		// Traefik picks the certificate by the SNI name among every certificate it holds (its
+		// routes' TLS Secrets, TLSStores), not by router, and serves its own self-signed one
+		// only when none covers the name (traefik v3.7.9 pkg/tls/certificate_store.go
+		// GetBestCertificate; proven in the lab: a host no router matches still gets a wildcard
+		// another route loaded).
 		return []engine.Finding{fail("LA401-DEFAULT-CERT", engine.SeverityFail,
-			fmt.Sprintf("%s served Traefik's default certificate (CN %q) for %s: no router with TLS matched this host, so Traefik fell back to its own self-signed certificate",
+			fmt.Sprintf("%s served Traefik's default certificate (CN %q) for %s: no certificate Traefik holds covers this host (it picks one by name among its routes' TLS Secrets, not by router), so Traefik fell back to its own self-signed certificate",
 				t.Addr.Addr(), probe.TraefikDefaultCN, p.Host.Name),
-			remedy.Commentf("# a route must match Host(`%s`) on the websecure entry point with a tls section (secretName, certResolver or a default TLSStore):\n", p.Host.Name)+findRoute)}
+			remedy.Commentf("# a TLS Secret that Traefik loads (a route's tls secretName that exists in the route's namespace, or a default TLSStore) must hold a certificate for %s; find the route and its Secret:\n", p.Host.Name)+findRoute)}
 	case !c.HostMatches:
 		return []engine.Finding{fail("LA401-CERT-HOST", engine.SeverityFail,
 			fmt.Sprintf("%s served a certificate for %s that does not cover %s: browsers refuse it", t.Addr.Addr(), certNames(c), p.Host.Name),

@@ -100,7 +100,7 @@ func TestHTTPSAnswer(t *testing.T) {
 				s.Cert = probetest.TraefikDefault(t)
 				s.Handler = http.NotFoundHandler()
 			}),
-			want: engine.StatusFail, object: lanNode(0), message: "no router with TLS matched this host",
+			want: engine.StatusFail, object: lanNode(0), message: "no certificate Traefik holds covers this host",
 		},
 		{
 			name:   "a certificate expiring in a few days warns",

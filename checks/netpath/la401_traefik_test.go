@@ -26,10 +26,10 @@ import (
 )
 
 // What Traefik's forwardAuth gives the browser is not ours to guess: the cases of
-// testdata/oracle/traefik/forwardauth.json are proven by running Traefik's own middleware
-// (make test-oracle), and the stand-in proxies of these tests answer exactly that.
+// testdata/traefik-forwardauth.json are proven by running the lab's real Traefik
+// (lab/e2e traefik_forwardauth_test.go), and the stand-in proxies of these tests answer exactly that.
 
-const traefikCasesFile = "../../testdata/oracle/traefik/forwardauth.json"
+const traefikCasesFile = "../../testdata/traefik-forwardauth.json"
 
 // traefikCaseNamed returns a case of the oracle, a patched case with its forwardAuth resolved.
 func traefikCaseNamed(t *testing.T, name string) traefikoracle.Case {
@@ -98,7 +98,7 @@ func TestHTTPSAnswerPreserveLocationFixRoundTrips(t *testing.T) {
 	assert.Contains(t, fails[0].Remediation, "# the proxy runs Traefik v3.1.2 (image docker.io/traefik:v3.1.2), which has no preserveLocationHeader: upgrade Traefik and its CRDs to v3.3.0 or later first")
 
 	// Upgraded to the Traefik the oracle runs, the patch alone is the fix.
-	version, err := traefikoracle.TraefikVersion("../../testdata/oracle/traefik")
+	version, err := traefikoracle.TraefikVersion("../../lab/versions.env")
 	require.NoError(t, err)
 	deploy, err := cs.AppsV1().Deployments("traefik").Get(context.Background(), "traefik", metav1.GetOptions{})
 	require.NoError(t, err)

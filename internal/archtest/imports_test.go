@@ -108,7 +108,7 @@ func moduleImports(t *testing.T, root string) []moduleImport {
 				return filepath.SkipDir
 			}
 			if path != root && isModule(path) {
-				return filepath.SkipDir // another module (testdata/oracle/traefik is one)
+				return filepath.SkipDir // another module
 			}
 			return nil
 		}

@@ -1,7 +1,7 @@
-// Package traefikoracle reads testdata/oracle/traefik/forwardauth.json: what Traefik's
-// forwardAuth middleware gives the browser for an auth server's answer, each case proven by that
-// directory's test with Traefik's own middleware (make test-oracle). Tests whose stand-in proxies
-// play Traefik (LA401's unit tests, the lab's nginx) answer from it instead of guessing.
+// Package traefikoracle reads testdata/traefik-forwardauth.json: what Traefik's forwardAuth
+// middleware gives the browser for an auth server's answer, each case proven against the lab's
+// real Traefik (lab/e2e traefik_forwardauth_test.go, Traefik of lab/versions.env). LA401's unit
+// tests, whose stand-in proxies play Traefik, answer from it instead of guessing.
 package traefikoracle
 
 import (
@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
-
-	"golang.org/x/mod/modfile"
+	"strings"
 )
 
 // Answer is an HTTP answer: the auth server's, or the browser's through Traefik.
@@ -107,24 +105,19 @@ func (c Case) Of() ForwardAuth {
 	return ForwardAuth{Address: addr, PreserveLocationHeader: keep, AuthSigninURL: signin}
 }
 
-// TraefikVersion is the version of github.com/traefik/traefik/v3 the oracle module at dir
-// requires: the Traefik whose code proved the cases.
-func TraefikVersion(dir string) (string, error) {
-	path := filepath.Join(dir, "go.mod")
-	data, err := os.ReadFile(path)
+// TraefikVersion is TRAEFIK_VERSION of the lab's versions file (lab/versions.env): the Traefik
+// the lab builds and runs, which proved the cases.
+func TraefikVersion(versionsEnv string) (string, error) {
+	data, err := os.ReadFile(versionsEnv)
 	if err != nil {
 		return "", err
 	}
-	f, err := modfile.ParseLax(path, data, nil)
-	if err != nil {
-		return "", err
-	}
-	for _, r := range f.Require {
-		if r.Mod.Path == TraefikModule {
-			return r.Mod.Version, nil
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "TRAEFIK_VERSION="); ok && v != "" {
+			return v, nil
 		}
 	}
-	return "", fmt.Errorf("%s does not require %s", path, TraefikModule)
+	return "", fmt.Errorf("%s has no TRAEFIK_VERSION", versionsEnv)
 }
 
 // TraefikModule is the module of Traefik's code.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const casesFile = "../../testdata/oracle/traefik/forwardauth.json"
+const casesFile = "../../testdata/traefik-forwardauth.json"
 
 func TestLoadGivesAPatchedCaseItsBasesForwardAuthWithThePatch(t *testing.T) {
 	cs, err := Load(casesFile)
@@ -58,12 +58,12 @@ func TestLoadRefusesAPatchBeyondSpecForwardAuth(t *testing.T) {
 	assert.ErrorContains(t, err, "not an unpatched case")
 }
 
-func TestTraefikVersionIsTheOneTheOracleModuleRequires(t *testing.T) {
-	v, err := TraefikVersion("../../testdata/oracle/traefik")
+func TestTraefikVersionIsTheOneTheLabRuns(t *testing.T) {
+	v, err := TraefikVersion("../../lab/versions.env")
 	require.NoError(t, err)
 	assert.Regexp(t, `^v3\.[0-9]+\.[0-9]+$`, v)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.26\n"), 0o600))
-	_, err = TraefikVersion(dir)
-	assert.ErrorContains(t, err, "does not require github.com/traefik/traefik/v3")
+	path := filepath.Join(t.TempDir(), "versions.env")
+	require.NoError(t, os.WriteFile(path, []byte("K8S_VERSION=v1.37.2\n"), 0o600))
+	_, err = TraefikVersion(path)
+	assert.ErrorContains(t, err, "has no TRAEFIK_VERSION")
 }

@@ -14,16 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/fwdauth"
 )
 
 // LA401 judges where the probe host's redirect sends the browser. The fault is the one Traefik
-// produces (testdata/oracle/traefik, proven with Traefik's own forwardAuth middleware): an auth
-// server asked on a forwardAuth address on its cluster name writes its Location as a path, and
-// Traefik resolves it against that address. The lab's proxy then answers the probe host with
-// that very Location, which no LAN browser can resolve.
+// produces: the lab's auth server, asked by the real Traefik on the Middleware's forwardAuth
+// address (a cluster name), writes its Location as a path, and Traefik resolves it against that
+// address; the browser gets a Location no LAN browser can resolve.
 
-// oracleCasesFile holds what Traefik's forwardAuth gives the browser, case by case.
-const oracleCasesFile = "../../testdata/oracle/traefik/forwardauth.json"
+// oracleCasesFile holds what Traefik's forwardAuth gives the browser, case by case (proven on
+// the lab's Traefik by traefik_forwardauth_test.go).
+const oracleCasesFile = "../../testdata/traefik-forwardauth.json"
 
 // oracleBrowserLocation is the Location Traefik gives the browser in the oracle's case name.
 func oracleBrowserLocation(t *testing.T, name string) string {
@@ -78,9 +79,10 @@ func TestDoctorFailsLA401WhenTheRedirectNamesAClusterNameAndPassesWhenRepaired(t
 	require.True(t, strings.HasPrefix(healthy, "https://auth.example.com/"), "the healthy lab sends to its identity provider: %q", healthy)
 	internal := oracleBrowserLocation(t, "oauth2-proxy-path")
 	require.Contains(t, internal, ".svc.cluster.local", "the oracle's case is a Location on a cluster name")
+	authAnswer := oracleCase(t, "oauth2-proxy-path").Auth
 
 	t.Run("internal", func(t *testing.T) {
-		lab.RedirectForwardAuthTo(t, "monitoring", "grafana", internal)
+		lab.AnswerForwardAuth(t, probeHost, &fwdauth.Answer{Status: authAnswer.Status, Location: authAnswer.Location})
 		waitLocation(t, internal)
 		r := doctor(t, "--only", "LA401", "--no-helpers")
 		assert.Equal(t, 1, r.Code, r.statuses())
@@ -96,10 +98,13 @@ func TestDoctorFailsLA401WhenTheRedirectNamesAClusterNameAndPassesWhenRepaired(t
 			addrs = append(addrs, addr)
 			assert.Contains(t, f.Message, "redirects https://"+probeHost+"/ to "+internal)
 			assert.Contains(t, f.Message, "the cluster-internal name of Service auth/oauth2-proxy")
-			// The lab has no Middleware objects: doctor cannot tell Traefik's rewrite from the
-			// auth server's own URL, so the fix is the auth server's, which it says it cannot prove.
+			// The real Middleware traefik/forward-auth asks the auth server on its cluster name, but
+			// no route of the probe host sends a path to the auth server: preserveLocationHeader
+			// alone would leave the browser a path nothing serves, so the fix is the auth server's,
+			// which doctor says it cannot prove (with such a route, authloc_fix_test.go).
 			assert.Contains(t, f.Remediation, "doctor does not read the auth server's configuration and cannot prove this fix")
-			assert.NotContains(t, f.Remediation, "patch middleware", "no Middleware to patch in the lab")
+			assert.Contains(t, f.Remediation, "preserveLocationHeader: true on Middleware traefik/forward-auth would pass a path as written")
+			assert.NotContains(t, f.Remediation, "patch middleware", "no route sends the path to the auth server")
 		}
 		sort.Strings(addrs)
 		assert.Equal(t, proxyAddresses, addrs, "one LA401-LOCATION-INTERNAL per proxy address")

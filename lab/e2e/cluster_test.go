@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os/exec"
 	"sort"
 	"strings"
@@ -102,14 +104,27 @@ func TestCurlResolveThroughEveryNodeGivesA302ToTheIdentityProvider(t *testing.T)
 		out, err := exec.Command("curl", "-s", "-o", "/dev/null", "-m", "5", "-w", "%{http_code} %{redirect_url}",
 			"--cacert", lab.CAFile, "--resolve", probeHost+":443:"+ip, "https://"+probeHost+"/").Output()
 		require.NoError(t, err, "curl via %s", ip)
-		assert.Equal(t, fmt.Sprintf("302 https://auth.example.com/oauth2/start?rd=https://%s/", probeHost), string(out), "via %s", ip)
+		assert.Equal(t, "302 https://auth.example.com/oauth2/start?rd="+url.QueryEscape("https://"+probeHost+"/"), string(out), "via %s", ip)
 	}
 }
 
+// Traefik picks a certificate by the SNI name among every certificate it holds, not by router
+// (traefik v3.7.9 pkg/tls/certificate_store.go GetBestCertificate): a host no router matches
+// still gets the apps wildcard that grafana's route loaded, and a 404; only a name no
+// certificate covers gets Traefik's own self-signed default certificate.
 func TestAnUnknownHostGetsTraefiksDefaultCertificate(t *testing.T) {
-	_, err := httpsVia("nothing.apps.example.com", "10.0.10.13", 5*time.Second)
+	resp, err := httpsVia("nothing.apps.example.com", "10.0.10.13", 5*time.Second)
+	require.NoError(t, err, "the wildcard of another route covers the name")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no router matches")
+	assert.Contains(t, resp.TLS.PeerCertificates[0].DNSNames, "*.apps.example.com")
+
+	_, err = httpsVia("nothing.example.net", "10.0.10.13", 5*time.Second)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate", "the default certificate is not valid for the host")
+	conn, err := tls.Dial("tcp", "10.0.10.13:443", &tls.Config{ServerName: "nothing.example.net", InsecureSkipVerify: true})
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	assert.Equal(t, "TRAEFIK DEFAULT CERT", conn.ConnectionState().PeerCertificates[0].Subject.CommonName)
 }
 
 func TestExecIntoAPodRunsInsideItsNodeNamespace(t *testing.T) {

@@ -126,6 +126,13 @@ func TestDoctorFailsLA401WhenTheProxyServesACertificateForAnotherHost(t *testing
 	assert.Equal(t, "fail", c.Status, "%+v", c.Findings)
 	assert.Len(t, c.objects("fail"), 3, "every node serves the wrong certificate")
 	assert.True(t, c.mentions("fail", "grafana.apps.example.com"), "%+v", c.Findings)
+	// The real Traefik does not serve a Secret's certificate for a name it does not cover: no
+	// certificate it holds covers grafana's, so it serves its own default one.
+	for _, f := range c.Findings {
+		if f.Severity == "fail" {
+			assert.Equal(t, "LA401-DEFAULT-CERT", f.Code, "%+v", f)
+		}
+	}
 }
 
 // The slow node must not host the proxy pod: kube-proxy sends every address's traffic to that
@@ -157,7 +164,13 @@ func unique(list []string) []string {
 // podNodes lists the nodes running pods of selector in the traefik namespace.
 func podNodes(t *testing.T, selector string) map[string]bool {
 	t.Helper()
-	pods, err := lab.Client.CoreV1().Pods("traefik").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	return podNodesIn(t, "traefik", selector)
+}
+
+// podNodesIn is podNodes for the pods of another namespace.
+func podNodesIn(t *testing.T, namespace, selector string) map[string]bool {
+	t.Helper()
+	pods, err := lab.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 	require.NoError(t, err)
 	hosts := map[string]bool{}
 	for _, p := range pods.Items {
@@ -171,13 +184,29 @@ const (
 	dnsSelector   = "app=lan-dns"
 )
 
-// nodeWithoutServicePods returns a LAN node that runs neither the proxy nor a DNS pod; when
-// every node runs one, it cordons node-3 and moves that node's pods away (undone at cleanup).
+// pathPods are the pods on the path of a LAN probe: the proxy and lan-dns, and behind the real
+// Traefik its forward-auth server and the cluster DNS Traefik resolves the server's name with.
+var pathPods = []struct{ namespace, selector, deployment string }{
+	{"traefik", proxySelector, "traefik"}, {"traefik", dnsSelector, "lan-dns"},
+	{"auth", "app.kubernetes.io/name=forward-auth", "forward-auth"}, {"kube-system", "k8s-app=kube-dns", "coredns"},
+}
+
+// nodeWithoutServicePods returns a LAN node that runs none of the pathPods; when every node
+// runs one, it cordons node-3 and moves that node's pods away (undone at cleanup).
 func nodeWithoutServicePods(t *testing.T) labkit.Node {
 	t.Helper()
-	proxy, dnsPods := podNodes(t, proxySelector), podNodes(t, dnsSelector)
+	hosts := func() map[string]bool {
+		on := map[string]bool{}
+		for _, p := range pathPods {
+			for n := range podNodesIn(t, p.namespace, p.selector) {
+				on[n] = true
+			}
+		}
+		return on
+	}
+	busy := hosts()
 	for _, n := range lab.Nodes {
-		if !n.Dedicated && !proxy[n.Name] && !dnsPods[n.Name] {
+		if !n.Dedicated && !busy[n.Name] {
 			return n
 		}
 	}
@@ -191,14 +220,13 @@ func nodeWithoutServicePods(t *testing.T) labkit.Node {
 	}
 	require.NoError(t, setUnschedulable(true))
 	t.Cleanup(func() { _ = setUnschedulable(false) })
-	if proxy[n.Name] {
-		lab.RestartPods(t, "traefik", proxySelector, "traefik")
-	}
-	if dnsPods[n.Name] {
-		lab.RestartPods(t, "traefik", dnsSelector, "lan-dns")
+	for _, p := range pathPods {
+		if podNodesIn(t, p.namespace, p.selector)[n.Name] {
+			lab.RestartPods(t, p.namespace, p.selector, p.deployment)
+		}
 	}
 	lab.WaitProxySynced(t)
-	require.False(t, podNodes(t, proxySelector)[n.Name] || podNodes(t, dnsSelector)[n.Name], "pods moved off %s", n.Name)
+	require.False(t, hosts()[n.Name], "pods moved off %s", n.Name)
 	return n
 }
 

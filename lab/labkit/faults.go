@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/faults"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/fwdauth"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/labctl"
 )
 
@@ -165,18 +166,18 @@ func (l *Lab) ServeWrongCertificate(tb testing.TB, kind CertKind) {
 	cleanup(tb, "ServeWrongCertificate", func(ctx context.Context) error { return l.faults.ServeCertificate(ctx, faults.CertGood) })
 }
 
-// RedirectForwardAuthTo makes the proxy answer the forward-auth routes of Ingress
-// namespace/name with a 302 to loc (what Traefik gives the browser for an auth server's answer,
-// e.g. a path resolved against a forwardAuth address on a cluster name) until cleanup, which
-// gives them back their previous answer.
-func (l *Lab) RedirectForwardAuthTo(tb testing.TB, namespace, name, loc string) {
+// AnswerForwardAuth makes the lab's forward-auth server answer Traefik's requests for host with
+// a (nil: the identity provider's redirect) until cleanup, which gives back the previous answer.
+// What the browser then gets is the real Traefik's doing (e.g. a Location written as a path,
+// resolved against the Middleware's forwardAuth address).
+func (l *Lab) AnswerForwardAuth(tb testing.TB, host string, a *fwdauth.Answer) {
 	tb.Helper()
 	ctx, cancel := opCtx()
 	defer cancel()
-	prev, err := l.faults.SetForwardAuthLocation(ctx, namespace, name, loc)
-	must(tb, "redirect the forward-auth of "+namespace+"/"+name, err)
-	cleanup(tb, "RedirectForwardAuthTo", func(ctx context.Context) error {
-		_, err := l.faults.SetForwardAuthLocation(ctx, namespace, name, prev)
+	prev, err := l.faults.SetForwardAuthAnswer(ctx, host, a)
+	must(tb, "answer the forward-auth of "+host, err)
+	cleanup(tb, "AnswerForwardAuth", func(ctx context.Context) error {
+		_, err := l.faults.SetForwardAuthAnswer(ctx, host, prev)
 		return err
 	})
 }

@@ -67,7 +67,7 @@ func newFaultCommand(lay func() layout.Layout) *cobra.Command {
 				_, err := f.SetDNSPolicy(ctx, "traefik", "lan-dns", corev1.DNSPolicy(a[0]))
 				return err
 			})},
-		&cobra.Command{Use: "auth-location URL|idp", Short: "Make monitoring/grafana's forward-auth redirect to URL (idp: the identity provider)", Args: cobra.ExactArgs(1),
+		&cobra.Command{Use: "auth-location URL|idp", Short: "Make the auth server answer grafana's forward-auth with a redirect to URL (idp: the identity provider)", Args: cobra.ExactArgs(1),
 			RunE: inLab(authLocationFault)},
 	)
 	return root
@@ -196,13 +196,13 @@ func returnRouteFault(ctx context.Context, f faults.Lab, a []string) error {
 	return err
 }
 
-// authLocationFault makes the lab route's forward-auth answer a redirect to a URL, or ("idp")
-// to the identity provider again.
+// authLocationFault makes the lab's auth server answer grafana's host with a redirect to a URL
+// (Traefik gives the browser what it makes of it), or ("idp") to the identity provider again.
 func authLocationFault(ctx context.Context, f faults.Lab, a []string) error {
 	loc := a[0]
 	if loc == "idp" {
 		loc = ""
 	}
-	_, err := f.SetForwardAuthLocation(ctx, "monitoring", "grafana", loc)
+	_, err := f.SetForwardAuthLocation(ctx, "grafana.apps.example.com", loc)
 	return err
 }

@@ -20,7 +20,7 @@ func newRootCommand() *cobra.Command {
 	var stateDir string
 	root := &cobra.Command{
 		Use:           "lab",
-		Short:         "A real Kubernetes lab on this machine: control plane, namespace nodes, CoreDNS, nginx, OpenVPN",
+		Short:         "A real Kubernetes lab on this machine: control plane, namespace nodes, CoreDNS, Traefik, OpenVPN",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -33,7 +33,7 @@ func newRootCommand() *cobra.Command {
 		return l
 	}
 	root.AddCommand(newUpCommand(lay), newDownCommand(lay), newStatusCommand(lay), newDaemonCommand(lay), newSuperviseCommand(),
-		newServeHTTPCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay),
+		newServeHTTPCommand(), newServeAuthCommand(), newDelayCommand(), newListenCommand(), newFaultCommand(lay),
 		newKubeletShimCommand(lay), newContainerExecCommand())
 	return root
 }

@@ -22,6 +22,7 @@ type Set struct {
 	Kubernetes string `json:"kubernetes"`
 	Kwok       string `json:"kwok"`
 	CoreDNS    string `json:"coredns"`
+	Traefik    string `json:"traefik"`
 }
 
 func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
@@ -33,6 +34,11 @@ func (s Set) KubectlBin() string    { return filepath.Join(s.Kubernetes, "kubect
 func (s Set) KwokBin() string       { return filepath.Join(s.Kwok, "kwok") }
 func (s Set) KwokStagesDir() string { return filepath.Join(s.Kwok, "stages") }
 func (s Set) CoreDNSBin() string    { return filepath.Join(s.CoreDNS, "coredns") }
+func (s Set) TraefikBin() string    { return filepath.Join(s.Traefik, "traefik") }
+
+// TraefikCRDs is the directory of Traefik's CRDs, shipped with its binary from the module it
+// was built from.
+func (s Set) TraefikCRDs() string { return filepath.Join(s.Traefik, "crds") }
 
 // Build runs build.sh (a no-op when everything is cached); its progress goes to progress.
 func Build(ctx context.Context, labDir string, progress io.Writer) (Set, error) {
@@ -65,10 +71,12 @@ func Parse(out string) (Set, error) {
 			s.Kwok = dir
 		case "coredns":
 			s.CoreDNS = dir
+		case "traefik":
+			s.Traefik = dir
 		}
 	}
 	var missing []string
-	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS} {
+	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik} {
 		if dir == "" {
 			missing = append(missing, name)
 		}

@@ -16,6 +16,7 @@ import (
 	"log"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -84,6 +85,28 @@ func (c Config) runtime(client kubernetes.Interface, inf *informers) *podruntime
 		Pods:        func() ([]*corev1.Pod, error) { return inf.pods.Lister().List(labels.Everything()) },
 		Cluster:     listerCluster{cms: inf.cms.Lister(), secrets: inf.secrets.Lister(), ings: inf.ings.Lister()},
 		MarkStarted: c.markStarted(client, "listening"),
+		Token:       podToken(client),
+	}
+}
+
+// podToken requests a token of a pod's ServiceAccount bound to the pod, as the kubelet does for
+// the pod's projected token volume (a day long: the processes that use it read it at start).
+func podToken(client kubernetes.Interface) func(ctx context.Context, p *corev1.Pod) ([]byte, error) {
+	return func(ctx context.Context, p *corev1.Pod) ([]byte, error) {
+		sa := p.Spec.ServiceAccountName
+		if sa == "" {
+			sa = "default"
+		}
+		day := int64(24 * 60 * 60)
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: &day,
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID},
+		}}
+		tr, err := client.CoreV1().ServiceAccounts(p.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return []byte(tr.Status.Token), nil
 	}
 }
 

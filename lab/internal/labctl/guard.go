@@ -93,7 +93,7 @@ func preflight(l layout.Layout) error {
 		return errors.New("the lab needs root (network namespaces, iptables): run it with sudo or as root")
 	}
 	var missing []string
-	for _, tool := range []string{"ip", "ss", "iptables", "iptables-restore", "conntrack", "sysctl", "nginx", "openvpn", "ping", "curl", "dig"} {
+	for _, tool := range []string{"ip", "ss", "iptables", "iptables-restore", "conntrack", "sysctl", "mount", "openvpn", "ping", "curl", "dig"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}

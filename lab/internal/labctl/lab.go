@@ -154,7 +154,7 @@ func sweepStateDirProcesses(ctx context.Context, l layout.Layout) error {
 // labPrograms are the programs the lab starts; the sweep never touches anything else (a
 // `tail -f` of a lab log also names the state directory).
 var labPrograms = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-	"kwok", "kube-proxy", "coredns", "nginx", "openvpn", "lab"}
+	"kwok", "kube-proxy", "coredns", "traefik", "openvpn", "lab"}
 
 func labProgram(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/fwdauth"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 )
@@ -26,7 +27,7 @@ const ProbeHost = "grafana.apps.example.com"
 // workloads must be available before the lab counts as up.
 var workloads = []struct{ ns, name string }{
 	{"kube-system", "coredns"}, {"traefik", "traefik"}, {"traefik", "lan-dns"},
-	{"monitoring", "grafana"}, {"web", "web"}, {"vpn", "openvpn"},
+	{"monitoring", "grafana"}, {"web", "web"}, {"vpn", "openvpn"}, {"auth", "forward-auth"},
 }
 
 // waitFor polls check every interval until it returns nil or timeout passes.
@@ -126,6 +127,9 @@ func proxyRedirects(l layout.Layout) func(context.Context) error {
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusFound {
 			return fmt.Errorf("https://%s via %s answered %s, want 302", ProbeHost, target, resp.Status)
+		}
+		if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, fwdauth.IdentityProviderStart+"?") {
+			return fmt.Errorf("https://%s via %s redirects to %q, want the identity provider %s", ProbeHost, target, loc, fwdauth.IdentityProviderStart)
 		}
 		return nil
 	}

@@ -66,6 +66,9 @@ func refresh(ctx context.Context, l layout.Layout, o Options, say func(string, .
 	if err != nil {
 		return err
 	}
+	if err := applyTraefikCRDs(ctx, a, st.Binaries); err != nil {
+		return err
+	}
 	if err := a.ApplyDir(ctx, dir); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Package pki generates the lab's certificates with crypto/x509: one lab CA that the apiserver,
-// kubelets (kwok), nginx and OpenVPN all chain to, so that tests can pass its file as --ca-file
-// and get real verification; plus deliberately wrong certificates for fault injection.
+// kubelets (kwok), the routes' TLS Secrets and OpenVPN all chain to, so that tests can pass its
+// file as --ca-file and get real verification; plus deliberately wrong certificates for fault
+// injection.
 package pki
 
 import (

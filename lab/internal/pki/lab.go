@@ -17,7 +17,6 @@ const (
 	Scheduler         = "kube-scheduler"
 	KubeProxy         = "kube-proxy"
 	AppsWildcard      = "apps-wildcard"
-	TraefikDefault    = "traefik-default"
 	WrongHost         = "wrong-host"
 	Expired           = "expired"
 	UnknownCA         = "unknown-ca"
@@ -95,10 +94,9 @@ func GenerateLab(dir string, a Addresses) error {
 			return err
 		}
 	}
-	// Self-signed ones: Traefik's built-in default certificate and a chain nobody trusts.
+	// Self-signed: a chain nobody trusts (the real Traefik makes its own default certificate).
 	for name, spec := range map[string]Spec{
-		TraefikDefault: {CommonName: "TRAEFIK DEFAULT CERT", DNSNames: []string{"TRAEFIK DEFAULT CERT"}, Server: true},
-		UnknownCA:      {CommonName: "*." + a.AppsZone, DNSNames: []string{"*." + a.AppsZone}, Server: true},
+		UnknownCA: {CommonName: "*." + a.AppsZone, DNSNames: []string{"*." + a.AppsZone}, Server: true},
 	} {
 		p, err := SelfSigned(spec)
 		if err != nil {

@@ -5,25 +5,20 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/binaries"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
-	"github.com/lanaccess/kubectl-lanaccess/lab/internal/pki"
 )
 
 // Cluster is what runners read from the API (through the daemon's informer caches).
 type Cluster interface {
 	Sources
-	Ingresses() ([]*networkingv1.Ingress, error)
 }
 
 // ChangePolicy says what the real container does when its configuration files change.
@@ -33,7 +28,7 @@ const (
 	// Restart: the process only reads its config at start (the lab restarts it, as a rollout
 	// would).
 	Restart ChangePolicy = iota
-	// Signal: the process reloads on a signal (nginx on SIGHUP, Traefik watches the API).
+	// Signal: the process reloads on a signal (CoreDNS's reload on SIGUSR1).
 	Signal
 	// Ignore: nothing in the container notices (CoreDNS without the reload plugin).
 	Ignore
@@ -74,6 +69,8 @@ type podContext struct {
 	// routes prefixes from its node to it.
 	OwnNamespace bool
 	RouteToPod   func(ctx context.Context, prefixes ...string) error
+	// Token is a token of the pod's ServiceAccount, bound to the pod (nil: none).
+	Token func(ctx context.Context) ([]byte, error)
 }
 
 type runner interface {
@@ -97,6 +94,8 @@ func runnerFor(image string) runner {
 		return openvpnRunner{}
 	case repo == "http-echo":
 		return httpEchoRunner{}
+	case repo == "forward-auth":
+		return forwardAuthRunner{}
 	}
 	return nil
 }
@@ -121,15 +120,6 @@ func flagValue(args []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func containerPort(c corev1.Container, name string, fallback int) int {
-	for _, p := range c.Ports {
-		if p.Name == name {
-			return int(p.ContainerPort)
-		}
-	}
-	return fallback
 }
 
 // configFile returns the host path and content of the container's config file (a volume key).
@@ -176,55 +166,6 @@ func (corednsRunner) plan(pc *podContext) (*plan, error) {
 		p.OnChange = Ignore
 	}
 	return p, nil
-}
-
-type traefikRunner struct{}
-
-func (traefikRunner) plan(pc *podContext) (*plan, error) {
-	ings, err := pc.Cluster.Ingresses()
-	if err != nil {
-		return nil, err
-	}
-	pkiDir := pc.Layout.Path("pki")
-	site := NginxSite{
-		Dir:           pc.Dir,
-		IP:            pc.Pod.Status.PodIP,
-		WebPort:       containerPort(pc.Container, "web", 8000),
-		WebSecurePort: containerPort(pc.Container, "websecure", 8443),
-		DefaultCert:   pki.File(pkiDir, pki.TraefikDefault, "crt"),
-		DefaultKey:    pki.File(pkiDir, pki.TraefikDefault, "key"),
-		Routes:        RoutesFromIngresses(ings, "traefik"),
-		CertFor:       map[string][2]string{},
-	}
-	files := map[string][]byte{}
-	for _, r := range site.Routes {
-		if r.TLSSecret == "" {
-			continue
-		}
-		ns, name, _ := strings.Cut(r.TLSSecret, "/")
-		sec, err := pc.Cluster.Secret(ns, name)
-		if err != nil || len(sec.Data[corev1.TLSCertKey]) == 0 || len(sec.Data[corev1.TLSPrivateKeyKey]) == 0 {
-			// Traefik logs the error and serves its default certificate for the host.
-			continue
-		}
-		base := filepath.Join(pc.Dir, "tls", ns+"_"+name)
-		files[base+".crt"] = sec.Data[corev1.TLSCertKey]
-		files[base+".key"] = sec.Data[corev1.TLSPrivateKeyKey]
-		site.CertFor[r.TLSSecret] = [2]string{base + ".crt", base + ".key"}
-	}
-	if err := os.MkdirAll(filepath.Join(pc.Dir, "tmp"), 0o755); err != nil {
-		return nil, err
-	}
-	confPath := filepath.Join(pc.Dir, "nginx.conf")
-	conf := NginxConf(site)
-	files[confPath] = []byte(conf)
-	return &plan{
-		Argv:     []string{"nginx", "-c", confPath, "-e", filepath.Join(pc.Dir, "nginx-error.log")},
-		Match:    confPath,
-		OnChange: Signal, Sig: syscall.SIGHUP,
-		Files:   files,
-		Applied: conf,
-	}, nil
 }
 
 type openvpnRunner struct{}

@@ -41,6 +41,9 @@ type Runtime struct {
 	Log     *log.Logger
 	// MarkStarted sets StartedAnnotation on a pod.
 	MarkStarted func(ctx context.Context, pod *corev1.Pod) error
+	// Token requests a token of the pod's ServiceAccount bound to the pod, as the kubelet does
+	// for its projected token volume.
+	Token func(ctx context.Context, pod *corev1.Pod) ([]byte, error)
 
 	// lastErr avoids logging the same failure every resync.
 	lastErr map[string]string
@@ -271,6 +274,9 @@ func (r *Runtime) containerContext(p *corev1.Pod, node layout.Node, dir string, 
 	pc := &podContext{Pod: p, Node: node, Dir: dir, Container: c, Paths: pm, Files: vf.files,
 		Layout: r.Layout, Bins: r.Bins, Cluster: r.Cluster, Applied: applied,
 		Exec: func(ctx context.Context, argv ...string) (string, error) { return netns.Run(ctx, execNS, argv...) }}
+	if r.Token != nil {
+		pc.Token = func(ctx context.Context) ([]byte, error) { return r.Token(ctx, p) }
+	}
 	if OwnNamespace(node) {
 		pc.OwnNamespace = true
 		pc.RouteToPod = func(ctx context.Context, prefixes ...string) error { return routeToPod(ctx, node, p, prefixes) }

@@ -29,6 +29,9 @@ const ReviewedAnnotation = "lanaccess.io/lan-audience"
 // ("namespace-name@kubernetescrd", comma-separated).
 const TraefikMiddlewaresAnnotation = "traefik.ingress.kubernetes.io/router.middlewares"
 
+// TraefikRouterTLSAnnotation makes an Ingress's Traefik router terminate TLS.
+const TraefikRouterTLSAnnotation = "traefik.ingress.kubernetes.io/router.tls"
+
 // TraefikEntryPointsAnnotation lists the entry points of an Ingress's Traefik router.
 const TraefikEntryPointsAnnotation = "traefik.ingress.kubernetes.io/router.entrypoints"
 
@@ -59,6 +62,9 @@ type Route struct {
 	Hosts []string
 	// EntryPoints are the Traefik entry points named by the route (empty: the defaults).
 	EntryPoints []string
+	// TLS: the router itself terminates TLS (an IngressRoute's spec.tls, an Ingress's
+	// router.tls annotation), whatever its entry points say.
+	TLS bool
 	// Via are the entry points Traefik serves it on, with how the LAN reaches each.
 	Via []EntryPoint
 	// Reach says whether the LAN reaches it; ReachWhy explains a Reach other than ReachLAN.
@@ -111,6 +117,8 @@ type MiddlewareRef struct {
 	// Forward is that forwardAuth with the options that shape the client's answer (nil when
 	// it has none).
 	Forward *ForwardAuth
+	// RedirectScheme is the target scheme of its redirectScheme, "" when it is no redirectScheme.
+	RedirectScheme string
 }
 
 // ForwardAuth is a forwardAuth middleware as Traefik runs it (traefik/traefik v3.7.9
@@ -137,6 +145,29 @@ func (r Route) Authentication() string {
 		}
 	}
 	return ""
+}
+
+// RedirectOnly says how the route answers every request with a redirect before anything else
+// ("redirectScheme to https (web/to-https)"), "" when it may reach its service: its first
+// middleware is a redirectScheme to https and neither the router nor any entry point it is
+// served on terminates TLS. Traefik's redirectScheme redirects unless the request already has
+// the target scheme, and a request without TLS is http: X-Forwarded-Proto from an untrusted
+// client is replaced by Traefik (traefik v3.7.9 pkg/middlewares/redirect/redirect_scheme.go
+// clientRequestURL, redirect.go ServeHTTP).
+func (r Route) RedirectOnly() string {
+	if len(r.Middlewares) == 0 || r.TLS || len(r.Via) == 0 {
+		return ""
+	}
+	first := r.Middlewares[0]
+	if !first.Found || !strings.EqualFold(first.RedirectScheme, "https") {
+		return ""
+	}
+	for _, e := range r.Via {
+		if e.HTTPTLS {
+			return ""
+		}
+	}
+	return "redirectScheme to https (" + first.Raw + ")"
 }
 
 // ForwardAuthAddress is the forwardAuth address of the route's first authenticating
@@ -221,6 +252,8 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 	list, _, _ := unstructured.NestedSlice(ir.Object, "spec", "routes")
 	eps, _, _ := unstructured.NestedStringSlice(ir.Object, "spec", "entryPoints")
 	notServed := s.crdClassRefused(ir)
+	tls, hasTLS, _ := unstructured.NestedFieldNoCopy(ir.Object, "spec", "tls")
+	hasTLS = hasTLS && tls != nil
 	var out []Route
 	for i, raw := range list {
 		m, ok := raw.(map[string]any)
@@ -229,7 +262,7 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 		}
 		r := Route{
 			Kind: "IngressRoute", Namespace: ir.GetNamespace(), Name: ir.GetName(), Index: i,
-			Object: kubeobj.Ref("IngressRoute", ir.GetNamespace(), ir.GetName()), EntryPoints: eps, Served: true,
+			Object: kubeobj.Ref("IngressRoute", ir.GetNamespace(), ir.GetName()), EntryPoints: eps, Served: true, TLS: hasTLS,
 			Reviewed: ir.GetAnnotations()[ReviewedAnnotation] == "reviewed",
 		}
 		match, _ := m["match"].(string)
@@ -423,7 +456,7 @@ func (s *builder) reach(r *Route, eps []EntryPoint, known bool) {
 
 func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
 	r := Route{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, Object: kubeobj.Ref("Ingress", ing.Namespace, ing.Name),
-		Served: true, Reviewed: ing.Annotations[ReviewedAnnotation] == "reviewed"}
+		Served: true, Reviewed: ing.Annotations[ReviewedAnnotation] == "reviewed", TLS: ing.Annotations[TraefikRouterTLSAnnotation] == "true"}
 	if why := ingressNotServed(s.IngressClasses, ing); why != "" {
 		r.Served, r.NotServed = false, why
 	}
@@ -574,6 +607,7 @@ func (idx middlewareIndex) resolve(ref *MiddlewareRef) {
 		ref.Found = true
 		ref.Namespace, ref.Name = m.GetNamespace(), m.GetName()
 		ref.Auth, ref.Forward = idx.auth(m, chainDepth)
+		ref.RedirectScheme, _, _ = unstructured.NestedString(m.Object, "spec", "redirectScheme", "scheme")
 		if ref.Forward != nil {
 			ref.ForwardAuth = ref.Forward.Address
 		}
