@@ -171,3 +171,51 @@ func TestAudienceFixNeverRunsAMiddlewareNameAsACommand(t *testing.T) {
 	}
 	require.Positive(t, fixes, "the refused route has a fix: %+v", o.Findings)
 }
+
+// ingress-nginx serves the zone: its auth-url annotations authenticate, the fix adds the
+// cluster's own auth-url/auth-signin to the open Ingress (or to the catch-all), and LA107 then
+// passes on the fixed objects.
+func TestAudienceIngressNginxFixesRoundTrip(t *testing.T) {
+	for _, tc := range []struct{ name, object string }{
+		{"ingress-nginx-unauthenticated-host", "Ingress wiki/wiki"},
+		{"ingress-nginx-catch-all-ingress", "Ingress hello/hello"},
+		{"ingress-nginx-ingress-without-class", "Ingress wiki/wiki"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := roundTrip(t, corpusObjects(t, tc.name), kube.Selection{AllNamespaces: true}, Audience, engine.StatusWarn)
+			require.Len(t, applied, 1)
+			assert.Contains(t, applied[0], "nginx.ingress.kubernetes.io/auth-url=http://oauth2-proxy")
+			assert.NotContains(t, applied[0], "traefik", "a Traefik middleware is no fix for ingress-nginx")
+		})
+	}
+}
+
+// An implementation doctor does not model is named with what was not judged: a WARN, never a
+// PASS from Traefik's reasoning.
+func TestAudienceNamesAnImplementationItDoesNotModel(t *testing.T) {
+	for _, tc := range []struct{ name, impl string }{
+		{"haproxy-ingress-unauthenticated-host", "HAProxy Kubernetes Ingress (haproxytech) v3.2.12"},
+		{"contour-httpproxy-unauthenticated", "Contour (Envoy) v1.33.6"},
+		{"envoy-gateway-securitypolicy-one-route", "Envoy Gateway"},
+		{"istio-gateway-httproutes", "Istio gateway (Envoy) v1.28.2"},
+		{"nginx-gateway-fabric-httproutes", "NGINX Gateway Fabric v2.6.7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, corpusObjects(t, tc.name))
+			st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+			assert.Equal(t, engine.StatusWarn, st)
+			var codes []string
+			for _, f := range o.Findings {
+				codes = append(codes, f.Code)
+				assert.NotEqual(t, "LA107-NO-AUTH", f.Code, "no verdict from Traefik's reasoning: %s", f.Message)
+			}
+			require.Contains(t, codes, "LA107-NOT-MODELLED")
+			for _, f := range o.Findings {
+				if f.Code == "LA107-NOT-MODELLED" {
+					assert.Contains(t, f.Message, tc.impl)
+					assert.Contains(t, f.Message, "not judged")
+				}
+			}
+		})
+	}
+}

@@ -63,6 +63,8 @@ type Setup struct {
 	// *corefile.ParseError naming the line). Both nil when there is no Corefile to read.
 	Corefile    *corefile.Corefile
 	CorefileErr error
+	// ProxyConfigMaps are the ConfigMaps the proxy's controller reads (ingress-nginx's --configmap).
+	ProxyConfigMaps []corev1.ConfigMap
 	// IngressClasses tell which Ingresses the proxy serves.
 	IngressClasses []networkingv1.IngressClass
 	// Admission objects that may restrict externalIPs (CVE-2020-8554).
