@@ -177,6 +177,18 @@ func TestIngressNginxRoutes(t *testing.T) {
 		assert.Contains(t, implRoute(t, m, "wiki", "wiki").Authentication(), "global-auth-url")
 		assert.Empty(t, implRoute(t, m, "public", "status").Authentication(), "enable-global-auth false opts out")
 	})
+	t.Run("client certificates", func(t *testing.T) {
+		o := nginxProxy()
+		o.Ingresses = []networkingv1.Ingress{
+			testIngress("a", "mtls", "mtls.apps.example.com", &nginx, map[string]string{"nginx.ingress.kubernetes.io/auth-tls-secret": "a/ca"}),
+			testIngress("a", "optional", "optional.apps.example.com", &nginx, map[string]string{"nginx.ingress.kubernetes.io/auth-tls-secret": "a/ca",
+				"nginx.ingress.kubernetes.io/auth-tls-verify-client": "optional"}),
+		}
+		o.IngressClasses = classes
+		m := Build(o, "")
+		assert.Contains(t, implRoute(t, m, "a", "mtls").Authentication(), "client certificates")
+		assert.Empty(t, implRoute(t, m, "a", "optional").Authentication(), "an optional client certificate lets anyone in")
+	})
 	t.Run("ConfigMap unread", func(t *testing.T) {
 		o := nginxProxy()
 		o.Ingresses, o.IngressClasses = ingresses, classes

@@ -20,7 +20,8 @@ import (
 //     with --watch-ingress-without-class, an Ingress with no class at all ("_");
 //   - authentication: internal/ingress/annotations/authreq/main.go (auth-url: every request is
 //     first sent to that URL, nginx's auth_request; auth-signin optional) and
-//     annotations/auth/main.go (auth-type basic|digest with auth-secret); the ConfigMap's
+//     annotations/auth/main.go (auth-type basic|digest with auth-secret), annotations/authtls
+//     (auth-tls-secret, auth-tls-verify-client default "on": client certificates); the ConfigMap's
 //     global-auth-url applies to every location without its own auth-url unless the Ingress
 //     says enable-global-auth "false" (annotations/authreqglobal/main.go,
 //     internal/ingress/controller/template/template.go shouldApplyGlobalAuth);
@@ -167,6 +168,11 @@ func (s *builder) nginxAuth(ing networkingv1.Ingress) (auth string, unsure strin
 	}
 	if t := ann("auth-type"); (t == "basic" || t == "digest") && ann("auth-secret") != "" {
 		return "auth-type " + t, ""
+	}
+	// annotations/authtls/main.go: auth-tls-secret with auth-tls-verify-client "on" (its
+	// default) makes nginx refuse a client without a certificate the CA signed.
+	if ann("auth-tls-secret") != "" && (ann("auth-tls-verify-client") == "" || ann("auth-tls-verify-client") == "on") {
+		return "auth-tls-secret " + ann("auth-tls-secret") + " (client certificates)", ""
 	}
 	if ann("enable-global-auth") == "false" {
 		return "", ""
