@@ -49,7 +49,6 @@ type corpusExpect struct {
 var knownWrong = map[string]string{
 	"acl-lan-subnet-only/LA101":                      "SKIP: acl does not change the addresses the zone answers",
 	"acl-lan-subnet-only/LA104":                      "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
-	"contour-httpproxy-unauthenticated/discovery":    "probe host apps.example.com: Contour is identified, but its HTTPProxies (no class) are not read for the probe host",
 	"coredns-chart-zone-file/LA101":                  "SKIP: the zone file is the chart's zoneFiles key of the mounted ConfigMap; its wildcard has the three addresses",
 	"file-zone-configmap-missing-node/LA101":         "SKIP: the zone file is a key of the mounted ConfigMap; its wildcard lacks 10.0.10.13",
 	"hosts-inline-zone-alone/LA101":                  "SKIP: hosts inline entries are the zone's answers, written in the Corefile",

@@ -40,8 +40,8 @@ func audience(s *kube.Setup) engine.Outcome {
 func routeReads() []string {
 	traefik := append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...)
 	gateway := kube.GatewayAPIResources()
-	keys := make([]string, 0, 1+len(traefik)+len(gateway))
-	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""))
+	keys := make([]string, 0, 2+len(traefik)+len(gateway))
+	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""), kube.ContourHTTPProxies().Key())
 	for _, r := range traefik {
 		keys = append(keys, r.Key())
 	}

@@ -44,6 +44,8 @@ type Setup struct {
 	// routes for the probe host and the audience check.
 	Ingresses     []networkingv1.Ingress
 	IngressRoutes []unstructured.Unstructured
+	// HTTPProxies are Contour's routes (unstructured), read for the probe host.
+	HTTPProxies []unstructured.Unstructured
 	// Middlewares (Traefik) referenced by routes, unstructured.
 	Middlewares []unstructured.Unstructured
 	// Warnings the API server returned while we read (e.g. the externalIPs deprecation).

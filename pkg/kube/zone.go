@@ -68,7 +68,7 @@ func (s *Setup) DeriveModels(host string) {
 		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
 		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes,
 		Namespaces: s.Namespaces, Zone: s.Zone,
-		ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
+		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)
 }
 

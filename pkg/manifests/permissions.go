@@ -143,6 +143,7 @@ func Permissions() []Permission {
 		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
 		read(g, "middlewares", Cluster, true, "LA107", "probe host")
 	}
+	read("projectcontour.io", "httpproxies", Cluster, true, "LA107", "probe host")
 	for _, r := range []string{"gatewayclasses", "gateways", "httproutes"} {
 		read("gateway.networking.k8s.io", r, Cluster, true, "LA107", "probe host")
 	}

@@ -225,3 +225,26 @@ func TestUnjudgedRoutes(t *testing.T) {
 	assert.False(t, implRoute(t, m, "other", "other").Served)
 	assert.Equal(t, "grafana.apps.example.com", m.ProbeHost.Name)
 }
+
+// Contour's root HTTPProxies are its routes: the probe host comes from them, their
+// authorization is not judged.
+func TestContourHTTPProxies(t *testing.T) {
+	o := proxyObjects(nil, corev1.Container{Name: "shutdown-manager", Image: "ghcr.io/projectcontour/contour:v1.33.6"},
+		corev1.Container{Name: "envoy", Image: "docker.io/envoyproxy/envoy:distroless-v1.38.3"})
+	proxy := func(ns, name string, spec map[string]any) unstructured.Unstructured {
+		return unstructured.Unstructured{Object: map[string]any{"apiVersion": "projectcontour.io/v1", "kind": "HTTPProxy",
+			"metadata": map[string]any{"namespace": ns, "name": name}, "spec": spec}}
+	}
+	o.HTTPProxies = []unstructured.Unstructured{
+		proxy("wiki", "wiki", map[string]any{"virtualhost": map[string]any{"fqdn": "wiki.apps.example.com"}}),
+		proxy("a", "included", map[string]any{"routes": []any{}}),
+		proxy("b", "other-class", map[string]any{"ingressClassName": "internal", "virtualhost": map[string]any{"fqdn": "b.apps.example.com"}}),
+	}
+	m := Build(o, "")
+	require.Len(t, m.Routes, 2, "an included HTTPProxy has no host of its own")
+	wiki := implRoute(t, m, "wiki", "wiki")
+	assert.True(t, wiki.Served)
+	assert.Contains(t, wiki.Unjudged, "HTTPProxy")
+	assert.NotEmpty(t, implRoute(t, m, "b", "other-class").ServedUnsure)
+	assert.Equal(t, "wiki.apps.example.com", m.ProbeHost.Name)
+}

@@ -30,8 +30,10 @@ type Objects struct {
 	GatewayClasses       []unstructured.Unstructured
 	Gateways             []unstructured.Unstructured
 	HTTPRoutes           []unstructured.Unstructured
-	Namespaces           []corev1.Namespace
-	Zone                 zone.Zone
+	// HTTPProxies are Contour's routes.
+	HTTPProxies []unstructured.Unstructured
+	Namespaces  []corev1.Namespace
+	Zone        zone.Zone
 	// ProxyConfigMaps are the ConfigMaps the proxy's controller is told to read (ingress-nginx's
 	// --configmap); ProxyConfigMapsUnread says why they could not be read ("" when they were).
 	ProxyConfigMaps       []corev1.ConfigMap

@@ -228,6 +228,9 @@ func (s *builder) readRouteModel() {
 	} else {
 		routes = append(routes, s.unjudgedHTTPRoutes()...)
 	}
+	if s.Implementation.Name == ImplContour {
+		routes = append(routes, s.contourHTTPProxies()...)
+	}
 	for i := range routes {
 		for j := range routes[i].Middlewares {
 			idx.resolve(&routes[i].Middlewares[j])

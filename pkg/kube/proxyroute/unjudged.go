@@ -117,3 +117,34 @@ func (s *builder) notOurGateway(hr unstructured.Unstructured, spec httpRouteSpec
 	}
 	return strings.Join(why, "; ")
 }
+
+// contourHTTPProxies models Contour's root HTTPProxies (spec.virtualhost.fqdn) as routes: served
+// when they have no class or class "contour", the classes a Contour without
+// --ingress-class-name serves (projectcontour/contour commit 31c4bb38e0a52cef4d8273dd5641a70e39f1d693
+// internal/ingressclass/ingressclass.go matches, DefaultClassName); another class depends on the
+// controller's flag, which runs in another Deployment: unsure. Included HTTPProxies (no
+// virtualhost) are parts of a root's routes and carry no host of their own.
+func (s *builder) contourHTTPProxies() []Route {
+	var out []Route
+	for _, hp := range s.HTTPProxies {
+		fqdn, _, _ := unstructured.NestedString(hp.Object, "spec", "virtualhost", "fqdn")
+		if fqdn == "" {
+			continue
+		}
+		r := Route{Kind: "HTTPProxy", Namespace: hp.GetNamespace(), Name: hp.GetName(), Object: kubeobj.Ref("HTTPProxy", hp.GetNamespace(), hp.GetName()),
+			Served: true, Reviewed: hp.GetAnnotations()[ReviewedAnnotation] == "reviewed", Unjudged: s.unjudgedWhy(),
+			Hosts: []string{strings.TrimSuffix(strings.ToLower(fqdn), ".")}}
+		class, _, _ := unstructured.NestedString(hp.Object, "spec", "ingressClassName")
+		for _, k := range []string{"projectcontour.io/ingress.class", "kubernetes.io/ingress.class"} {
+			if class == "" {
+				class = hp.GetAnnotations()[k]
+			}
+		}
+		if class != "" && class != "contour" {
+			r.ServedUnsure = fmt.Sprintf("its class %q is served only by a Contour run with --ingress-class-name=%s (the controller's Deployment is not read)", class, class)
+		}
+		s.reach(&r, s.implementationEntryPoints(), true)
+		out = append(out, r)
+	}
+	return out
+}
