@@ -156,17 +156,7 @@ func TestAudienceFixNeverRunsAMiddlewareNameAsACommand(t *testing.T) {
 			continue
 		}
 		fixes++
-		file, err := syntax.NewParser().Parse(strings.NewReader(f.Remediation), "fix")
-		require.NoError(t, err, f.Remediation)
-		for _, st := range file.Stmts {
-			call, ok := st.Cmd.(*syntax.CallExpr)
-			if !ok || len(call.Args) == 0 {
-				continue
-			}
-			name, err := expand.Literal(nil, call.Args[0])
-			require.NoError(t, err)
-			assert.NotEqual(t, "touch", name, "a middleware's name became a command:\n%s", f.Remediation)
-		}
+		assertRunsNoCommand(t, f.Remediation, "touch")
 		assert.Contains(t, f.Remediation, `gone\ntouch`, "the name is shown, its newline escaped")
 	}
 	require.Positive(t, fixes, "the refused route has a fix: %+v", o.Findings)
@@ -217,5 +207,45 @@ func TestAudienceNamesAnImplementationItDoesNotModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The ingress-nginx fix copies another Ingress's auth-url: a value someone else wrote, which
+// must stay one quoted word of the printed command, never a command of its own.
+func TestAudienceIngressNginxFixNeverRunsAnAnnotationAsACommand(t *testing.T) {
+	objs := corpusObjects(t, "ingress-nginx-unauthenticated-host")
+	for _, o := range objs {
+		if ing, ok := o.(*networkingv1.Ingress); ok && ing.Name == "grafana" {
+			ing.Annotations["nginx.ingress.kubernetes.io/auth-url"] = "http://sso/\ntouch /tmp/pwned #"
+		}
+	}
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	var fixes int
+	for _, f := range o.Findings {
+		if f.Remediation == "" {
+			continue
+		}
+		fixes++
+		assertRunsNoCommand(t, f.Remediation, "touch")
+		assert.Contains(t, f.Remediation, "touch /tmp/pwned", "the copied auth-url is shown, quoted")
+	}
+	require.Positive(t, fixes, "%+v", o.Findings)
+}
+
+// assertRunsNoCommand parses a printed fix as the shell would and fails when a statement runs
+// the command word (text someone else wrote became a command).
+func assertRunsNoCommand(t *testing.T, fix, word string) {
+	t.Helper()
+	file, err := syntax.NewParser().Parse(strings.NewReader(fix), "fix")
+	require.NoError(t, err, fix)
+	for _, st := range file.Stmts {
+		call, ok := st.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			continue
+		}
+		name, err := expand.Literal(nil, call.Args[0])
+		require.NoError(t, err)
+		assert.NotEqual(t, word, name, "text of the cluster became a command:\n%s", fix)
 	}
 }
