@@ -158,6 +158,8 @@ var configuration = []Entry{
 			code("LA107", "NOT-SERVED", "a route in the zone is not served by the proxy (another controller's class or Gateway): not checked (information)"),
 			code("LA107", "NOT-ON-LAN", "a route is served only on entry points no Service port on the LAN addresses reaches (information)"),
 			code("LA107", "REDIRECT-ONLY", "a route only redirects to https (its first middleware a redirectScheme, no TLS): it exposes nothing (information)"),
+			code("LA107", "NOT-MODELLED", "the proxy on the node addresses is an implementation whose authentication doctor does not model (HAProxy, Contour, Envoy Gateway, Istio, NGINX Gateway Fabric...): named, its routes not judged"),
+			code("LA107", "NOT-JUDGED", "a route served by an implementation doctor does not model: listed, its audience not judged (information)"),
 			unread("LA107"),
 		},
 	},

@@ -26,7 +26,7 @@ func Audience(env *Env) engine.Check {
 }
 
 func audience(s *kube.Setup) engine.Outcome {
-	var findings []engine.Finding
+	findings := implementationFindings(s)
 	for _, r := range s.Routes {
 		if r.InZone(s.Zone) {
 			findings = append(findings, judgeRoute(s, r)...)
@@ -40,8 +40,8 @@ func audience(s *kube.Setup) engine.Outcome {
 func routeReads() []string {
 	traefik := append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...)
 	gateway := kube.GatewayAPIResources()
-	keys := make([]string, 0, 1+len(traefik)+len(gateway))
-	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""))
+	keys := make([]string, 0, 2+len(traefik)+len(gateway))
+	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""), kube.ContourHTTPProxies().Key())
 	for _, r := range traefik {
 		keys = append(keys, r.Key())
 	}
@@ -60,6 +60,9 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if len(via) > 0 {
 		ev["entryPoints"] = via
 	}
+	if r.Unjudged != "" && r.Served {
+		return unjudgedRoute(r, ev)
+	}
 	switch {
 	case !r.Served && !r.Refused:
 		return []engine.Finding{{Code: "LA107-NOT-SERVED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
@@ -75,6 +78,9 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	case r.Reach == proxyroute.ReachNotLAN:
 		return []engine.Finding{{Code: "LA107-NOT-ON-LAN", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: "not reachable from the LAN: " + r.ReachWhy}}
+	}
+	if s.Implementation.Name == proxyroute.ImplIngressNginx && r.Kind == "Ingress" {
+		return nginxAudience(s, r, ev)
 	}
 	var missing []string
 	for _, m := range r.Middlewares {

@@ -156,17 +156,7 @@ func TestAudienceFixNeverRunsAMiddlewareNameAsACommand(t *testing.T) {
 			continue
 		}
 		fixes++
-		file, err := syntax.NewParser().Parse(strings.NewReader(f.Remediation), "fix")
-		require.NoError(t, err, f.Remediation)
-		for _, st := range file.Stmts {
-			call, ok := st.Cmd.(*syntax.CallExpr)
-			if !ok || len(call.Args) == 0 {
-				continue
-			}
-			name, err := expand.Literal(nil, call.Args[0])
-			require.NoError(t, err)
-			assert.NotEqual(t, "touch", name, "a middleware's name became a command:\n%s", f.Remediation)
-		}
+		assertRunsNoCommand(t, f.Remediation, "touch")
 		assert.Contains(t, f.Remediation, `gone\ntouch`, "the name is shown, its newline escaped")
 	}
 	require.Positive(t, fixes, "the refused route has a fix: %+v", o.Findings)
@@ -192,4 +182,92 @@ func TestAudienceTellsARedirectOnlyRouteFromAnOpenOne(t *testing.T) {
 	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["IngressRoute monitoring/plain"], "%+v", o.Findings)
 	// A router with TLS gets https requests: Traefik's redirectScheme passes them to the service.
 	assert.Equal(t, "LA107-NO-AUTH", codes["IngressRoute monitoring/secure"], "%+v", o.Findings)
+}
+
+// ingress-nginx serves the zone: its auth-url annotations authenticate, the fix adds the
+// cluster's own auth-url/auth-signin to the open Ingress (or to the catch-all), and LA107 then
+// passes on the fixed objects.
+func TestAudienceIngressNginxFixesRoundTrip(t *testing.T) {
+	for _, tc := range []struct{ name, object string }{
+		{"ingress-nginx-unauthenticated-host", "Ingress wiki/wiki"},
+		{"ingress-nginx-catch-all-ingress", "Ingress hello/hello"},
+		{"ingress-nginx-ingress-without-class", "Ingress wiki/wiki"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := roundTrip(t, corpusObjects(t, tc.name), kube.Selection{AllNamespaces: true}, Audience, engine.StatusWarn)
+			require.Len(t, applied, 1)
+			assert.Contains(t, applied[0], "nginx.ingress.kubernetes.io/auth-url=http://oauth2-proxy")
+			assert.NotContains(t, applied[0], "traefik", "a Traefik middleware is no fix for ingress-nginx")
+		})
+	}
+}
+
+// An implementation doctor does not model is named with what was not judged: a WARN, never a
+// PASS from Traefik's reasoning.
+func TestAudienceNamesAnImplementationItDoesNotModel(t *testing.T) {
+	for _, tc := range []struct{ name, impl string }{
+		{"haproxy-ingress-unauthenticated-host", "HAProxy Kubernetes Ingress (haproxytech) v3.2.12"},
+		{"contour-httpproxy-unauthenticated", "Contour (Envoy) v1.33.6"},
+		{"envoy-gateway-securitypolicy-one-route", "Envoy Gateway"},
+		{"istio-gateway-httproutes", "Istio gateway (Envoy) v1.28.2"},
+		{"nginx-gateway-fabric-httproutes", "NGINX Gateway Fabric v2.6.7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, corpusObjects(t, tc.name))
+			st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+			assert.Equal(t, engine.StatusWarn, st)
+			var codes []string
+			for _, f := range o.Findings {
+				codes = append(codes, f.Code)
+				assert.NotEqual(t, "LA107-NO-AUTH", f.Code, "no verdict from Traefik's reasoning: %s", f.Message)
+			}
+			require.Contains(t, codes, "LA107-NOT-MODELLED")
+			for _, f := range o.Findings {
+				if f.Code == "LA107-NOT-MODELLED" {
+					assert.Contains(t, f.Message, tc.impl)
+					assert.Contains(t, f.Message, "not judged")
+				}
+			}
+		})
+	}
+}
+
+// The ingress-nginx fix copies another Ingress's auth-url: a value someone else wrote, which
+// must stay one quoted word of the printed command, never a command of its own.
+func TestAudienceIngressNginxFixNeverRunsAnAnnotationAsACommand(t *testing.T) {
+	objs := corpusObjects(t, "ingress-nginx-unauthenticated-host")
+	for _, o := range objs {
+		if ing, ok := o.(*networkingv1.Ingress); ok && ing.Name == "grafana" {
+			ing.Annotations["nginx.ingress.kubernetes.io/auth-url"] = "http://sso/\ntouch /tmp/pwned #"
+		}
+	}
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	var fixes int
+	for _, f := range o.Findings {
+		if f.Remediation == "" {
+			continue
+		}
+		fixes++
+		assertRunsNoCommand(t, f.Remediation, "touch")
+		assert.Contains(t, f.Remediation, "touch /tmp/pwned", "the copied auth-url is shown, quoted")
+	}
+	require.Positive(t, fixes, "%+v", o.Findings)
+}
+
+// assertRunsNoCommand parses a printed fix as the shell would and fails when a statement runs
+// the command word (text someone else wrote became a command).
+func assertRunsNoCommand(t *testing.T, fix, word string) {
+	t.Helper()
+	file, err := syntax.NewParser().Parse(strings.NewReader(fix), "fix")
+	require.NoError(t, err, fix)
+	for _, st := range file.Stmts {
+		call, ok := st.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			continue
+		}
+		name, err := expand.Literal(nil, call.Args[0])
+		require.NoError(t, err)
+		assert.NotEqual(t, word, name, "text of the cluster became a command:\n%s", fix)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
 // Discover reads the cluster once and finds the LAN-access setup (DESIGN 3): the proxy
@@ -295,6 +299,30 @@ func (d *discoverer) readRoutes() error {
 		}
 	}
 	d.setup.IngressClasses = classes
+	return d.readProxyConfigMap()
+}
+
+// readProxyConfigMap reads the ConfigMap the proxy's controller is told to read (ingress-nginx's
+// --configmap, whose global-auth-url authenticates every Ingress): one named GET-like list.
+func (d *discoverer) readProxyConfigMap() error {
+	s := d.setup
+	if s.ProxyService == nil {
+		return nil
+	}
+	var tmpl *corev1.PodTemplateSpec
+	if s.ProxyWorkload != nil {
+		tmpl = &s.ProxyWorkload.Spec.Template
+	}
+	ref := proxyroute.NginxConfigMapRef(kubeobj.PodSpecOf(tmpl, s.ProxyPods), s.ProxyService.Namespace)
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" {
+		return nil
+	}
+	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name="+name)
+	if err != nil {
+		return d.core(ReadKey("", "configmaps", ns), err)
+	}
+	s.ProxyConfigMaps = cms
 	return nil
 }
 

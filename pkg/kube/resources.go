@@ -38,6 +38,12 @@ func TraefikMiddlewares() []DynamicResource {
 	}
 }
 
+// ContourHTTPProxies are Contour's HTTPProxies (projectcontour/contour apis/projectcontour/v1
+// httpproxy.go): the routes of a Contour proxy, read for the probe host and named by LA107.
+func ContourHTTPProxies() DynamicResource {
+	return dyn("projectcontour.io", "v1", "httpproxies", "HTTPProxy", true)
+}
+
 // KyvernoPolicyResources are Kyverno's ClusterPolicies and (namespaced) Policies.
 func KyvernoPolicyResources() []DynamicResource {
 	return []DynamicResource{
@@ -82,6 +88,7 @@ func GatewayAPIResources() [][]DynamicResource {
 func DynamicResources() []DynamicResource {
 	out := append(TraefikIngressRoutes(), TraefikMiddlewares()...)
 	out = append(out, KyvernoPolicyResources()...)
+	out = append(out, ContourHTTPProxies())
 	for _, versions := range GatewayAPIResources() {
 		out = append(out, versions...)
 	}

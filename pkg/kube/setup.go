@@ -44,6 +44,8 @@ type Setup struct {
 	// routes for the probe host and the audience check.
 	Ingresses     []networkingv1.Ingress
 	IngressRoutes []unstructured.Unstructured
+	// HTTPProxies are Contour's routes (unstructured), read for the probe host.
+	HTTPProxies []unstructured.Unstructured
 	// Middlewares (Traefik) referenced by routes, unstructured.
 	Middlewares []unstructured.Unstructured
 	// Warnings the API server returned while we read (e.g. the externalIPs deprecation).
@@ -63,6 +65,8 @@ type Setup struct {
 	// *corefile.ParseError naming the line). Both nil when there is no Corefile to read.
 	Corefile    *corefile.Corefile
 	CorefileErr error
+	// ProxyConfigMaps are the ConfigMaps the proxy's controller reads (ingress-nginx's --configmap).
+	ProxyConfigMaps []corev1.ConfigMap
 	// IngressClasses tell which Ingresses the proxy serves.
 	IngressClasses []networkingv1.IngressClass
 	// Admission objects that may restrict externalIPs (CVE-2020-8554).

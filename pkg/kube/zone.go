@@ -68,7 +68,19 @@ func (s *Setup) DeriveModels(host string) {
 		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
 		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes,
 		Namespaces: s.Namespaces, Zone: s.Zone,
+		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)
+}
+
+// proxyConfigMapsUnread says why the proxy controller's ConfigMap could not be read ("" when it was).
+func (s *Setup) proxyConfigMapsUnread() string {
+	if s.ProxyService == nil {
+		return ""
+	}
+	if err := s.Unread(ReadKey("", "configmaps", s.ProxyService.Namespace)); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // ZonePort is the Corefile port the DNS Service's port 53 reaches: its target port when a

@@ -102,7 +102,7 @@ func Permissions() []Permission {
 	read("", "services", Cluster, false, "discovery", "LA106", "client-config")
 	read("", "nodes", Cluster, false, "LA101", "LA201", "LA202", "LA203")
 	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
-	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104")
+	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104", "LA107")
 	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs); kube-proxy's
 	// static pods and Cilium's cilium-config (LA202). LA202 reads cilium-config in the cilium
 	// agent's namespace when that is not kube-system (a Helm release namespace): the shipped
@@ -143,6 +143,7 @@ func Permissions() []Permission {
 		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
 		read(g, "middlewares", Cluster, true, "LA107", "probe host")
 	}
+	read("projectcontour.io", "httpproxies", Cluster, true, "LA107", "probe host")
 	for _, r := range []string{"gatewayclasses", "gateways", "httproutes"} {
 		read("gateway.networking.k8s.io", r, Cluster, true, "LA107", "probe host")
 	}

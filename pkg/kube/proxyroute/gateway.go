@@ -101,18 +101,9 @@ func (s *builder) httpRoutes() []Route {
 			rules = 1 // the API defaults an HTTPRoute without rules to one matching every path
 		}
 		for i := range rules {
-			r := Route{Kind: "HTTPRoute", Namespace: hr.GetNamespace(), Name: hr.GetName(), Index: i,
-				Object: kubeobj.Ref("HTTPRoute", hr.GetNamespace(), hr.GetName()), Served: notServed == "", NotServed: notServed, ServedUnsure: unsure,
-				Reviewed: hr.GetAnnotations()[ReviewedAnnotation] == "reviewed"}
-			if len(spec.Rules) > 1 {
-				r.Object += fmt.Sprintf(" rule %d", i)
-			}
-			for _, h := range spec.Hostnames {
-				r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(h), "."))
-			}
+			r := httpRouteRule(hr, spec, i, notServed)
+			r.ServedUnsure = unsure
 			if i < len(spec.Rules) {
-				r.RuleFilters = len(spec.Rules[i].Filters)
-				r.Backends = httpRouteBackends(spec.Rules[i].BackendRefs, hr.GetNamespace())
 				for _, f := range spec.Rules[i].Filters {
 					if f.Type != "ExtensionRef" || f.ExtensionRef == nil || f.ExtensionRef.Kind != "Middleware" || !strings.HasPrefix(f.ExtensionRef.Group, "traefik.") {
 						continue
@@ -129,6 +120,25 @@ func (s *builder) httpRoutes() []Route {
 		}
 	}
 	return out
+}
+
+// httpRouteRule is rule i of an HTTPRoute as a Route: its hostnames, filters count and
+// backends (notServed says why the proxy does not serve it, "" when it does).
+func httpRouteRule(hr unstructured.Unstructured, spec httpRouteSpec, i int, notServed string) Route {
+	r := Route{Kind: "HTTPRoute", Namespace: hr.GetNamespace(), Name: hr.GetName(), Index: i,
+		Object: kubeobj.Ref("HTTPRoute", hr.GetNamespace(), hr.GetName()), Served: notServed == "", NotServed: notServed,
+		Reviewed: hr.GetAnnotations()[ReviewedAnnotation] == "reviewed"}
+	if len(spec.Rules) > 1 {
+		r.Object += fmt.Sprintf(" rule %d", i)
+	}
+	for _, h := range spec.Hostnames {
+		r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(h), "."))
+	}
+	if i < len(spec.Rules) {
+		r.RuleFilters = len(spec.Rules[i].Filters)
+		r.Backends = httpRouteBackends(spec.Rules[i].BackendRefs, hr.GetNamespace())
+	}
+	return r
 }
 
 // httpRouteBackends are the Services of a rule's backendRefs (other kinds are not Services).

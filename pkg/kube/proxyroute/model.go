@@ -30,14 +30,25 @@ type Objects struct {
 	GatewayClasses       []unstructured.Unstructured
 	Gateways             []unstructured.Unstructured
 	HTTPRoutes           []unstructured.Unstructured
-	Namespaces           []corev1.Namespace
-	Zone                 zone.Zone
+	// HTTPProxies are Contour's routes.
+	HTTPProxies []unstructured.Unstructured
+	Namespaces  []corev1.Namespace
+	Zone        zone.Zone
+	// ProxyConfigMaps are the ConfigMaps the proxy's controller is told to read (ingress-nginx's
+	// --configmap); ProxyConfigMapsUnread says why they could not be read ("" when they were).
+	ProxyConfigMaps       []corev1.ConfigMap
+	ProxyConfigMapsUnread string
 }
 
 // Model is the proxy's routes as Traefik serves them, and what the probes take from them.
 type Model struct {
-	// Traefik is the proxy's static configuration.
+	// Implementation is the reverse proxy the Service on the node addresses fronts: its
+	// routes are modelled with its semantics (Traefik, ingress-nginx), or named as not judged.
+	Implementation Implementation
+	// Traefik is the proxy's static configuration (when it is Traefik).
 	Traefik TraefikConfig
+	// Nginx is the ingress-nginx controller's configuration (when it is ingress-nginx).
+	Nginx NginxConfig
 	// Routes are the proxy's routes (IngressRoutes, Ingresses and HTTPRoutes), resolved once;
 	// LA107 judges them and the probe host is chosen among the served ones. MiddlewaresKnown
 	// is false when the Middleware CRDs could not be read (names are then the only hint);

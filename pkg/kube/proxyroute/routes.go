@@ -86,6 +86,13 @@ type Route struct {
 	// Backends are where it sends requests: an IngressRoute's services, an Ingress's backend
 	// Services, an HTTPRoute rule's backendRefs.
 	Backends []Backend
+	// CatchAll: ingress-nginx serves it for every Host no other Ingress names (an Ingress with
+	// only a defaultBackend). AuthUnsure says why whether it authenticates cannot be told ("":
+	// it can). Unjudged says why its audience is not judged: it is served by an implementation
+	// whose authentication the model does not read ("" for Traefik and ingress-nginx).
+	CatchAll   bool
+	AuthUnsure string
+	Unjudged   string
 }
 
 // Backend is one backend of a route.
@@ -225,7 +232,11 @@ var (
 // readRouteModel builds the proxy's routes from what discovery read.
 func (s *builder) readRouteModel() {
 	if s.ProxyService != nil {
+		s.Implementation = s.identify()
 		s.Traefik = s.readTraefikConfig()
+		if s.Implementation.Name == ImplIngressNginx {
+			s.Nginx = s.readNginxConfig()
+		}
 	}
 	idx := newMiddlewareIndex(s)
 	s.MiddlewaresKnown = idx.known
@@ -234,9 +245,23 @@ func (s *builder) readRouteModel() {
 		routes = append(routes, s.ingressRouteRoutes(ir)...)
 	}
 	for _, ing := range s.Ingresses {
-		routes = append(routes, s.ingressRoute(ing))
+		switch {
+		case s.Implementation.Name == ImplIngressNginx:
+			routes = append(routes, s.nginxIngressRoute(ing))
+		case s.traefikReasoning():
+			routes = append(routes, s.ingressRoute(ing))
+		default:
+			routes = append(routes, s.unjudgedIngressRoute(ing))
+		}
 	}
-	routes = append(routes, s.httpRoutes()...)
+	if s.traefikReasoning() {
+		routes = append(routes, s.httpRoutes()...)
+	} else {
+		routes = append(routes, s.unjudgedHTTPRoutes()...)
+	}
+	if s.Implementation.Name == ImplContour {
+		routes = append(routes, s.contourHTTPProxies()...)
+	}
 	for i := range routes {
 		for j := range routes[i].Middlewares {
 			idx.resolve(&routes[i].Middlewares[j])
@@ -254,6 +279,9 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 	notServed := s.crdClassRefused(ir)
 	tls, hasTLS, _ := unstructured.NestedFieldNoCopy(ir.Object, "spec", "tls")
 	hasTLS = hasTLS && tls != nil
+	if !s.traefikReasoning() {
+		notServed = "the proxy on the node addresses is " + s.Implementation.String() + ", not Traefik: it does not read IngressRoutes"
+	}
 	var out []Route
 	for i, raw := range list {
 		m, ok := raw.(map[string]any)
