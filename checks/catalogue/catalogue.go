@@ -193,6 +193,7 @@ func Page(command string) string {
 		}
 	}
 	fmt.Fprintf(&b, "| *ID*-MORE | any check: more than %d findings; the rest are counted, not shown |\n", engine.MaxFindings)
+	b.WriteString(labSection(es))
 	return b.String()
 }
 
