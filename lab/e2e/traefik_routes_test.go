@@ -263,5 +263,8 @@ func waitTraefikRollout(t *testing.T, port int32) string {
 		ip = p.Status.PodIP
 		return nil
 	})
+	// The new pod is an endpoint once its EndpointSlice is updated and the real kube-proxy has
+	// programmed it: until then the node addresses' 443 is rejected (no endpoint).
+	lab.WaitProxySynced(t)
 	return ip
 }
