@@ -346,7 +346,11 @@ func (b *ServerBlock) serveHosts(name string, qtype uint16, o *Outcome) bool {
 		o.Unknown = fmt.Sprintf("the hosts plugin reads %s, which the API does not show", h.path)
 		return true
 	}
-	addrs := h.names[name]
+	addrs, unknown := h.lookup(name)
+	if unknown != "" {
+		o.Unknown = unknown
+		return true
+	}
 	if len(addrs) == 0 {
 		if h.fall != nil && matchZone(h.fall, name) != "" {
 			o.By = nil
@@ -363,12 +367,34 @@ func (b *ServerBlock) serveHosts(name string, qtype uint16, o *Outcome) bool {
 		}
 		switch {
 		case qtype == dns.TypeA && ip.Unmap().Is4():
-			o.Records = append(o.Records, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600}, A: ip.Unmap().AsSlice()})
+			o.Records = append(o.Records, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: h.ttl}, A: ip.Unmap().AsSlice()})
 		case qtype == dns.TypeAAAA && !ip.Unmap().Is4():
-			o.Records = append(o.Records, &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: 3600}, AAAA: ip.AsSlice()})
+			o.Records = append(o.Records, &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: h.ttl}, AAAA: ip.AsSlice()})
 		}
 	}
 	return true
+}
+
+// lookup is hostsfile.go lookupStaticHostLocked: the name's own entries, else (v1.14.5 and
+// later) those of `*.` and the name without its first label. unknown says why a wildcard entry
+// that could match cannot be read (a build of unknown version). The file's and the inline
+// entries are merged here; CoreDNS looks each up apart and concatenates them.
+func (h *hostsConf) lookup(name string) (addrs []string, unknown string) {
+	if a := h.names[name]; len(a) > 0 {
+		return a, ""
+	}
+	i, end := dns.NextLabel(name, 0)
+	if end {
+		return nil, ""
+	}
+	a := h.names["*."+name[i:]]
+	switch {
+	case len(a) == 0 || h.wild == "literal":
+		return nil, ""
+	case h.wild != "":
+		return nil, h.wild
+	}
+	return a, ""
 }
 
 // serveForward is plugin/forward/forward.go ServeDNS's match: the first stanza whose FROM

@@ -491,13 +491,29 @@ type hostsConf struct {
 	// the file cannot be read from the API.
 	names map[string][]string
 	known bool
+	// ttl is the answers' TTL (plugin/hosts/setup.go: 3600 unless `ttl` says).
+	ttl uint32
+	// wild says how `*.NAME` entries are read: "" as wildcards matching one label below NAME
+	// (coredns/coredns commit 6805f6f8a0df "plugin/hosts: add wildcard support", first tag
+	// v1.14.5: plugin/hosts/hostsfile.go lookupStaticHostLocked, an exact name first, then the
+	// name with its first label replaced by *), "literal" for older stock builds (an exact map
+	// lookup: no query matches them), else why it cannot be told (a build that is not stock).
+	wild string
 }
 
 // setupHosts: plugin/hosts/setup.go hostsParse: once per block; FILE (default /etc/hosts),
 // zones; ttl 1..65535, reload a duration; any other line is an inline entry until a
 // `fallthrough` has been read, after which it is an unknown property.
 func setupHosts(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
-	h := &hostsConf{path: "/etc/hosts", names: map[string][]string{}}
+	h := &hostsConf{path: "/etc/hosts", names: map[string][]string{}, ttl: 3600}
+	if c.files != nil {
+		switch bld := c.files.Build; {
+		case !bld.Known():
+			h.wild = "the image " + bld.Image + " is not a stock CoreDNS of a known version: whether its hosts plugin reads `*.` entries as wildcards (CoreDNS v1.14.5 and later) cannot be told"
+		case !bld.AtLeast(1, 14, 5):
+			h.wild = "literal"
+		}
+	}
 	if ps := b.PluginsNamed("hosts"); len(ps) > 0 {
 		h.plugin = ps[0]
 	}
@@ -549,6 +565,7 @@ func (h *hostsConf) property(d *caddyfile.Dispenser, inline *[]string) error {
 		if ttl <= 0 || ttl > 65535 {
 			return d.Errf("ttl provided is invalid")
 		}
+		h.ttl = uint32(ttl)
 	case "reload":
 		rest := d.RemainingArgs()
 		if len(rest) != 1 {

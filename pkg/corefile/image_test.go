@@ -1,0 +1,55 @@
+package corefile_test
+
+import (
+	"testing"
+
+	"github.com/miekg/dns"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+)
+
+func TestReadBuildKnowsOnlyStockImagesOfAVersion(t *testing.T) {
+	for image, want := range map[string]string{
+		"registry.k8s.io/coredns/coredns:v1.11.1":  "v1.11.1",
+		"rancher/mirrored-coredns-coredns:1.11.3":  "v1.11.3",
+		"coredns/coredns:1.14.3":                   "v1.14.3",
+		"quay.io/oriedge/k8s_gateway:v0.4.0":       "",
+		"coredns/coredns:latest":                   "",
+		"coredns/coredns@sha256:0123456789abcdef0": "",
+		"localhost:5000/coredns":                   "",
+	} {
+		b := corefile.ReadBuild(image)
+		assert.Equal(t, want, b.Version(), image)
+		assert.Equal(t, want != "", b.Known(), image)
+	}
+	assert.True(t, corefile.ReadBuild("").Known(), "no image: the model's own version")
+}
+
+// hosts reads `*.` entries as wildcards from v1.14.5 (coredns/coredns commit 6805f6f8a0df); an
+// older stock CoreDNS reads them as literal names (SERVFAIL without fallthrough); a build that
+// is not stock cannot be told. The v1.14.7 answer is the real binary's (testdata/corpus
+// hosts-wildcard-on-older-coredns, coredns.yaml).
+func TestHostsWildcardsAreJudgedByTheVersionThatRuns(t *testing.T) {
+	const conf = "apps.example.com:1053 {\n    hosts {\n        10.0.10.11 *.apps.example.com\n        ttl 60\n    }\n}\n"
+	ask := func(image string) corefile.Outcome {
+		files := corefile.NewFiles()
+		files.Build = corefile.ReadBuild(image)
+		files.MountVolume("/etc/coredns", map[string]corefile.File{"Corefile": {Content: conf, Object: "ConfigMap lan-dns/lan-dns", Key: "Corefile"}})
+		files.MountFile("/etc/hosts", corefile.File{Content: "127.0.0.1\tlocalhost\n", Object: "the kubelet's /etc/hosts", Key: "hosts"})
+		cf, err := corefile.Load("Corefile", files, "/etc/coredns/Corefile")
+		require.NoError(t, err)
+		return cf.Query(corefile.Question{Name: "grafana.apps.example.com", Type: dns.TypeA, Port: "1053"})
+	}
+	o := ask("registry.k8s.io/coredns/coredns:v1.14.7")
+	require.True(t, o.Known(), o.Describe())
+	assert.Equal(t, "10.0.10.11", o.Addrs()[0].String())
+	assert.Equal(t, uint32(60), o.Records[0].Header().Ttl)
+	o = ask("registry.k8s.io/coredns/coredns:v1.11.1")
+	require.True(t, o.Known(), o.Describe())
+	assert.Equal(t, dns.RcodeServerFailure, o.Rcode)
+	o = ask("quay.io/oriedge/k8s_gateway:v0.4.0")
+	assert.False(t, o.Known())
+	assert.Contains(t, o.Unknown, "quay.io/oriedge/k8s_gateway:v0.4.0")
+}
