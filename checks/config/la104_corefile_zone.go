@@ -65,10 +65,18 @@ func zoneFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Fi
 	names := zoneNames(s)
 	out := make([]engine.Finding, 0, 2*len(names))
 	aGroups := group(cf, names, dns.TypeA, port)
+	answered := askedAnswered(s, cf, port)
 	for _, g := range aGroups {
+		if answered && !anyAsked(s, g) {
+			out = append(out, unaskedFindings(s, g, port)...)
+			continue
+		}
 		out = append(out, aFindings(s, cf, port, g)...)
 	}
 	for _, g := range group(cf, names, dns.TypeAAAA, port) {
+		if o := g[0].o; answered && !anyAsked(s, g) && o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts" {
+			continue // LA104-UNLISTED-SERVFAIL says it for A; a catch-all template would shadow hosts
+		}
 		out = append(out, aaaaFindings(s, cf, g)...)
 	}
 	return out
@@ -130,6 +138,45 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 		return []engine.Finding{emptyA(s, cf, g, ev, obj)}
 	}
 	return answerFindings(s, g, obj)
+}
+
+// askedAnswered reports that every name workstations ask (the probe host, the routed hosts of
+// the zone) gets addresses: the zone is then answered name by name (a template gated by
+// `match`, hosts entries), and the names nobody asks are judged by what they break.
+func askedAnswered(s *kube.Setup, cf *corefile.Corefile, port string) bool {
+	asked := s.AskedNames()
+	for _, n := range asked {
+		if o := cf.Query(corefile.Question{Name: n, Type: dns.TypeA, Port: port}); !o.Known() || len(o.Addrs()) == 0 {
+			return false
+		}
+	}
+	return len(asked) > 0
+}
+
+func anyAsked(s *kube.Setup, g []zoneAsk) bool {
+	asked := s.AskedNames()
+	return slices.ContainsFunc(g, func(a zoneAsk) bool { return slices.Contains(asked, a.name) })
+}
+
+// unaskedFindings judges what names no route serves (the apex, a label nobody created) get when
+// the routed hosts are answered: NODATA routes nothing and breaks nothing (coredns/coredns
+// v1.14.7 plugin/template/template.go: a regex that misses falls through to the catch-all);
+// SERVFAIL from hosts (plugin/hosts/hosts.go ServeDNS: an unknown name without fallthrough)
+// makes resolvers retry elsewhere, and a host added to the proxy does not resolve until the
+// Corefile lists it: a WARN. Anything else is judged as for any name.
+func unaskedFindings(s *kube.Setup, g []zoneAsk, port string) []engine.Finding {
+	o := g[0].o
+	switch {
+	case !o.Known(), o.Forwarded:
+		return aFindings(s, s.Corefile, port, g)
+	case o.NoData():
+		return nil
+	case o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts":
+		return []engine.Finding{{Code: "LA104-UNLISTED-SERVFAIL", Severity: engine.SeverityWarn, Object: findingObject(s, o.By.File),
+			Evidence: outcomeEvidence(g, port, dns.TypeA),
+			Message:  fmt.Sprintf("the routed hosts get their addresses, but %s, which %s does not list, get SERVFAIL (no fallthrough): resolvers retry elsewhere, and a host added to the proxy does not resolve until the Corefile lists it", namesOf(g), o.By.Where())}}
+	}
+	return aFindings(s, s.Corefile, port, g)
 }
 
 // templateBlocks are the blocks with a template entry naming zone.
