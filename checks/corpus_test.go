@@ -66,7 +66,6 @@ var knownWrong = map[string]string{
 	"ingress-nginx-unauthenticated-host/discovery":              "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",
 	"istio-gateway-httproutes/LA107":                            "WARN: the :80 route only redirects and the Gateway's AuthorizationPolicy CUSTOM authenticates :443",
 	"k8s-gateway-chart-with-ingress-nginx/LA101":                "SKIP: k8s_gateway answers the Ingress status, the ingress-nginx ClusterIP",
-	"k8s-gateway-chart-with-ingress-nginx/LA104":                "FAIL \"Unknown directive k8s_gateway\": the image is its own CoreDNS build that knows it",
 	"k8s-gateway-chart-with-ingress-nginx/discovery":            "no zone or probe host: the zone is k8s_gateway's (apps.example.com), its hosts the Ingresses'",
 	"traefik-41-entrypoint-redirection/LA107":                   "WARN: the entry point redirection router (priority MaxInt-1) takes every request on web",
 	"traefik-41-gateway-redirect-only/LA107":                    "WARN: the HTTPRoute's only rule is a RequestRedirect (no backend): every request is redirected",

@@ -53,3 +53,24 @@ func TestHostsWildcardsAreJudgedByTheVersionThatRuns(t *testing.T) {
 	assert.False(t, o.Known())
 	assert.Contains(t, o.Unknown, "quay.io/oriedge/k8s_gateway:v0.4.0")
 }
+
+// A stock build knows its version's plugin.cfg (docs/semantics.md 6.2): view from v1.10.0, shed
+// from v1.14.7, federation until v1.7.0. Any other image may know more: cannot tell.
+func TestABuildKnowsTheDirectivesOfItsVersion(t *testing.T) {
+	for _, c := range []struct {
+		image, dir string
+		has, known bool
+	}{
+		{"registry.k8s.io/coredns/coredns:v1.9.3", "view", false, true},
+		{"registry.k8s.io/coredns/coredns:v1.10.0", "view", true, true},
+		{"coredns/coredns:1.14.3", "shed", false, true},
+		{"coredns/coredns:1.6.9", "federation", true, true},
+		{"coredns/coredns:1.7.0", "federation", false, true},
+		{"coredns/coredns:1.14.7", "k8s_gateway", false, true},
+		{"quay.io/oriedge/k8s_gateway:v0.4.0", "k8s_gateway", false, false},
+		{"quay.io/oriedge/k8s_gateway:v0.4.0", "template", true, true},
+	} {
+		has, known := corefile.ReadBuild(c.image).KnowsDirective(c.dir)
+		assert.Equal(t, [2]bool{c.has, c.known}, [2]bool{has, known}, "%s %s", c.image, c.dir)
+	}
+}
