@@ -62,6 +62,7 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 	if !s.Zone.IsZero() && port != "" && !corefilePortFromEnv(port) {
 		findings = append(findings, zoneFindings(s, cf, port)...)
 		findings = append(findings, outsideFindings(s, cf, port)...)
+		findings = append(findings, clusterNamesFindings(s, cf, port)...)
 	}
 	findings = append(findings, reloadFindings(s, cf)...)
 	findings = append(findings, portFindings(s, cf, obj, edit)...)

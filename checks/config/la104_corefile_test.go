@@ -125,3 +125,20 @@ func TestCorefileConfigSubPathFixPointsConfAtTheFileInTheVolume(t *testing.T) {
 	assert.Contains(t, f[0].Remediation, `{"mountPath":"/etc/coredns","name":"config","readOnly":true}`)
 	assert.Contains(t, f[0].Remediation, `"value":["-conf","/etc/coredns/lan"]`)
 }
+
+// The . block on the LAN's port carries `kubernetes` (the cluster DNS reused for the LAN): the LAN
+// resolves every Service name. The real CoreDNS answers kubernetes.default.svc.cluster.local on
+// that port (testdata/corpus/kubeadm-coredns-as-lan-dns/coredns.yaml).
+func TestCorefileConfigClusterNamesOnTheLANFail(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", withCorefile(
+		"apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.12\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.13\"\n }\n template ANY ANY {\n }\n}\n.:1053 {\n reload\n kubernetes cluster.local in-addr.arpa ip6.arpa {\n  pods insecure\n }\n forward . /etc/resolv.conf\n}\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusFail, st)
+	codes := make([]string, 0, len(o.Findings))
+	for _, f := range o.Findings {
+		codes = append(codes, f.Code)
+	}
+	require.Equal(t, []string{"LA104-CLUSTER-NAMES"}, codes, "%+v", o.Findings)
+	assert.Contains(t, o.Findings[0].Message, "`kubernetes cluster.local in-addr.arpa ip6.arpa` (line 13)")
+	assert.Contains(t, o.Findings[0].Message, "pod names too")
+}
