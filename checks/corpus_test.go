@@ -51,8 +51,6 @@ var knownWrong = map[string]string{
 	"acl-lan-subnet-only/LA104":                                 "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
 	"contour-httpproxy-unauthenticated/LA107":                   "PASS: HTTPProxies are not read; Contour serves wiki without authorization",
 	"contour-httpproxy-unauthenticated/discovery":               "probe host apps.example.com: the HTTPProxies (Contour, no class) are the proxy's routes",
-	"coredns-chart-zone-file/LA101":                             "SKIP: the zone file is the chart's zoneFiles key of the mounted ConfigMap; its wildcard has the three addresses",
-	"file-zone-configmap-missing-node/LA101":                    "SKIP: the zone file is a key of the mounted ConfigMap; its wildcard lacks 10.0.10.13",
 	"haproxy-ingress-unauthenticated-host/LA107":                "PASS by Traefik's rules (\"class haproxy: not served\"); HAProxy serves wiki without auth",
 	"haproxy-ingress-unauthenticated-host/discovery":            "probe host apps.example.com: the Ingresses of class haproxy are served by the proxy found (HAProxy)",
 	"ingress-nginx-all-authenticated-default-backend/discovery": "probe host apps.example.com: the Ingresses of class nginx are served by the proxy found (ingress-nginx)",

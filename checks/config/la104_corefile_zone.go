@@ -109,9 +109,14 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 		return []engine.Finding{{Code: "LA104-NO-ZONE-BLOCK", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
 			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: CoreDNS answers REFUSED to %s", s.Zone.FQDN(), port, namesOf(g)),
 			Remediation: addZoneBlock(s, cf, port).Remediation()}}
+	case o.By != nil && o.By.Name == "file" && o.Known():
+		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s), read from the ConfigMap the pods mount: %s (LA101 compares the addresses)", o.Block.Label(), namesOf(g), o.By.Where(), o.Describe())}}
 	case o.By != nil && o.By.Name == "file":
 		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s) rather than a template: LA101 cannot compare its records, LA301 asks them live", o.Block.Label(), namesOf(g), o.By.Where())}}
+			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s) rather than a template: %s; LA301 asks them live", o.Block.Label(), namesOf(g), o.By.Where(), o.Unknown)}}
+	case o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts":
+		return []engine.Finding{hostsServfail(s, cf, g, ev, obj)}
 	case !o.Known():
 		// never a zone block added beside an import nobody can read: it may define the zone
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
@@ -177,6 +182,33 @@ func unaskedFindings(s *kube.Setup, g []zoneAsk, port string) []engine.Finding {
 			Message:  fmt.Sprintf("the routed hosts get their addresses, but %s, which %s does not list, get SERVFAIL (no fallthrough): resolvers retry elsewhere, and a host added to the proxy does not resolve until the Corefile lists it", namesOf(g), o.By.Where())}}
 	}
 	return aFindings(s, s.Corefile, port, g)
+}
+
+// hostsServfail: hosts lists none of the names asked and does not fall through (plugin/hosts/
+// hosts.go ServeDNS: SERVFAIL, "we don't have a SOA"). With `*.` entries an older CoreDNS reads
+// them as literal names (wildcards from v1.14.5, coredns/coredns commit 6805f6f8a0df): the
+// message names the version the image runs. The fix is a template answering the zone, which runs
+// before hosts in every version (plugin.cfg).
+func hostsServfail(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk, ev map[string]any, obj string) engine.Finding {
+	o := g[0].o
+	msg := fmt.Sprintf("A queries for %s get SERVFAIL: hosts at %s lists none of them and does not fall through", namesOf(g), o.By.Where())
+	if b := cf.Files().Build; b.Stock && !b.AtLeast(1, 14, 5) && hasWildcardEntry(o.By) {
+		msg += fmt.Sprintf("; its `*.` entries are wildcards only from CoreDNS v1.14.5, and the image %s runs %s, which reads them as literal names", b.Image, b.Version())
+	}
+	return engine.Finding{Code: "LA104-A-SERVFAIL", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Message: msg,
+		Remediation: zoneTemplateAfter(s, cf, o).Remediation()}
+}
+
+// hasWildcardEntry reports an inline hosts entry with a `*.` name.
+func hasWildcardEntry(p *corefile.Plugin) bool {
+	for _, l := range p.Block {
+		for _, a := range l.Args {
+			if strings.HasPrefix(a, "*.") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // templateBlocks are the blocks with a template entry naming zone.

@@ -416,25 +416,29 @@ type zonePlugin struct {
 	zones  []string
 	// fall are the zones of its fallthrough (nil: none).
 	fall []string
+	// files are the zone file of a `file` entry read per origin, when the API shows it.
+	files map[string]*fileZone
 }
 
 // setupZonePlugin reads the zones (arguments, else the block's) and the fallthrough of the
 // kubernetes and file plugins, once per block for kubernetes (plugin/kubernetes/setup.go).
 func setupZonePlugin(name string, once bool) func(*Corefile, *ServerBlock, *caddyfile.Dispenser) error {
-	return func(_ *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
+	return func(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 		entries := b.PluginsNamed(name)
 		for i := 0; d.Next(); i++ {
 			if i > 0 && once {
 				return errOnce
 			}
 			args := d.RemainingArgs()
+			db := ""
 			if name == "file" {
 				if len(args) == 0 {
 					return d.ArgErr()
 				}
-				args = args[1:]
+				db, args = args[0], args[1:]
 			}
 			zp := zonePlugin{zones: originsFromArgsOrBlock(args, b.Zones(), nil)}
+			zp.files = c.readZoneFiles(b, db, zp.zones)
 			if i < len(entries) {
 				zp.plugin = entries[i]
 			}
@@ -449,6 +453,24 @@ func setupZonePlugin(name string, once bool) func(*Corefile, *ServerBlock, *cadd
 		}
 		return nil
 	}
+}
+
+// readZoneFiles reads a `file` entry's zone file for each of its origins, when it is a file of
+// the pod the API shows (nil otherwise, or for db "": the kubernetes plugin).
+func (c *Corefile) readZoneFiles(b *ServerBlock, db string, origins []string) map[string]*fileZone {
+	if db == "" || c.files == nil {
+		return nil
+	}
+	p := c.ResolvePath(b, db)
+	f, ok := c.files.Read(p)
+	if !ok {
+		return nil
+	}
+	out := map[string]*fileZone{}
+	for _, origin := range origins {
+		out[origin] = readFileZone(c.files, origin, p, f.Content)
+	}
+	return out
 }
 
 // setupFile: plugin/file/setup.go fileParse: a zone file that exists must parse and hold a SOA

@@ -40,6 +40,8 @@ type ZoneAnswers struct {
 	// ByName are the names asked when the answers were read name by name (no one template
 	// answers the whole zone: see Setup.answersByName); nil otherwise.
 	ByName []string
+	// By is the plugin that answers the names asked when read name by name (nil otherwise).
+	By *corefile.Plugin
 }
 
 // Addrs are the IPv4 addresses the zone answers A with (of the valid answers), sorted, each once.

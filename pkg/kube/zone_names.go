@@ -42,38 +42,42 @@ func (s *Setup) answersByName(cf *corefile.Corefile, z *ZoneAnswers) {
 	if len(names) == 0 {
 		return
 	}
-	a, aOK, why := agreeingAnswers(cf, names, dns.TypeA, z.Port)
+	a, by, aOK, why := agreeingAnswers(cf, names, dns.TypeA, z.Port)
 	if !aOK {
 		if why != "" {
 			z.Why += "; name by name, " + why
 		}
 		return
 	}
-	aaaa, aaaaOK, _ := agreeingAnswers(cf, names, dns.TypeAAAA, z.Port)
+	aaaa, _, aaaaOK, _ := agreeingAnswers(cf, names, dns.TypeAAAA, z.Port)
 	if !aaaaOK {
 		aaaa = nil
 	}
 	z.Answers, z.AAAAAnswers, z.Known, z.Why = a, aaaa, true, ""
-	z.Name, z.ByName = names[0], names
+	z.Name, z.ByName, z.By = names[0], names, by
 }
 
 // agreeingAnswers asks every name for qtype: the answers of the names that get addresses, when
 // they all get the same ones; when CoreDNS itself answers each without an address (NODATA,
 // SERVFAIL: a hosts wildcard an older CoreDNS reads literally), the set is known and empty. why
 // says otherwise (a name forwarded, not predicted, or names that get different addresses).
-func agreeingAnswers(cf *corefile.Corefile, names []string, qtype uint16, port string) ([]corefile.Answer, bool, string) {
+func agreeingAnswers(cf *corefile.Corefile, names []string, qtype uint16, port string) ([]corefile.Answer, *corefile.Plugin, bool, string) {
 	var (
 		ref     []netip.Addr
 		refName string
 		out     []corefile.Answer
+		by      *corefile.Plugin
 	)
 	for _, n := range names {
 		o := cf.Query(corefile.Question{Name: n, Type: qtype, Port: port})
+		if by == nil {
+			by = o.By
+		}
 		if !o.Known() {
-			return nil, false, fmt.Sprintf("what CoreDNS answers to %s for %s is not known: %s", dns.TypeToString[qtype], n, o.Unknown)
+			return nil, nil, false, fmt.Sprintf("what CoreDNS answers to %s for %s is not known: %s", dns.TypeToString[qtype], n, o.Unknown)
 		}
 		if o.Forwarded || o.Rcode == -1 {
-			return nil, false, fmt.Sprintf("%s of %s is %s", dns.TypeToString[qtype], n, o.Describe())
+			return nil, nil, false, fmt.Sprintf("%s of %s is %s", dns.TypeToString[qtype], n, o.Describe())
 		}
 		addrs := o.Addrs()
 		if len(addrs) == 0 {
@@ -85,11 +89,11 @@ func agreeingAnswers(cf *corefile.Corefile, names []string, qtype uint16, port s
 			continue
 		}
 		if !slices.Equal(addrs, ref) {
-			return nil, false, fmt.Sprintf("the names of the zone get different addresses: %s %s, %s %s", strings.TrimSuffix(refName, "."), addrText(ref), strings.TrimSuffix(n, "."), addrText(addrs))
+			return nil, nil, false, fmt.Sprintf("the names of the zone get different addresses: %s %s, %s %s", strings.TrimSuffix(refName, "."), addrText(ref), strings.TrimSuffix(n, "."), addrText(addrs))
 		}
 	}
 	// every name answered here, none with an address: the zone's set is empty
-	return out, true, ""
+	return out, by, true, ""
 }
 
 // recordAnswers are an outcome's address records as answers written where its plugin is.
