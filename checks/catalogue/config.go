@@ -91,6 +91,7 @@ var configuration = []Entry{
 			code("LA104", "DYNAMIC-ANSWER", "an answer depends on the query: its addresses are asked live only (information)"),
 			code("LA104", "NO-CATCH-ALL", "no `template ANY ANY { rcode NOERROR }` for the zone: AAAA gets SERVFAIL, or is forwarded and gets the public AAAA"),
 			code("LA104", "CATCH-ALL-RCODE", "the catch-all answers an rcode other than NOERROR"),
+			code("LA104", "IMAGE-UNKNOWN", "the DNS pods' image is not a stock CoreDNS of a known version: judged as v1.14.7, which it may not be"),
 			code("LA104", "CLUSTER-NAMES", "the block serving the LAN's port carries `kubernetes`: the LAN resolves every Service name of the cluster"),
 			code("LA104", "UNLISTED-SERVFAIL", "the routed hosts are answered by `hosts` entries, but names it does not list (the apex, a new route) get SERVFAIL"),
 			code("LA104", "NO-RELOAD", "no `reload`: ConfigMap edits wait for a pod restart"),

@@ -192,7 +192,7 @@ func unaskedFindings(s *kube.Setup, g []zoneAsk, port string) []engine.Finding {
 func hostsServfail(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk, ev map[string]any, obj string) engine.Finding {
 	o := g[0].o
 	msg := fmt.Sprintf("A queries for %s get SERVFAIL: hosts at %s lists none of them and does not fall through", namesOf(g), o.By.Where())
-	if b := cf.Files().Build; b.Stock && !b.AtLeast(1, 14, 5) && hasWildcardEntry(o.By) {
+	if b := cf.Build(); b.Stock && !b.AtLeast(1, 14, 5) && hasWildcardEntry(o.By) {
 		msg += fmt.Sprintf("; its `*.` entries are wildcards only from CoreDNS v1.14.5, and the image %s runs %s, which reads them as literal names", b.Image, b.Version())
 	}
 	return engine.Finding{Code: "LA104-A-SERVFAIL", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Message: msg,

@@ -14,6 +14,8 @@ var stockRepositories = []string{
 	"coredns/coredns", "docker.io/coredns/coredns", "registry.k8s.io/coredns/coredns",
 	"k8s.gcr.io/coredns/coredns", "k8s.gcr.io/coredns", "registry.k8s.io/coredns",
 	"docker.io/rancher/mirrored-coredns-coredns", "rancher/mirrored-coredns-coredns",
+	// k3s's earlier name for the same image (manifests/coredns.yaml at commit 0064a39615fc)
+	"docker.io/rancher/coredns-coredns", "rancher/coredns-coredns",
 }
 
 // Build is which CoreDNS a container runs, as its image tells.
@@ -41,7 +43,8 @@ func ReadBuild(image string) Build {
 		return b
 	}
 	repo, tag := strings.ToLower(ref[:i]), strings.TrimPrefix(ref[i+1:], "v")
-	stock := false
+	// a registry mirror of the project's image keeps its path (<registry>/coredns/coredns)
+	stock := strings.HasSuffix(repo, "/coredns/coredns")
 	for _, r := range stockRepositories {
 		stock = stock || repo == r
 	}
@@ -87,4 +90,12 @@ func (b Build) Version() string {
 		return ""
 	}
 	return "v" + strconv.Itoa(b.Major) + "." + strconv.Itoa(b.Minor) + "." + strconv.Itoa(b.Patch)
+}
+
+// Build is the CoreDNS build the configuration is read as (Files.Build; none: v1.14.7).
+func (c *Corefile) Build() Build {
+	if c == nil || c.files == nil {
+		return Build{}
+	}
+	return c.files.Build
 }

@@ -12,13 +12,16 @@ import (
 
 func TestReadBuildKnowsOnlyStockImagesOfAVersion(t *testing.T) {
 	for image, want := range map[string]string{
-		"registry.k8s.io/coredns/coredns:v1.11.1":  "v1.11.1",
-		"rancher/mirrored-coredns-coredns:1.11.3":  "v1.11.3",
-		"coredns/coredns:1.14.3":                   "v1.14.3",
-		"quay.io/oriedge/k8s_gateway:v0.4.0":       "",
-		"coredns/coredns:latest":                   "",
-		"coredns/coredns@sha256:0123456789abcdef0": "",
-		"localhost:5000/coredns":                   "",
+		"registry.k8s.io/coredns/coredns:v1.11.1":        "v1.11.1",
+		"rancher/mirrored-coredns-coredns:1.11.3":        "v1.11.3",
+		"coredns/coredns:1.14.3":                         "v1.14.3",
+		"mirror.example.net:5000/coredns/coredns:1.12.0": "v1.12.0",
+		"rancher/coredns-coredns:1.8.3":                  "v1.8.3",
+		"ghcr.io/example/coredns-custom:1.11.1":          "",
+		"quay.io/oriedge/k8s_gateway:v0.4.0":             "",
+		"coredns/coredns:latest":                         "",
+		"coredns/coredns@sha256:0123456789abcdef0":       "",
+		"localhost:5000/coredns":                         "",
 	} {
 		b := corefile.ReadBuild(image)
 		assert.Equal(t, want, b.Version(), image)
