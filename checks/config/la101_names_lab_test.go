@@ -20,7 +20,7 @@ func TestTheRealCoreDNSAnswersTheZoneNameByNameAsTheModelSays(t *testing.T) {
 	const zoneFile = "$ORIGIN apps.example.com.\n" +
 		"@ 60 IN SOA ns hostmaster 1 7200 3600 1209600 60\n@ 60 IN NS ns\nns 60 IN A 10.0.10.11\n" +
 		"grafana 60 IN A 10.0.10.11\ngrafana 60 IN A 10.0.10.12\n*.web 60 IN A 10.0.10.12\nx.ent 60 IN A 10.0.10.13\n" +
-		"*.wild 60 IN AAAA fd00:10::11\n"
+		"*.wild 60 IN AAAA fd00:10::11\ncn 60 IN CNAME cn2\ncn2 60 IN CNAME grafana\n*.cw 60 IN CNAME ns\n"
 	fileConf := "apps.example.com:1053 {\n file /etc/coredns/db.apps.example.com\n}\n"
 	fallConf := "apps.example.com:1053 {\n file /etc/coredns/db.apps.example.com {\n  fallthrough\n }\n template ANY ANY {\n  rcode NOERROR\n }\n}\n"
 	hostsConf := "apps.example.com:1053 {\n hosts {\n  10.0.10.11 grafana.apps.example.com\n  10.0.10.12 *.apps.example.com\n  ttl 30\n }\n}\n"
@@ -32,6 +32,8 @@ func TestTheRealCoreDNSAnswersTheZoneNameByNameAsTheModelSays(t *testing.T) {
 		{"file: no such name", fileConf, "nope.apps.example.com"},
 		{"file: a wildcard of another type", fileConf, "b.wild.apps.example.com"},
 		{"file: two labels below a wildcard", fileConf, "a.b.web.apps.example.com"},
+		{"file: a CNAME chain inside the zone", fileConf, "cn.apps.example.com"},
+		{"file: a wildcard CNAME", fileConf, "a.cw.apps.example.com"},
 		{"file with fallthrough: no such name", fallConf, "nope.apps.example.com"},
 		{"file with fallthrough: an empty non-terminal", fallConf, "ent.apps.example.com"},
 		{"hosts: an exact entry before the wildcard", hostsConf, "grafana.apps.example.com"},

@@ -165,7 +165,8 @@ func anyAsked(s *kube.Setup, g []zoneAsk) bool {
 
 // unaskedFindings judges what names no route serves (the apex, a label nobody created) get when
 // the routed hosts are answered: NODATA routes nothing and breaks nothing (coredns/coredns
-// v1.14.7 plugin/template/template.go: a regex that misses falls through to the catch-all);
+// v1.14.7 plugin/template/template.go: a regex that misses falls through to the catch-all), nor
+// does a zone file's authoritative NXDOMAIN (plugin/file/lookup.go: a name it does not hold);
 // SERVFAIL from hosts (plugin/hosts/hosts.go ServeDNS: an unknown name without fallthrough)
 // makes resolvers retry elsewhere, and a host added to the proxy does not resolve until the
 // Corefile lists it: a WARN. Anything else is judged as for any name.
@@ -174,7 +175,9 @@ func unaskedFindings(s *kube.Setup, g []zoneAsk, port string) []engine.Finding {
 	switch {
 	case !o.Known(), o.Forwarded:
 		return aFindings(s, s.Corefile, port, g)
-	case o.NoData():
+	case o.NoData(), o.Rcode == dns.RcodeNameError && o.Authoritative && o.RecordsKnown:
+		// NODATA, or an authoritative NXDOMAIN (a zone file's name that does not exist, with
+		// its SOA): the name exists for nobody, and resolvers do not retry elsewhere
 		return nil
 	case o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts":
 		return []engine.Finding{{Code: "LA104-UNLISTED-SERVFAIL", Severity: engine.SeverityWarn, Object: findingObject(s, o.By.File),

@@ -105,8 +105,9 @@ func (z *fileZone) walk(qname string) (found bool, wildName, unknown string) {
 // lookup answers an A or AAAA query for qname as plugin/file/lookup.go Lookup does without
 // DNSSEC: the name's own records (NS of the apex in authority), NODATA with the SOA for a name
 // that exists without the type, a wildcard `*.` of the closest encloser, else NXDOMAIN (NODATA
-// for an empty non-terminal). CNAME and DNAME chasing, delegations and a wildcard shadowed by
-// an empty non-terminal are not modelled: unknown says so.
+// for an empty non-terminal), a CNAME chased inside the zone (chase). DNAMEs, delegations, CNAME
+// targets outside the file and a wildcard shadowed by an empty non-terminal are not modelled:
+// unknown says so.
 func (z *fileZone) lookup(qname string, qtype uint16, o *Outcome) (unknown string) {
 	found, wildName, unknown := z.walk(qname)
 	if unknown != "" {
@@ -133,14 +134,44 @@ func (z *fileZone) lookup(qname string, qtype uint16, o *Outcome) (unknown strin
 		o.Authority = soa
 		return ""
 	}
-	if z.has(owner, dns.TypeCNAME) {
-		return "the name is a CNAME in the zone file: chasing it is not modelled"
+	if cname := z.typed(owner, dns.TypeCNAME, qname); len(cname) > 0 {
+		return z.chase(cname[0], qtype, o)
 	}
 	o.Records = z.typed(owner, qtype, qname)
 	if len(o.Records) == 0 {
 		o.Authority = soa
 		return ""
 	}
+	o.Authority = z.typed(z.origin, dns.TypeNS, z.origin)
+	return ""
+}
+
+// chase follows a CNAME inside the zone as plugin/file/lookup.go externalLookup does: the CNAME,
+// each further CNAME of its target (at most 9), then the target's records of the type asked (none:
+// the CNAMEs alone), with the apex NS in authority. A target that is not a name of the file
+// (CoreDNS then asks its own server: z.Upstream) or below a delegation is not modelled.
+func (z *fileZone) chase(cname dns.RR, qtype uint16, o *Outcome) string {
+	rrs := []dns.RR{cname}
+	target := strings.ToLower(cname.(*dns.CNAME).Target)
+	for i := 0; ; i++ {
+		if _, ok := z.names[target]; !ok {
+			return "the CNAME's target " + target + " is not a name of the zone file: CoreDNS resolves it through its own server, which is not modelled"
+		}
+		if _, _, unknown := z.walk(target); unknown != "" {
+			return unknown
+		}
+		next := z.typed(target, dns.TypeCNAME, target)
+		if len(next) == 0 {
+			rrs = append(rrs, z.typed(target, qtype, target)...)
+			break
+		}
+		rrs = append(rrs, next...)
+		target = strings.ToLower(next[0].(*dns.CNAME).Target)
+		if i+1 > 8 {
+			break
+		}
+	}
+	o.Records = rrs
 	o.Authority = z.typed(z.origin, dns.TypeNS, z.origin)
 	return ""
 }
