@@ -143,7 +143,7 @@ func ipv6Findings(s *kube.Setup, proxy, dnsSvc, zone addrSource, uncaptured []ne
 		Evidence: map[string]any{"proxy": addrStrings(proxy.set()), "dns": addrStrings(dnsSvc.set()), "aaaa": "NODATA"}}
 	if slices.ContainsFunc(ips, func(a netip.Addr) bool { return slices.Contains(uncaptured, a) }) {
 		f.Message += "; kube-proxy does not capture them either (LA101-FAMILY-NOT-CAPTURED): do not answer AAAA with them"
-	} else if e, ok := zoneAnswersEdit(s, unique(ips), "AAAA"); ok {
+	} else if e, ok := zoneAnswersEdit(s, unique(ips), "AAAA"); ok && s.ZoneAnswers.ByName == nil {
 		f.Remediation = "# either answer AAAA with them (or remove them from the Services' externalIPs):\n" + e.Remediation()
 	}
 	return append(out, f)
@@ -360,6 +360,9 @@ func threeWayDiff(sources []addrSource) []string {
 
 func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 	if src.Name == "zone" {
+		if s.ZoneAnswers.ByName != nil {
+			return byNameRemediation(s, ref, src.RType)
+		}
 		if e, ok := zoneAnswersEdit(s, ref, src.RType); ok {
 			return e.Remediation()
 		}
@@ -370,6 +373,28 @@ func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 		return remedy.EditConfigMap(ns, name) + "   # the zone's template must answer exactly (the fix cannot be proven before it is written):\n" + commented(remedy.ZoneTemplate(ref))
 	}
 	return serviceAddrsPatch(s, src, ref)
+}
+
+// byNameRemediation: the zone is answered name by name (hosts entries, a zone file, a template
+// gated by match): the plugin that answers the names asked must answer exactly ref for them.
+func byNameRemediation(s *kube.Setup, ref []netip.Addr, rtype string) string {
+	z := s.ZoneAnswers
+	what := "the plugin that answers them"
+	if z.By != nil {
+		what = fmt.Sprintf("%s at %s", z.By.Name, z.By.Where())
+		if z.By.Name == "file" && len(z.By.Args) > 0 {
+			what = fmt.Sprintf("the zone file %s (file at %s; raise its SOA serial with the edit, or CoreDNS keeps the old records)", z.By.Args[0], z.By.Where())
+		}
+	}
+	names := make([]string, 0, len(z.ByName))
+	for _, n := range z.ByName {
+		names = append(names, strings.TrimSuffix(n, "."))
+	}
+	ns, name := "", ""
+	if s.ConfigMap != nil {
+		ns, name = s.ConfigMap.Namespace, s.ConfigMap.Name
+	}
+	return remedy.EditConfigMap(ns, name) + "   " + remedy.Comment(fmt.Sprintf("%s must answer %s with exactly %s for %s (the fix cannot be proven before it is written)", what, rtype, addrList(ref), strings.Join(names, ", ")))
 }
 
 // nodeFindings checks that every address is the InternalIP of exactly one Ready Linux node or,

@@ -49,7 +49,7 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 	if cf == nil {
 		return engine.Outcome{Err: fmt.Errorf("%s: the Corefile was not parsed by discovery", obj)}
 	}
-	findings := importFindings(s, cf, obj)
+	findings := append(importFindings(s, cf, obj), buildFindings(cf, obj)...)
 	if !cf.Starts() {
 		return engine.Outcome{Findings: append(findings, startFindings(s, cf)...)}
 	}
@@ -62,12 +62,26 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 	if !s.Zone.IsZero() && port != "" && !corefilePortFromEnv(port) {
 		findings = append(findings, zoneFindings(s, cf, port)...)
 		findings = append(findings, outsideFindings(s, cf, port)...)
+		findings = append(findings, clusterNamesFindings(s, cf, port)...)
 	}
 	findings = append(findings, reloadFindings(s, cf)...)
 	findings = append(findings, portFindings(s, cf, obj, edit)...)
 	findings = append(findings, mountFindings(s, obj)...)
 	findings = append(findings, fileZoneFindings(s, cf, obj, edit)...)
 	return engine.Outcome{Findings: findings}
+}
+
+// buildFindings: an image that is not a stock CoreDNS of a known version (a build of its own, a
+// digest, latest) may know other plugins and answer otherwise: the judgement below is CoreDNS
+// v1.14.7's, which it may not be (docs/semantics.md 6.1).
+func buildFindings(cf *corefile.Corefile, obj string) []engine.Finding {
+	b := cf.Build()
+	if b.Known() {
+		return nil
+	}
+	return []engine.Finding{{Code: "LA104-IMAGE-UNKNOWN", Severity: engine.SeverityWarn, Object: obj,
+		Message:  fmt.Sprintf("the DNS pods run %s, which is not a stock CoreDNS image of a known version: whether it starts and what its plugins answer is judged here as CoreDNS v1.14.7, which it may not be", b.Image),
+		Evidence: map[string]any{"image": b.Image}}}
 }
 
 func corefilePortFromEnv(p string) bool { _, err := strconv.Atoi(p); return err != nil }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -124,4 +126,42 @@ func TestCorefileConfigSubPathFixPointsConfAtTheFileInTheVolume(t *testing.T) {
 	assert.Equal(t, "LA104-SUBPATH", f[0].Code)
 	assert.Contains(t, f[0].Remediation, `{"mountPath":"/etc/coredns","name":"config","readOnly":true}`)
 	assert.Contains(t, f[0].Remediation, `"value":["-conf","/etc/coredns/lan"]`)
+}
+
+// The . block on the LAN's port carries `kubernetes` (the cluster DNS reused for the LAN): the LAN
+// resolves every Service name. The real CoreDNS answers kubernetes.default.svc.cluster.local on
+// that port (testdata/corpus/kubeadm-coredns-as-lan-dns/coredns.yaml).
+func TestCorefileConfigClusterNamesOnTheLANFail(t *testing.T) {
+	env := configEnv(t, nil, editObject("lan-dns", "lan-dns", withCorefile(
+		"apps.example.com:1053 {\n reload\n template IN A {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.12\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.13\"\n }\n template ANY ANY {\n }\n}\n.:1053 {\n reload\n kubernetes cluster.local in-addr.arpa ip6.arpa {\n  pods insecure\n }\n forward . /etc/resolv.conf\n}\n")))
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusFail, st)
+	codes := make([]string, 0, len(o.Findings))
+	for _, f := range o.Findings {
+		codes = append(codes, f.Code)
+	}
+	require.Equal(t, []string{"LA104-CLUSTER-NAMES"}, codes, "%+v", o.Findings)
+	assert.Contains(t, o.Findings[0].Message, "`kubernetes cluster.local in-addr.arpa ip6.arpa` (line 13)")
+	assert.Contains(t, o.Findings[0].Message, "pod names too")
+}
+
+// An image that is not a stock CoreDNS of a known version is judged as v1.14.7 with a WARN
+// naming it: never a PASS on a build doctor does not know.
+func TestCorefileConfigUnknownImageWarns(t *testing.T) {
+	env := configEnv(t, nil, func(objs []runtime.Object) []runtime.Object {
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok && d.Name == "lan-dns" {
+				d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/coredns-custom:2.0"
+			}
+			if p, ok := o.(*corev1.Pod); ok && strings.HasPrefix(p.Name, "lan-dns") {
+				p.Spec.Containers[0].Image = "ghcr.io/example/coredns-custom:2.0"
+			}
+		}
+		return objs
+	})
+	st, o := runConfigCheck(t, CorefileConfig(env))
+	assert.Equal(t, engine.StatusWarn, st)
+	require.NotEmpty(t, o.Findings)
+	assert.Equal(t, "LA104-IMAGE-UNKNOWN", o.Findings[0].Code)
+	assert.Contains(t, o.Findings[0].Message, "ghcr.io/example/coredns-custom:2.0")
 }

@@ -65,10 +65,18 @@ func zoneFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Fi
 	names := zoneNames(s)
 	out := make([]engine.Finding, 0, 2*len(names))
 	aGroups := group(cf, names, dns.TypeA, port)
+	answered := askedAnswered(s, cf, port)
 	for _, g := range aGroups {
+		if answered && !anyAsked(s, g) {
+			out = append(out, unaskedFindings(s, g, port)...)
+			continue
+		}
 		out = append(out, aFindings(s, cf, port, g)...)
 	}
 	for _, g := range group(cf, names, dns.TypeAAAA, port) {
+		if o := g[0].o; answered && !anyAsked(s, g) && o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts" {
+			continue // LA104-UNLISTED-SERVFAIL says it for A; a catch-all template would shadow hosts
+		}
 		out = append(out, aaaaFindings(s, cf, g)...)
 	}
 	return out
@@ -101,9 +109,14 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 		return []engine.Finding{{Code: "LA104-NO-ZONE-BLOCK", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
 			Message:     fmt.Sprintf("no server block serves the zone %s on port %s: CoreDNS answers REFUSED to %s", s.Zone.FQDN(), port, namesOf(g)),
 			Remediation: addZoneBlock(s, cf, port).Remediation()}}
+	case o.By != nil && o.By.Name == "file" && o.Known():
+		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s), read from the ConfigMap the pods mount: %s (LA101 compares the addresses)", o.Block.Label(), namesOf(g), o.By.Where(), o.Describe())}}
 	case o.By != nil && o.By.Name == "file":
 		return []engine.Finding{{Code: "LA104-ZONE-FILE", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s) rather than a template: LA101 cannot compare its records, LA301 asks them live", o.Block.Label(), namesOf(g), o.By.Where())}}
+			Message: fmt.Sprintf("%s answers A for %s from a zone file (%s) rather than a template: %s; LA301 asks them live", o.Block.Label(), namesOf(g), o.By.Where(), o.Unknown)}}
+	case o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts":
+		return []engine.Finding{hostsServfail(s, cf, g, ev, obj)}
 	case !o.Known():
 		// never a zone block added beside an import nobody can read: it may define the zone
 		return []engine.Finding{{Code: "LA104-CANNOT-TELL", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
@@ -130,6 +143,75 @@ func aFindings(s *kube.Setup, cf *corefile.Corefile, port string, g []zoneAsk) [
 		return []engine.Finding{emptyA(s, cf, g, ev, obj)}
 	}
 	return answerFindings(s, g, obj)
+}
+
+// askedAnswered reports that every name workstations ask (the probe host, the routed hosts of
+// the zone) gets addresses: the zone is then answered name by name (a template gated by
+// `match`, hosts entries), and the names nobody asks are judged by what they break.
+func askedAnswered(s *kube.Setup, cf *corefile.Corefile, port string) bool {
+	asked := s.AskedNames()
+	for _, n := range asked {
+		if o := cf.Query(corefile.Question{Name: n, Type: dns.TypeA, Port: port}); !o.Known() || len(o.Addrs()) == 0 {
+			return false
+		}
+	}
+	return len(asked) > 0
+}
+
+func anyAsked(s *kube.Setup, g []zoneAsk) bool {
+	asked := s.AskedNames()
+	return slices.ContainsFunc(g, func(a zoneAsk) bool { return slices.Contains(asked, a.name) })
+}
+
+// unaskedFindings judges what names no route serves (the apex, a label nobody created) get when
+// the routed hosts are answered: NODATA routes nothing and breaks nothing (coredns/coredns
+// v1.14.7 plugin/template/template.go: a regex that misses falls through to the catch-all), nor
+// does a zone file's authoritative NXDOMAIN (plugin/file/lookup.go: a name it does not hold);
+// SERVFAIL from hosts (plugin/hosts/hosts.go ServeDNS: an unknown name without fallthrough)
+// makes resolvers retry elsewhere, and a host added to the proxy does not resolve until the
+// Corefile lists it: a WARN. Anything else is judged as for any name.
+func unaskedFindings(s *kube.Setup, g []zoneAsk, port string) []engine.Finding {
+	o := g[0].o
+	switch {
+	case !o.Known(), o.Forwarded:
+		return aFindings(s, s.Corefile, port, g)
+	case o.NoData(), o.Rcode == dns.RcodeNameError && o.Authoritative && o.RecordsKnown:
+		// NODATA, or an authoritative NXDOMAIN (a zone file's name that does not exist, with
+		// its SOA): the name exists for nobody, and resolvers do not retry elsewhere
+		return nil
+	case o.Rcode == dns.RcodeServerFailure && o.By != nil && o.By.Name == "hosts":
+		return []engine.Finding{{Code: "LA104-UNLISTED-SERVFAIL", Severity: engine.SeverityWarn, Object: findingObject(s, o.By.File),
+			Evidence: outcomeEvidence(g, port, dns.TypeA),
+			Message:  fmt.Sprintf("the routed hosts get their addresses, but %s, which %s does not list, get SERVFAIL (no fallthrough): resolvers retry elsewhere, and a host added to the proxy does not resolve until the Corefile lists it", namesOf(g), o.By.Where())}}
+	}
+	return aFindings(s, s.Corefile, port, g)
+}
+
+// hostsServfail: hosts lists none of the names asked and does not fall through (plugin/hosts/
+// hosts.go ServeDNS: SERVFAIL, "we don't have a SOA"). With `*.` entries an older CoreDNS reads
+// them as literal names (wildcards from v1.14.5, coredns/coredns commit 6805f6f8a0df): the
+// message names the version the image runs. The fix is a template answering the zone, which runs
+// before hosts in every version (plugin.cfg).
+func hostsServfail(s *kube.Setup, cf *corefile.Corefile, g []zoneAsk, ev map[string]any, obj string) engine.Finding {
+	o := g[0].o
+	msg := fmt.Sprintf("A queries for %s get SERVFAIL: hosts at %s lists none of them and does not fall through", namesOf(g), o.By.Where())
+	if b := cf.Build(); b.Stock && !b.AtLeast(1, 14, 5) && hasWildcardEntry(o.By) {
+		msg += fmt.Sprintf("; its `*.` entries are wildcards only from CoreDNS v1.14.5, and the image %s runs %s, which reads them as literal names", b.Image, b.Version())
+	}
+	return engine.Finding{Code: "LA104-A-SERVFAIL", Severity: engine.SeverityFail, Object: obj, Evidence: ev, Message: msg,
+		Remediation: zoneTemplateAfter(s, cf, o).Remediation()}
+}
+
+// hasWildcardEntry reports an inline hosts entry with a `*.` name.
+func hasWildcardEntry(p *corefile.Plugin) bool {
+	for _, l := range p.Block {
+		for _, a := range l.Args {
+			if strings.HasPrefix(a, "*.") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // templateBlocks are the blocks with a template entry naming zone.

@@ -26,6 +26,9 @@ type Files struct {
 	// Env are the container's environment variables with a literal value: CoreDNS replaces
 	// {$NAME} with them. A placeholder of another variable stays as written (unknown).
 	Env map[string]string
+	// Build is the CoreDNS the container runs, read from its image (ReadBuild): the plugins'
+	// behaviour that changed between versions is judged by it.
+	Build Build
 	// WorkDir is the container's working directory (the official image's WORKDIR is /): plugins
 	// read relative file paths from it (the file plugin, without a `root`).
 	WorkDir string

@@ -416,8 +416,20 @@ func (g *grouper) directives() error {
 
 func (g *grouper) directive() error {
 	dir := g.env(g.val())
-	if !IsStockDirective(dir) {
+	var b Build
+	if g.files != nil {
+		b = g.files.Build
+	}
+	switch has, known := b.KnowsDirective(dir); {
+	case !known:
+		return &ParseError{File: g.cur().File, Line: g.line(), Unknown: true,
+			Msg: fmt.Sprintf("directive '%s' is not a plugin of stock CoreDNS, and the image %s is not a stock CoreDNS of a known version: its build may know it (no fix removes it); what it does is not modelled", dir, b.Image)}
+	case !has:
 		return g.errf("Unknown directive '%s'", dir)
+	case !IsStockDirective(dir):
+		// federation of a v1.6 build: known to start, not modelled
+		return &ParseError{File: g.cur().File, Line: g.line(), Unknown: true,
+			Msg: fmt.Sprintf("directive '%s' of CoreDNS %s is not modelled", dir, b.Version())}
 	}
 	first := g.cur()
 	first.Text = dir

@@ -156,7 +156,7 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 		case "forward":
 			done = b.serveForward(name, &o)
 		case "kubernetes", "file":
-			done = b.serveZonePlugin(p.Name, name, &o)
+			done = b.serveZonePlugin(p.Name, name, q.Type, &o)
 		case "whoami":
 			// plugin/whoami: authoritative, the client's address in the additional section
 			o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true
@@ -346,7 +346,11 @@ func (b *ServerBlock) serveHosts(name string, qtype uint16, o *Outcome) bool {
 		o.Unknown = fmt.Sprintf("the hosts plugin reads %s, which the API does not show", h.path)
 		return true
 	}
-	addrs := h.names[name]
+	addrs, unknown := h.lookup(name)
+	if unknown != "" {
+		o.Unknown = unknown
+		return true
+	}
 	if len(addrs) == 0 {
 		if h.fall != nil && matchZone(h.fall, name) != "" {
 			o.By = nil
@@ -363,12 +367,34 @@ func (b *ServerBlock) serveHosts(name string, qtype uint16, o *Outcome) bool {
 		}
 		switch {
 		case qtype == dns.TypeA && ip.Unmap().Is4():
-			o.Records = append(o.Records, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 3600}, A: ip.Unmap().AsSlice()})
+			o.Records = append(o.Records, &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: h.ttl}, A: ip.Unmap().AsSlice()})
 		case qtype == dns.TypeAAAA && !ip.Unmap().Is4():
-			o.Records = append(o.Records, &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: 3600}, AAAA: ip.AsSlice()})
+			o.Records = append(o.Records, &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: h.ttl}, AAAA: ip.AsSlice()})
 		}
 	}
 	return true
+}
+
+// lookup is hostsfile.go lookupStaticHostLocked: the name's own entries, else (v1.14.5 and
+// later) those of `*.` and the name without its first label. unknown says why a wildcard entry
+// that could match cannot be read (a build of unknown version). The file's and the inline
+// entries are merged here; CoreDNS looks each up apart and concatenates them.
+func (h *hostsConf) lookup(name string) (addrs []string, unknown string) {
+	if a := h.names[name]; len(a) > 0 {
+		return a, ""
+	}
+	i, end := dns.NextLabel(name, 0)
+	if end {
+		return nil, ""
+	}
+	a := h.names["*."+name[i:]]
+	switch {
+	case len(a) == 0 || h.wild == "literal":
+		return nil, ""
+	case h.wild != "":
+		return nil, h.wild
+	}
+	return a, ""
 }
 
 // serveForward is plugin/forward/forward.go ServeDNS's match: the first stanza whose FROM
@@ -389,16 +415,31 @@ func (b *ServerBlock) serveForward(name string, o *Outcome) bool {
 	return false
 }
 
-// serveZonePlugin: the kubernetes and file plugins answer every name of their zones from data
-// the configuration does not hold (the cluster's Services, a zone file); with `fallthrough`
-// for the name, a name they do not have goes on to the next plugin.
-func (b *ServerBlock) serveZonePlugin(plugin, name string, o *Outcome) bool {
+// serveZonePlugin: the kubernetes plugin answers every name of its zones from data the
+// configuration does not hold (the cluster's Services); the file plugin from its zone file,
+// read when it is a key of a ConfigMap the pods mount (fileZone.lookup). With `fallthrough`
+// for the name, a name they do not have goes on to the next plugin (plugin/file/file.go
+// ServeDNS: no answer, NXDOMAIN or an empty non-terminal).
+func (b *ServerBlock) serveZonePlugin(plugin, name string, qtype uint16, o *Outcome) bool {
 	for i := range b.zonePlugins {
 		zp := &b.zonePlugins[i]
-		if zp.plugin.Name != plugin || matchZone(zp.zones, name) == "" {
+		zone := matchZone(zp.zones, name)
+		if zp.plugin.Name != plugin || zone == "" {
 			continue
 		}
 		o.By = &zp.plugin
+		if fz := zp.files[zone]; fz != nil && fz.unread == "" && (qtype == dns.TypeA || qtype == dns.TypeAAAA) {
+			if unknown := fz.lookup(name, qtype, o); unknown != "" {
+				o.Rcode, o.RecordsKnown, o.Records, o.Authority, o.Authoritative = -1, false, nil, nil, false
+				o.Unknown = unknown
+				return true
+			}
+			if len(o.Records) == 0 && zp.fall != nil && matchZone(zp.fall, name) != "" && (o.Rcode == dns.RcodeNameError || len(fz.names[name]) == 0 && fz.hasDescendant(name)) {
+				o.Rcode, o.RecordsKnown, o.Authority, o.Authoritative, o.By = -1, false, nil, false, nil
+				return false
+			}
+			return true
+		}
 		o.Unknown = fmt.Sprintf("the %s plugin answers from data the configuration does not show", plugin)
 		if zp.fall != nil && matchZone(zp.fall, name) != "" {
 			o.Unknown += ", and falls through to the next plugins for names it does not have"

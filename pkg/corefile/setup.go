@@ -416,25 +416,29 @@ type zonePlugin struct {
 	zones  []string
 	// fall are the zones of its fallthrough (nil: none).
 	fall []string
+	// files are the zone file of a `file` entry read per origin, when the API shows it.
+	files map[string]*fileZone
 }
 
 // setupZonePlugin reads the zones (arguments, else the block's) and the fallthrough of the
 // kubernetes and file plugins, once per block for kubernetes (plugin/kubernetes/setup.go).
 func setupZonePlugin(name string, once bool) func(*Corefile, *ServerBlock, *caddyfile.Dispenser) error {
-	return func(_ *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
+	return func(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
 		entries := b.PluginsNamed(name)
 		for i := 0; d.Next(); i++ {
 			if i > 0 && once {
 				return errOnce
 			}
 			args := d.RemainingArgs()
+			db := ""
 			if name == "file" {
 				if len(args) == 0 {
 					return d.ArgErr()
 				}
-				args = args[1:]
+				db, args = args[0], args[1:]
 			}
 			zp := zonePlugin{zones: originsFromArgsOrBlock(args, b.Zones(), nil)}
+			zp.files = c.readZoneFiles(b, db, zp.zones)
 			if i < len(entries) {
 				zp.plugin = entries[i]
 			}
@@ -449,6 +453,24 @@ func setupZonePlugin(name string, once bool) func(*Corefile, *ServerBlock, *cadd
 		}
 		return nil
 	}
+}
+
+// readZoneFiles reads a `file` entry's zone file for each of its origins, when it is a file of
+// the pod the API shows (nil otherwise, or for db "": the kubernetes plugin).
+func (c *Corefile) readZoneFiles(b *ServerBlock, db string, origins []string) map[string]*fileZone {
+	if db == "" || c.files == nil {
+		return nil
+	}
+	p := c.ResolvePath(b, db)
+	f, ok := c.files.Read(p)
+	if !ok {
+		return nil
+	}
+	out := map[string]*fileZone{}
+	for _, origin := range origins {
+		out[origin] = readFileZone(c.files, origin, p, f.Content)
+	}
+	return out
 }
 
 // setupFile: plugin/file/setup.go fileParse: a zone file that exists must parse and hold a SOA
@@ -491,13 +513,29 @@ type hostsConf struct {
 	// the file cannot be read from the API.
 	names map[string][]string
 	known bool
+	// ttl is the answers' TTL (plugin/hosts/setup.go: 3600 unless `ttl` says).
+	ttl uint32
+	// wild says how `*.NAME` entries are read: "" as wildcards matching one label below NAME
+	// (coredns/coredns commit 6805f6f8a0df "plugin/hosts: add wildcard support", first tag
+	// v1.14.5: plugin/hosts/hostsfile.go lookupStaticHostLocked, an exact name first, then the
+	// name with its first label replaced by *), "literal" for older stock builds (an exact map
+	// lookup: no query matches them), else why it cannot be told (a build that is not stock).
+	wild string
 }
 
 // setupHosts: plugin/hosts/setup.go hostsParse: once per block; FILE (default /etc/hosts),
 // zones; ttl 1..65535, reload a duration; any other line is an inline entry until a
 // `fallthrough` has been read, after which it is an unknown property.
 func setupHosts(c *Corefile, b *ServerBlock, d *caddyfile.Dispenser) error {
-	h := &hostsConf{path: "/etc/hosts", names: map[string][]string{}}
+	h := &hostsConf{path: "/etc/hosts", names: map[string][]string{}, ttl: 3600}
+	if c.files != nil {
+		switch bld := c.files.Build; {
+		case !bld.Known():
+			h.wild = "the image " + bld.Image + " is not a stock CoreDNS of a known version: whether its hosts plugin reads `*.` entries as wildcards (CoreDNS v1.14.5 and later) cannot be told"
+		case !bld.AtLeast(1, 14, 5):
+			h.wild = "literal"
+		}
+	}
 	if ps := b.PluginsNamed("hosts"); len(ps) > 0 {
 		h.plugin = ps[0]
 	}
@@ -549,6 +587,7 @@ func (h *hostsConf) property(d *caddyfile.Dispenser, inline *[]string) error {
 		if ttl <= 0 || ttl > 65535 {
 			return d.Errf("ttl provided is invalid")
 		}
+		h.ttl = uint32(ttl)
 	case "reload":
 		rest := d.RemainingArgs()
 		if len(rest) != 1 {

@@ -94,6 +94,7 @@ func PodFiles(spec *corev1.PodSpec, c *corev1.Container, configMaps map[string]*
 	files := corefile.NewFiles()
 	files.Env = literalEnv(c)
 	files.WorkDir = workDir(c)
+	files.Build = corefile.ReadBuild(c.Image)
 	vols := map[string]corev1.Volume{}
 	for _, v := range spec.Volumes {
 		vols[v.Name] = v
@@ -126,7 +127,38 @@ func PodFiles(spec *corev1.PodSpec, c *corev1.Container, configMaps map[string]*
 			files.MountVolume(vm.MountPath, entries)
 		}
 	}
+	mountEtcHosts(files, spec, c)
 	return files, out
+}
+
+// mountEtcHosts adds the /etc/hosts the kubelet writes into every container of a pod that does
+// not use the host's network and does not mount that path itself (kubernetes
+// pkg/kubelet/kubelet_pods.go makeMounts and managedHostsFileContent; the file as documented in
+// kubernetes/website content/en/docs/tasks/network/customize-hosts-file-for-pods.md): the
+// localhost lines, the pod's own address and host name, then spec.hostAliases. The hosts plugin
+// reads it when no file is named. The pod's own line is one label (its host name) unless
+// spec.subdomain gives it a cluster name, whose address is the pod's own: then the file is left
+// unknown. The single-label line is left out (the address differs per pod), so a query for the
+// bare host name of a pod is the one answer of this file the model does not give.
+func mountEtcHosts(files *corefile.Files, spec *corev1.PodSpec, c *corev1.Container) {
+	for _, vm := range c.VolumeMounts {
+		if path.Clean(vm.MountPath) == "/etc/hosts" || path.Clean(vm.MountPath) == "/etc" {
+			return
+		}
+	}
+	if spec.HostNetwork || spec.Subdomain != "" {
+		return // the node's /etc/hosts, or a name of the zone with the pod's own address
+	}
+	var b strings.Builder
+	b.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" +
+		"fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
+	if len(spec.HostAliases) > 0 {
+		b.WriteString("\n# Entries added by HostAliases.\n")
+		for _, h := range spec.HostAliases {
+			b.WriteString(h.IP + "\t" + strings.Join(h.Hostnames, "\t") + "\n")
+		}
+	}
+	files.MountFile("/etc/hosts", corefile.File{Content: b.String(), Object: "the kubelet's /etc/hosts", Key: "hosts"})
 }
 
 // project lists the files a volume's ConfigMap sources project, keyed by relative path; known

@@ -140,3 +140,44 @@ func TestZoneAnswersFollowTheQueryModel(t *testing.T) {
 	assert.Equal(t, dns.RcodeSuccess, s.ZoneAnswers.A.Rcode)
 	assert.True(t, s.ZoneAnswers.AAAA.NoData())
 }
+
+// A template gated by `match` answers the routed hosts and not the apex: the zone's answers are
+// read for the names workstations ask (the real CoreDNS v1.14.7 gives grafana and wiki the three
+// addresses: testdata/corpus/template-match-routed-hosts/coredns.yaml).
+func TestDiscoverReadsTheZoneNameByNameForTheRoutedHosts(t *testing.T) {
+	s := corpusCase(t, "template-match-routed-hosts")
+	require.True(t, s.ZoneAnswers.Known, s.ZoneAnswers.Why)
+	assert.Equal(t, "grafana.apps.example.com.", s.ZoneAnswers.ByName[0])
+	assert.Equal(t, "[10.0.10.11 10.0.10.12 10.0.10.13]", fmtAddrs(s.ZoneAnswers.Addrs()))
+}
+
+// hosts inline entries answer the routed hosts; the container's /etc/hosts is the kubelet's,
+// which holds no name of the zone.
+func TestDiscoverReadsInlineHostsEntriesAsTheZonesAnswers(t *testing.T) {
+	s := corpusCase(t, "hosts-inline-zone-alone")
+	require.True(t, s.ZoneAnswers.Known, s.ZoneAnswers.Why)
+	assert.Len(t, s.ZoneAnswers.Addrs(), 3)
+	f, ok := s.Corefile.Files().Read("/etc/hosts")
+	require.True(t, ok)
+	assert.Contains(t, f.Content, "Kubernetes-managed hosts file")
+}
+
+// The pods run CoreDNS v1.11.1, whose hosts plugin reads `*.apps.example.com` as a literal name:
+// grafana gets SERVFAIL, so the zone answers no address at all.
+func TestDiscoverJudgesHostsWildcardsByTheImagesVersion(t *testing.T) {
+	s := corpusCase(t, "hosts-wildcard-on-older-coredns")
+	assert.Equal(t, "v1.11.1", s.Corefile.Files().Build.Version())
+	require.True(t, s.ZoneAnswers.Known, s.ZoneAnswers.Why)
+	assert.Empty(t, s.ZoneAnswers.Addrs())
+}
+
+func fmtAddrs[T interface{ String() string }](as []T) string {
+	out := "["
+	for i, a := range as {
+		if i > 0 {
+			out += " "
+		}
+		out += a.String()
+	}
+	return out + "]"
+}

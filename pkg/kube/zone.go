@@ -37,6 +37,11 @@ type ZoneAnswers struct {
 	Answers, AAAAAnswers []corefile.Answer
 	// File is the pod path of the file the A template is written in ("" for the Corefile).
 	File string
+	// ByName are the names asked when the answers were read name by name (no one template
+	// answers the whole zone: see Setup.answersByName); nil otherwise.
+	ByName []string
+	// By is the plugin that answers the names asked when read name by name (nil otherwise).
+	By *corefile.Plugin
 }
 
 // Addrs are the IPv4 addresses the zone answers A with (of the valid answers), sorted, each once.
@@ -61,7 +66,6 @@ func answerAddrs(answers []corefile.Answer, v4 bool) []netip.Addr {
 // calls it; tests that build a Setup by hand call it too.
 func (s *Setup) DeriveModels(host string) {
 	s.parseCorefile()
-	s.readZoneAnswers()
 	s.Model = proxyroute.Build(proxyroute.Objects{
 		ProxyService: s.ProxyService, ProxyWorkload: s.ProxyWorkload, ProxyPods: s.ProxyPods,
 		Services: s.Services, Ingresses: s.Ingresses, IngressClasses: s.IngressClasses,
@@ -70,6 +74,9 @@ func (s *Setup) DeriveModels(host string) {
 		Namespaces: s.Namespaces, Zone: s.Zone,
 		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)
+	// after the route model: the zone's answers are judged for the names workstations ask
+	// (the probe host, the routed hosts)
+	s.readZoneAnswers()
 }
 
 // proxyConfigMapsUnread says why the proxy controller's ConfigMap could not be read ("" when it was).
@@ -152,10 +159,12 @@ func (s *Setup) readZoneAnswers() {
 	}
 	if dynamic := dynamicTemplate(cf, s.Zone.FQDN()); dynamic != nil {
 		z.Why = "the zone's answers are computed from the name asked (" + dynamic.Label() + ": match " + strings.Join(dynamic.Match, " ") + ")"
+		s.answersByName(cf, &z)
 		return
 	}
 	if aT == nil {
 		z.Why = "A queries of the zone are not answered by a template: " + z.A.Describe()
+		s.answersByName(cf, &z)
 		return
 	}
 	z.File = aT.File
