@@ -41,13 +41,26 @@ func NewCheckFlags() *CheckFlags {
 	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Color: "auto"}
 }
 
-// AddFlags registers the shared flags.
-func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
+// selectionExamples are the --only and --skip examples of each check command's help: IDs and a
+// finding code of that command's own catalogue (TestSelectionExamplesAreValid runs them).
+var selectionExamples = map[string][2]string{
+	catalogue.Doctor:      {"LA1,LA301", "LA106-ADMISSION"},
+	catalogue.VPNTraceCmd: {"VPN002,VPN006", "VPN003-SET-LIVE-UNREAD"},
+	catalogue.ClientCheck: {"WS001,WS002", "WS002"},
+}
+
+// AddFlags registers the flags of the check command named command (a catalogue command):
+// --timeout only where the command probes the network itself (vpn-trace's hops have
+// --hop-timeout), and --only/--skip examples from its own catalogue.
+func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
+	ex := selectionExamples[command]
 	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json, yaml or junit")
-	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
-	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
+	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. "+ex[0]+")")
+	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. "+ex[1]+")")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
-	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	if command != catalogue.VPNTraceCmd {
+		fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	}
 	fs.DurationVar(&f.ExecTimeout, "exec-timeout", f.ExecTimeout, "deadline of each command run in a pod or on a node (a helper pod's start is bounded separately)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
 	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")

@@ -39,7 +39,7 @@ type ClientCheckFlags struct {
 // AddFlags registers client-check's flags.
 func (f *ClientCheckFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.ClientCheck)
 	f.Target.AddFlags(fs)
 	fs.StringVar(&f.Host, "host", "", "the name in the zone to resolve (default: a random label, which no cache on the way can answer)")
 	fs.StringVar(&f.OutsideName, "outside-name", netpath.DefaultOutsideName, "a name outside the zone that must keep resolving")

@@ -55,7 +55,7 @@ func NewDoctorFlags() *DoctorFlags {
 // AddFlags registers doctor's flags.
 func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.Doctor)
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "discover across all namespaces (the default unless -n is given)")
 	fs.StringVar(&f.ProxyService, "proxy-service", "", "the reverse proxy Service, [namespace/]name (default: the Service with externalIPs exposing 443)")
 	fs.StringVar(&f.DNSService, "dns-service", "", "the zone DNS Service, [namespace/]name (default: the Service with externalIPs exposing 53)")

@@ -34,7 +34,7 @@ func NewVPNTraceFlags() *VPNTraceFlags {
 // AddFlags registers vpn-trace's flags.
 func (f *VPNTraceFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.VPNTraceCmd)
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "search every namespace (the default unless -n is given)")
 	fs.StringVarP(&f.Raw.Selector, "selector", "l", "", "label selector of the VPN pods (default: pods running an OpenVPN image or container)")
 	fs.StringVar(&f.Raw.Public, "public", "", "a public address (IP or IP:port) for the last hop of the ladder")
