@@ -127,3 +127,35 @@ func TestAnInvalidZoneIsAUsageErrorOfEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// No kubeconfig, no --server and not in a pod: every command that reads the cluster exits 2
+// naming where it looked and what works without one (not client-go's localhost:8080 and 3),
+// and the machine-readable report says so.
+func TestNoKubeconfigIsAUsageErrorWithTheHint(t *testing.T) {
+	// A KUBECONFIG naming a file that does not exist loads as empty, as no ~/.kube/config
+	// does (clientcmd skips missing files of the precedence list); the real home's file is not
+	// read.
+	missing := filepath.Join(t.TempDir(), "config")
+	t.Setenv("KUBECONFIG", missing)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for _, cmd := range [][]string{
+		{"doctor", "--no-helpers"},
+		{"vpn-trace"},
+		{"client-check"},
+		{"client-config", "--os", "linux"},
+		{"cleanup"},
+		{"monitor", "--run-timeout", "2s"},
+	} {
+		_, errOut, code := runReal(t, cmd...)
+		assert.Equal(t, ExitUsage, code, "%v: %s", cmd, errOut)
+		assert.Contains(t, errOut, "no kubeconfig", "%v", cmd)
+		assert.Contains(t, errOut, missing, "%v names where it looked", cmd)
+		assert.NotContains(t, errOut, "localhost:8080", "%v", cmd)
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	_, _, code := runReal(t, "doctor", "--json-file", js)
+	assert.Equal(t, ExitUsage, code)
+	raw, err := os.ReadFile(js)
+	require.NoError(t, err)
+	assert.Equal(t, "LA000", decode(t, string(raw)).Checks[0].ID)
+}
