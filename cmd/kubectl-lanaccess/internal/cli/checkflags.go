@@ -206,3 +206,23 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 	}
 	return nil
 }
+
+// reportPathsFromArgs fills --json-file and --junit-file from raw arguments when flag parsing
+// stopped before reaching them (pflag stops at the first bad flag), so that the usage error's
+// report is written wherever on the command line they were given.
+func (f *CheckFlags) reportPathsFromArgs(args []string) {
+	for i, arg := range args {
+		if arg == "--" {
+			return
+		}
+		for name, dst := range map[string]*string{"--json-file": &f.JSONFile, "--junit-file": &f.JUnitFile} {
+			switch {
+			case *dst != "":
+			case strings.HasPrefix(arg, name+"="):
+				*dst = strings.TrimPrefix(arg, name+"=")
+			case arg == name && i+1 < len(args):
+				*dst = args[i+1]
+			}
+		}
+	}
+}
