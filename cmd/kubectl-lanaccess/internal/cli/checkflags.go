@@ -67,7 +67,7 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
-	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (terminal and NO_COLOR unset), always or never")
+	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (a terminal; NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE as their standards say), always or never")
 	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")
 	fs.BoolVar(&f.NoWrap, "no-wrap", false, "do not wrap findings to the terminal's width")
 }
@@ -129,18 +129,35 @@ func namespaceGiven(cmd *cobra.Command) string {
 	return ""
 }
 
-// useColor decides colour for the text report: never for a pipe or a file, never with NO_COLOR.
+// useColor decides colour for the text report (colorWanted, with this process's environment).
 func (f *CheckFlags) useColor(out any) bool {
-	switch f.Color {
+	return colorWanted(f.Color, os.Getenv, isTerminal(out))
+}
+
+// colorWanted: --color always/never win; then each variable as its standard says:
+// NO_COLOR present and not empty disables colour (no-color.org: "regardless of its value";
+// empty means unset); FORCE_COLOR present and not empty forces it (force-color.org), as does
+// CLICOLOR_FORCE other than "0" (bixense.com/clicolors); CLICOLOR=0 and TERM=dumb disable it;
+// otherwise colour only on a terminal. NO_COLOR comes before the forcing variables: an
+// explicit opt-out is not overridden by a CI default.
+func colorWanted(flag string, getenv func(string) string, terminal bool) bool {
+	switch flag {
 	case "always":
 		return true
 	case "never":
 		return false
 	}
-	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+	switch {
+	case getenv("NO_COLOR") != "":
+		return false
+	case getenv("FORCE_COLOR") != "":
+		return true
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	case getenv("CLICOLOR") == "0", getenv("TERM") == "dumb":
 		return false
 	}
-	return isTerminal(out)
+	return terminal
 }
 
 // textWidth is the width findings wrap to: the terminal's, 80 for a pipe or a file, 0 with
