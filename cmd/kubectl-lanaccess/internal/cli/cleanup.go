@@ -92,7 +92,7 @@ func writeCleanup(w io.Writer, res podexec.CleanupResult) error {
 func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "cleanup",
-		Short: "Delete the helper pods of finished runs (label app.kubernetes.io/managed-by=kubectl-lanaccess)",
+		Short: "Delete the helper pods that finished or killed runs left",
 		Long: `cleanup deletes the helper pods that a killed run left behind: pods that ended, and pods past
 their deadline (activeDeadlineSeconds), which a node that is down never enforces. A helper of a
 run that may still be going is kept and listed: it could be another operator's doctor reading a
@@ -100,7 +100,7 @@ node right now. --run-id deletes the pods of the runs named, --all every helper 
 		Example: `  # what killed runs left, in every namespace
   kubectl lanaccess cleanup
 
-  # the pods of one run (its id is in the warning of the run that could not delete them)
+  # the pods of one run (its id is in the warning of the run that left them)
   kubectl lanaccess cleanup -n lanaccess-helpers --run-id 3f9a1c2e`,
 	}, &CleanupFlags{}, kubeFlags, streams, connect)
 }
