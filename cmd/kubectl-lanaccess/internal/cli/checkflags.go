@@ -166,12 +166,20 @@ func (f *CheckFlags) textWidth(out any) int {
 	if f.NoWrap {
 		return 0
 	}
+	if w := terminalColumns(out); w > 0 {
+		return w
+	}
+	return 80
+}
+
+// terminalColumns is the width of the terminal out writes to, 0 when it is not one.
+func terminalColumns(out any) int {
 	if file, ok := out.(*os.File); ok && isTerminal(out) {
 		if w, _, err := term.GetSize(int(file.Fd())); err == nil && w > 0 {
 			return w
 		}
 	}
-	return 80
+	return 0
 }
 
 func isTerminal(out any) bool {
