@@ -90,8 +90,8 @@ func TestTheKrewConfigurationMeetsKrewIndexRules(t *testing.T) {
 	g := readGoreleaser(t)
 	k := g.Krews[0]
 	checkTexts(t, Texts{Name: k.Name, ShortDescription: k.ShortDescription, Description: k.Description, Caveats: k.Caveats})
-	// krew links kubectl-<name> to the binary: with the binary's own name, `kubectl lanaccess`
-	// is the same command for a krew install and a manual one, as the plugin's help prints it.
+	// krew links kubectl-<name> to the binary: the krew name is the binary's, so a krew
+	// install and a manual one are the same command and file, as the plugin's help prints it.
 	assert.Equal(t, g.Builds[0].Binary, "kubectl-"+k.Name)
 	assert.Equal(t, []string{g.Archives[0].ID}, k.IDs, "the manifest lists the release archives")
 	assert.Equal(t, "https://github.com/lanaccess/kubectl-lanaccess", k.Homepage)
