@@ -90,8 +90,8 @@ func TestTheKrewConfigurationMeetsKrewIndexRules(t *testing.T) {
 	g := readGoreleaser(t)
 	k := g.Krews[0]
 	checkTexts(t, Texts{Name: k.Name, ShortDescription: k.ShortDescription, Description: k.Description, Caveats: k.Caveats})
-	// krew links kubectl-<name> to the binary: with the binary's own name, `kubectl lanaccess`
-	// is the same command for a krew install and a manual one, as the plugin's help prints it.
+	// krew links kubectl-<name> to the binary: the krew name is the binary's, so a krew
+	// install and a manual one are the same command and file, as the plugin's help prints it.
 	assert.Equal(t, g.Builds[0].Binary, "kubectl-"+k.Name)
 	assert.Equal(t, []string{g.Archives[0].ID}, k.IDs, "the manifest lists the release archives")
 	assert.Equal(t, "https://github.com/lanaccess/kubectl-lanaccess", k.Homepage)
@@ -146,4 +146,30 @@ type recorder struct {
 func (r *recorder) Errorf(format string, args ...any) {
 	r.failed = true
 	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+// krew links only the plugin's binary (krew#812), so the caveats, the only text a krew user
+// sees, say how to put the completion helper on PATH, on Unix and on Windows; the archive
+// carries both helpers, the Windows one with an extension PATHEXT lists (kubectl finds the
+// helper with exec.LookPath: k8s.io/kubectl pkg/cmd/plugin/plugin_completion.go).
+func TestTheCaveatsSayHowToEnableCompletion(t *testing.T) {
+	g := readGoreleaser(t)
+	caveats := g.Krews[0].Caveats
+	assert.Contains(t, caveats, "install -m 0755 \"$k\"/store/lanaccess/*/kubectl_complete-lanaccess \"$k/bin/\"")
+	assert.Contains(t, caveats, "kubectl_complete-lanaccess.cmd")
+	srcs := map[string]bool{}
+	for _, f := range g.Archives[0].Files {
+		srcs[f.Src] = true
+	}
+	for _, helper := range []string{"cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess", "cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess.cmd"} {
+		assert.True(t, srcs[helper], "the archive carries %s", helper)
+		_, err := os.Stat("../" + helper)
+		require.NoError(t, err)
+	}
+	raw, err := os.ReadFile("../cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess.cmd")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\r\n"), "\r\n")
+	assert.Equal(t, "@echo off", lines[0], "cmd.exe echoes nothing into the completions")
+	assert.Equal(t, "kubectl-lanaccess __complete %*", lines[len(lines)-1], "every argument goes to cobra's __complete")
+	assert.NotContains(t, strings.ReplaceAll(string(raw), "\r\n", ""), "\n", "CRLF line ends, as cmd.exe expects")
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -20,12 +22,23 @@ type Progress struct {
 	running map[string]bool
 	done    int
 	total   int
+	// width is the display width of the line on screen; columns the terminal's (0: unknown,
+	// the line is not cut).
 	width   int
+	columns int
 }
 
 // NewProgress returns a progress line on w; enabled should be true only for a terminal.
 func NewProgress(w io.Writer, enabled bool) *Progress {
 	return &Progress{w: w, enabled: enabled, running: map[string]bool{}}
+}
+
+// WithColumns cuts every line to a terminal of n columns (one less, so that the cursor never
+// reaches the last column and wraps, which would leave "\r" rewriting the wrong line); 0 does
+// not cut. It returns p.
+func (p *Progress) WithColumns(n int) *Progress {
+	p.columns = n
+	return p
 }
 
 // Observe is an engine.Runner observer.
@@ -64,13 +77,20 @@ func (p *Progress) Message(s string) {
 	p.write(s)
 }
 
+// write rewrites the line in place. Widths are display widths (runewidth: "…" is one column,
+// a CJK character two), not bytes, so the padding erases exactly what the last line showed.
 func (p *Progress) write(line string) {
+	line = Escape(line)
+	if p.columns > 1 && runewidth.StringWidth(line) > p.columns-1 {
+		line = runewidth.Truncate(line, p.columns-1, "…")
+	}
+	w := runewidth.StringWidth(line)
 	pad := ""
-	if n := p.width - len(line); n > 0 {
+	if n := p.width - w; n > 0 {
 		pad = strings.Repeat(" ", n)
 	}
-	_, _ = fmt.Fprintf(p.w, "\r%s%s", Escape(line), pad) // a transient line: best effort
-	p.width = len(line)
+	_, _ = fmt.Fprintf(p.w, "\r%s%s", line, pad) // a transient line: best effort
+	p.width = w
 }
 
 // Clear erases the status line before the report is printed.

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -158,4 +159,31 @@ func TestTextWrapsFindingsButNeverRemediations(t *testing.T) {
 	var flat bytes.Buffer
 	require.NoError(t, WriteText(&flat, r, TextOptions{}))
 	assert.Contains(t, flat.String(), r.Results[1].Findings[0].Message, "width 0 does not wrap")
+}
+
+// The progress line is measured in display width, not bytes: "…" (3 bytes) is one column, so
+// the padding that erases a longer previous line is exact, and a terminal of 30 columns gets
+// lines of at most 29.
+func TestProgressMeasuresDisplayWidthAndCutsToTheTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		columns int
+		lines   []string
+		want    string
+	}{
+		{"padding in columns", 0, []string{"reading the cluster…", "ok…"}, "\rreading the cluster…\rok…" + strings.Repeat(" ", 17)},
+		{"cut to the terminal", 12, []string{"discovering the setup…"}, "\rdiscoverin…"},
+		{"wide characters", 6, []string{"設定を読む"}, "\r設定…"},
+		{"short lines are whole", 80, []string{"checking…"}, "\rchecking…"},
+	} {
+		var buf bytes.Buffer
+		p := NewProgress(&buf, true).WithColumns(tc.columns)
+		for _, l := range tc.lines {
+			p.Message(l)
+		}
+		assert.Equal(t, tc.want, buf.String(), tc.name)
+		if tc.columns > 0 {
+			assert.LessOrEqual(t, runewidth.StringWidth(strings.TrimPrefix(buf.String(), "\r")), tc.columns-1, tc.name)
+		}
+	}
 }

@@ -41,20 +41,33 @@ func NewCheckFlags() *CheckFlags {
 	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Color: "auto"}
 }
 
-// AddFlags registers the shared flags.
-func (f *CheckFlags) AddFlags(fs *pflag.FlagSet) {
+// selectionExamples are the --only and --skip examples of each check command's help: IDs and a
+// finding code of that command's own catalogue (TestSelectionExamplesAreValid runs them).
+var selectionExamples = map[string][2]string{
+	catalogue.Doctor:      {"LA1,LA301", "LA106-ADMISSION"},
+	catalogue.VPNTraceCmd: {"VPN002,VPN006", "VPN003-SET-LIVE-UNREAD"},
+	catalogue.ClientCheck: {"WS001,WS002", "WS002"},
+}
+
+// AddFlags registers the flags of the check command named command (a catalogue command):
+// --timeout only where the command probes the network itself (vpn-trace's hops have
+// --hop-timeout), and --only/--skip examples from its own catalogue.
+func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
+	ex := selectionExamples[command]
 	fs.StringVarP(&f.Output, "output", "o", f.Output, "output format: text, json, yaml or junit")
-	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. LA1,LA301)")
-	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. LA106-ADMISSION)")
+	fs.StringSliceVar(&f.Only, "only", nil, "run only these check IDs or ID prefixes (e.g. "+ex[0]+")")
+	fs.StringSliceVar(&f.Skip, "skip", nil, "skip these check IDs or ID prefixes, or silence these finding codes (e.g. "+ex[1]+")")
 	fs.StringVar(&f.FailOn, "fail-on", f.FailOn, "lowest status that makes the exit code 1: fail or warn")
-	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	if command != catalogue.VPNTraceCmd {
+		fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "deadline of each network probe (one DNS query, one TLS handshake and request)")
+	}
 	fs.DurationVar(&f.ExecTimeout, "exec-timeout", f.ExecTimeout, "deadline of each command run in a pod or on a node (a helper pod's start is bounded separately)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
 	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
-	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (terminal and NO_COLOR unset), always or never")
+	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (a terminal; NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE as their standards say), always or never")
 	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")
 	fs.BoolVar(&f.NoWrap, "no-wrap", false, "do not wrap findings to the terminal's width")
 }
@@ -116,18 +129,35 @@ func namespaceGiven(cmd *cobra.Command) string {
 	return ""
 }
 
-// useColor decides colour for the text report: never for a pipe or a file, never with NO_COLOR.
+// useColor decides colour for the text report (colorWanted, with this process's environment).
 func (f *CheckFlags) useColor(out any) bool {
-	switch f.Color {
+	return colorWanted(f.Color, os.Getenv, isTerminal(out))
+}
+
+// colorWanted: --color always/never win; then each variable as its standard says:
+// NO_COLOR present and not empty disables colour (no-color.org: "regardless of its value";
+// empty means unset); FORCE_COLOR present and not empty forces it (force-color.org), as does
+// CLICOLOR_FORCE other than "0" (bixense.com/clicolors); CLICOLOR=0 and TERM=dumb disable it;
+// otherwise colour only on a terminal. NO_COLOR comes before the forcing variables: an
+// explicit opt-out is not overridden by a CI default.
+func colorWanted(flag string, getenv func(string) string, terminal bool) bool {
+	switch flag {
 	case "always":
 		return true
 	case "never":
 		return false
 	}
-	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+	switch {
+	case getenv("NO_COLOR") != "":
+		return false
+	case getenv("FORCE_COLOR") != "":
+		return true
+	case getenv("CLICOLOR_FORCE") != "" && getenv("CLICOLOR_FORCE") != "0":
+		return true
+	case getenv("CLICOLOR") == "0", getenv("TERM") == "dumb":
 		return false
 	}
-	return isTerminal(out)
+	return terminal
 }
 
 // textWidth is the width findings wrap to: the terminal's, 80 for a pipe or a file, 0 with
@@ -136,12 +166,20 @@ func (f *CheckFlags) textWidth(out any) int {
 	if f.NoWrap {
 		return 0
 	}
+	if w := terminalColumns(out); w > 0 {
+		return w
+	}
+	return 80
+}
+
+// terminalColumns is the width of the terminal out writes to, 0 when it is not one.
+func terminalColumns(out any) int {
 	if file, ok := out.(*os.File); ok && isTerminal(out) {
 		if w, _, err := term.GetSize(int(file.Fd())); err == nil && w > 0 {
 			return w
 		}
 	}
-	return 80
+	return 0
 }
 
 func isTerminal(out any) bool {
@@ -192,4 +230,24 @@ func applyConfigFile(cmd *cobra.Command, path string) error {
 		}
 	}
 	return nil
+}
+
+// reportPathsFromArgs fills --json-file and --junit-file from raw arguments when flag parsing
+// stopped before reaching them (pflag stops at the first bad flag), so that the usage error's
+// report is written wherever on the command line they were given.
+func (f *CheckFlags) reportPathsFromArgs(args []string) {
+	for i, arg := range args {
+		if arg == "--" {
+			return
+		}
+		for name, dst := range map[string]*string{"--json-file": &f.JSONFile, "--junit-file": &f.JUnitFile} {
+			switch {
+			case *dst != "":
+			case strings.HasPrefix(arg, name+"="):
+				*dst = strings.TrimPrefix(arg, name+"=")
+			case arg == name && i+1 < len(args):
+				*dst = args[i+1]
+			}
+		}
+	}
 }

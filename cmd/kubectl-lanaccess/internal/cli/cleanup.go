@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
@@ -20,6 +23,7 @@ type CleanupFlags struct {
 	AllNamespaces bool
 	RunIDs        []string
 	All           bool
+	DryRun        bool
 }
 
 // AddFlags registers cleanup's flags.
@@ -28,11 +32,13 @@ func (f *CleanupFlags) AddFlags(cmd *cobra.Command) {
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "look in every namespace (the default unless -n is given)")
 	fs.StringSliceVar(&f.RunIDs, "run-id", nil, "delete the helper pods of these runs (label kubectl-lanaccess/run-id), running or not")
 	fs.BoolVar(&f.All, "all", false, "delete every helper pod, those of runs still going included (another operator's doctor loses its node reads)")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "list what would be deleted and kept; delete nothing")
 }
 
 // CleanupOptions is cleanup's validated input.
 type CleanupOptions struct {
 	Policy podexec.CleanupPolicy
+	DryRun bool
 
 	kubeFlags *genericclioptions.ConfigFlags
 	connect   clientFactory
@@ -50,7 +56,7 @@ func (f *CleanupFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioption
 	if !f.AllNamespaces {
 		p.Namespace = namespaceGiven(cmd)
 	}
-	return &CleanupOptions{Policy: p, kubeFlags: kubeFlags, connect: connect}, nil
+	return &CleanupOptions{Policy: p, DryRun: f.DryRun, kubeFlags: kubeFlags, connect: connect}, nil
 }
 
 // Run deletes what the policy selects and says what it kept and why.
@@ -59,8 +65,12 @@ func (o *CleanupOptions) Run(ctx context.Context, streams genericiooptions.IOStr
 	if err != nil {
 		return err
 	}
-	res, err := podexec.Cleanup(ctx, c.typed, o.Policy)
-	if werr := writeCleanup(streams.Out, res); werr != nil {
+	client := c.typed
+	if o.DryRun {
+		client = noPodDeletes{client}
+	}
+	res, err := podexec.Cleanup(ctx, client, o.Policy)
+	if werr := writeCleanup(streams.Out, res, o.DryRun); werr != nil {
 		err = errors.Join(err, fmt.Errorf("writing the output: %w", werr))
 	}
 	if err != nil {
@@ -70,15 +80,19 @@ func (o *CleanupOptions) Run(ctx context.Context, streams genericiooptions.IOStr
 }
 
 // writeCleanup prints one line per pod (names and reasons come from the cluster: escaped).
-func writeCleanup(w io.Writer, res podexec.CleanupResult) error {
+func writeCleanup(w io.Writer, res podexec.CleanupResult, dryRun bool) error {
 	var err error
 	line := func(format string, a ...any) {
 		if err == nil {
 			_, err = fmt.Fprintln(w, report.Escape(fmt.Sprintf(format, a...)))
 		}
 	}
+	deleted := "deleted"
+	if dryRun {
+		deleted = "would delete"
+	}
 	for _, p := range res.Deleted {
-		line("deleted pod %s (run %s: %s)", p.Pod, p.RunID, p.Why)
+		line("%s pod %s (run %s: %s)", deleted, p.Pod, p.RunID, p.Why)
 	}
 	for _, p := range res.Kept {
 		line("kept pod %s (run %s: %s): --run-id %s deletes it", p.Pod, p.RunID, p.Why, p.RunID)
@@ -92,7 +106,7 @@ func writeCleanup(w io.Writer, res podexec.CleanupResult) error {
 func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "cleanup",
-		Short: "Delete the helper pods of finished runs (label app.kubernetes.io/managed-by=kubectl-lanaccess)",
+		Short: "Delete the helper pods that finished or killed runs left",
 		Long: `cleanup deletes the helper pods that a killed run left behind: pods that ended, and pods past
 their deadline (activeDeadlineSeconds), which a node that is down never enforces. A helper of a
 run that may still be going is kept and listed: it could be another operator's doctor reading a
@@ -100,7 +114,33 @@ node right now. --run-id deletes the pods of the runs named, --all every helper 
 		Example: `  # what killed runs left, in every namespace
   kubectl lanaccess cleanup
 
-  # the pods of one run (its id is in the warning of the run that could not delete them)
-  kubectl lanaccess cleanup -n lanaccess-helpers --run-id 3f9a1c2e`,
+  # the pods of one run (its id is in the warning of the run that left them)
+  kubectl lanaccess cleanup -n lanaccess-helpers --run-id 3f9a1c2e
+
+  # what --all would delete, deleting nothing
+  kubectl lanaccess cleanup --all --dry-run`,
 	}, &CleanupFlags{}, kubeFlags, streams, connect)
+}
+
+// noPodDeletes is the clientset of `cleanup --dry-run`: it lists as the real one does and
+// answers every pod delete as done without sending it, so that the selection (and the output)
+// is exactly the real run's and nothing is deleted.
+type noPodDeletes struct{ kubernetes.Interface }
+
+func (c noPodDeletes) CoreV1() typedcorev1.CoreV1Interface {
+	return noPodDeletesCore{c.Interface.CoreV1()}
+}
+
+type noPodDeletesCore struct{ typedcorev1.CoreV1Interface }
+
+func (c noPodDeletesCore) Pods(namespace string) typedcorev1.PodInterface {
+	return noPodDeletesPods{c.CoreV1Interface.Pods(namespace)}
+}
+
+type noPodDeletesPods struct{ typedcorev1.PodInterface }
+
+func (noPodDeletesPods) Delete(context.Context, string, metav1.DeleteOptions) error { return nil }
+
+func (noPodDeletesPods) DeleteCollection(context.Context, metav1.DeleteOptions, metav1.ListOptions) error {
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,37 @@ func TestAHelperTheRunCannotDeleteIsAWarningNamingThePodAndCleanup(t *testing.T)
 	rt.Close()
 	assert.Contains(t, warn.String(), "warning: helper pod lanaccess-helpers/"+sh.Pod.Name+" could not be deleted")
 	assert.Contains(t, warn.String(), "kubectl lanaccess cleanup -n lanaccess-helpers --run-id r9")
+}
+
+// --dry-run lists what the same run would delete and keep, and sends no delete: the fake
+// clientset records every action.
+func TestCleanupDryRunDeletesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		wouldDelete []string
+		kept        int
+	}{
+		{[]string{"cleanup", "--dry-run"}, []string{"lanaccess-dead0001-1-node-1", "lanaccess-done0002-1-node-1"}, 1},
+		{[]string{"cleanup", "--dry-run", "--all"}, []string{"lanaccess-a1b2c3d4-1-node-1", "lanaccess-dead0001-1-node-1", "lanaccess-done0002-1-node-1"}, 0},
+		{[]string{"cleanup", "--dry-run", "--run-id", "a1b2c3d4"}, []string{"lanaccess-a1b2c3d4-1-node-1"}, 0},
+	} {
+		cs := fake.NewClientset(
+			helperOfRun("a1b2c3d4", time.Minute, corev1.PodRunning),
+			helperOfRun("dead0001", 3*time.Hour, corev1.PodRunning),
+			helperOfRun("done0002", time.Minute, corev1.PodSucceeded),
+		)
+		before := podNames(t, cs)
+		out, errOut, code := runCLI(t, fakeClients(cs), tc.args...)
+		require.Equal(t, 0, code, "%v: %s", tc.args, errOut)
+		for _, name := range tc.wouldDelete {
+			assert.Contains(t, out, "would delete pod lanaccess-helpers/"+name, "%v", tc.args)
+		}
+		assert.NotContains(t, out, "deleted pod", "%v", tc.args)
+		assert.Equal(t, tc.kept, strings.Count(out, "kept pod"), "%v: %s", tc.args, out)
+		assert.ElementsMatch(t, before, podNames(t, cs), "%v deleted a pod", tc.args)
+		for _, a := range cs.Actions() {
+			assert.NotEqual(t, "delete", a.GetVerb(), "%v sent %v", tc.args, a)
+			assert.NotEqual(t, "deletecollection", a.GetVerb(), "%v sent %v", tc.args, a)
+		}
+	}
 }

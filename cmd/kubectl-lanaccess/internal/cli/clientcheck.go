@@ -39,7 +39,7 @@ type ClientCheckFlags struct {
 // AddFlags registers client-check's flags.
 func (f *ClientCheckFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.ClientCheck)
 	f.Target.AddFlags(fs)
 	fs.StringVar(&f.Host, "host", "", "the name in the zone to resolve (default: a random label, which no cache on the way can answer)")
 	fs.StringVar(&f.OutsideName, "outside-name", netpath.DefaultOutsideName, "a name outside the zone that must keep resolving")
@@ -94,14 +94,15 @@ func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericcliop
 func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "client-check",
-		Short: "Check that this workstation sends the zone to the node addresses, and everything else as before",
+		Short: "Check that this workstation resolves the zone to the nodes",
 		Long: `client-check runs on a workstation of the LAN. It asks this machine's resolver, as any program
 does, for a name in the zone (it must give the node addresses) and for a name outside it (it must
 still resolve), asks each of the zone's DNS servers directly, and on Linux reads systemd-resolved's
 state: which server each link asks now (it keeps one until that one fails) and which link wins
 the zone's names. The zone and addresses come from the cluster, or from --zone and --dns-server
 on a workstation without cluster access.`,
-		Example: `  kubectl lanaccess client-check --zone apps.example.com --dns-server 10.0.10.11,10.0.10.12,10.0.10.13
+		Example: `  kubectl lanaccess client-check --zone apps.example.com \
+    --dns-server 10.0.10.11,10.0.10.12,10.0.10.13
   kubectl lanaccess client-check -o json`,
 		Catalogue: catalogue.ClientCheck,
 	}, &ClientCheckFlags{Checks: NewCheckFlags()}, kubeFlags, streams, connect)

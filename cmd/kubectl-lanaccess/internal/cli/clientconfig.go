@@ -33,7 +33,7 @@ func newClientConfigCommand(kubeFlags *genericclioptions.ConfigFlags, streams ge
 	)
 	cmd := &cobra.Command{
 		Use:   "client-config",
-		Short: "Print the commands that send only the zone to the node addresses on a workstation (and their removal)",
+		Short: "Print a workstation's commands that send the zone to the nodes",
 		Long: `client-config prints, for Linux (NetworkManager + systemd-resolved), Windows (NRPT) or macOS
 (/etc/resolver), the commands that send the zone, and only the zone, to the LAN DNS on the node
 addresses, the commands that undo it, and what to know before relying on it. The zone and the
@@ -43,7 +43,8 @@ addresses are read from the cluster, or given with --zone and --dns-server.`,
   # a Linux workstation whose LAN profile is "Wired connection 1"
   kubectl lanaccess client-config --os linux --connection "Wired connection 1"
   # without cluster access
-  kubectl lanaccess client-config --os windows --zone apps.example.com --dns-server 10.0.10.11,10.0.10.12,10.0.10.13`,
+  kubectl lanaccess client-config --os windows --zone apps.example.com \
+    --dns-server 10.0.10.11,10.0.10.12,10.0.10.13`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := clientConfigOptions{Output: output, Config: cfg}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +28,9 @@ type clients struct {
 
 // newClients builds clients from kubectl's flags (kubeconfig, context, in-cluster config).
 func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error) {
+	if err := noKubeconfig(kubeFlags); err != nil {
+		return nil, err
+	}
 	cfg, err := kubeFlags.ToRESTConfig()
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("kubeconfig: %w (set --kubeconfig or --context, or run in a pod)", err)}
@@ -68,4 +72,38 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 		}
 	}
 	return c, nil
+}
+
+// noKubeconfig: with no kubeconfig, no --server and not in a pod, client-go would ask
+// http://localhost:8080 (cli-runtime's ClusterDefaults, kubectl's historical default) and the
+// run would end in "connection refused", exit 3. There is no cluster to ask: that is a
+// configuration error, exit 2, with where the kubeconfig was looked for and what works without
+// one.
+func noKubeconfig(kubeFlags *genericclioptions.ConfigFlags) error {
+	if kubeFlags.APIServer != nil && *kubeFlags.APIServer != "" {
+		return nil
+	}
+	// rest.InClusterConfig's condition for a pod: the API server's host and port in the
+	// environment.
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" && os.Getenv("KUBERNETES_SERVICE_PORT") != "" {
+		return nil
+	}
+	loader := kubeFlags.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil || len(raw.Clusters) > 0 || len(raw.Contexts) > 0 {
+		return nil // a kubeconfig exists: ToRESTConfig reports what is wrong with it
+	}
+	where := "~/.kube/config"
+	if access := loader.ConfigAccess(); access != nil {
+		if paths := access.GetLoadingPrecedence(); len(paths) > 0 {
+			where = strings.Join(paths, ", ")
+		}
+		if access.IsExplicitFile() {
+			where = access.GetExplicitFile()
+		}
+	}
+	return &kube.UsageError{
+		Message: "no kubeconfig: no cluster configured in " + where + " and not running in a pod",
+		Fix:     "set --kubeconfig, KUBECONFIG or --server (kubectl's own flags); without cluster access, doctor --addresses --zone --host and client-check --zone --dns-server check from the flags alone",
+	}
 }

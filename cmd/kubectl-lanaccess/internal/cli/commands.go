@@ -16,6 +16,7 @@ func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.I
 		newClientCheckCommand(kube, streams, connect),
 		newMonitorCommand(kube, streams, connect),
 		newManifestsCommand(streams),
+		newExplainCommand(streams),
 		newVersionCommand(streams),
 	}
 }

@@ -55,7 +55,7 @@ func NewDoctorFlags() *DoctorFlags {
 // AddFlags registers doctor's flags.
 func (f *DoctorFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.Doctor)
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "discover across all namespaces (the default unless -n is given)")
 	fs.StringVar(&f.ProxyService, "proxy-service", "", "the reverse proxy Service, [namespace/]name (default: the Service with externalIPs exposing 443)")
 	fs.StringVar(&f.DNSService, "dns-service", "", "the zone DNS Service, [namespace/]name (default: the Service with externalIPs exposing 53)")
@@ -196,21 +196,24 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "doctor",
-		Short: "Diagnose LAN access: Services with externalIPs, the zone CoreDNS, node listeners, DNS and HTTPS paths",
-		Example: `  # everything, discovering the proxy, the DNS Service, the ConfigMap and the zone
+		Short: "Diagnose LAN access: externalIPs, zone DNS, listeners, paths",
+		Example: `  # everything: discover the proxy, the DNS Service, the ConfigMap and the zone
   kubectl lanaccess doctor
 
-  # read-only, as JSON, warnings fail the run (CI after a deploy, retrying for 3 minutes)
-  kubectl lanaccess doctor --no-helpers --fail-on=warn --wait 3m --junit-file report.xml
+  # read-only, warnings fail the run (CI after a deploy, retrying for 3 minutes)
+  kubectl lanaccess doctor --no-helpers --fail-on=warn --wait 3m \
+    --junit-file report.xml
 
   # name the objects and the probe host explicitly
-  kubectl lanaccess doctor --proxy-service traefik/traefik --dns-service lan-dns/lan-dns --host grafana.apps.example.com
+  kubectl lanaccess doctor --proxy-service traefik/traefik \
+    --dns-service lan-dns/lan-dns --host grafana.apps.example.com
 
   # accept one known warning, and only that one
   kubectl lanaccess doctor --skip LA106-ADMISSION
 
   # without cluster access: the DNS and HTTPS paths on the given node addresses
-  kubectl lanaccess doctor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 --zone apps.example.com --host grafana.apps.example.com`,
+  kubectl lanaccess doctor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 \
+    --zone apps.example.com --host grafana.apps.example.com`,
 		Catalogue: catalogue.Doctor,
 	}, NewDoctorFlags(), kubeFlags, streams, connect)
 }

@@ -66,6 +66,28 @@ func TestDoctorWithAddressesChecksThePathsWithoutTheCluster(t *testing.T) {
 	}
 }
 
+// Without --host and without the API, no route names the probe host: the HTTPS path checks
+// SKIP asking for --host (the apex would fail LA401 on a healthy setup) while the DNS path
+// checks still judge the zone.
+func TestDoctorWithAddressesWithoutHostAsksForIt(t *testing.T) {
+	lan := probetest.NewLAN(t)
+	out, errOut, code := runOfflineDoctor(t, lan, "--addresses", strings.Join(lan.Addrs, ","), "--zone", probetest.LANZone,
+		"--ca-file", lan.CAFile, "--only", "LA3,LA4", "-o", "json")
+	require.Equal(t, ExitOK, code, errOut+out)
+	doc := decode(t, out)
+	require.NotEmpty(t, doc.Checks)
+	for _, c := range doc.Checks {
+		switch catalogue.Get(c.ID).Section {
+		case catalogue.HTTPSPath:
+			assert.Equal(t, "skip", c.Status, c.ID)
+			assert.Contains(t, c.Reason, "needs --host", c.ID)
+			assert.Contains(t, c.Reason, "--host grafana."+probetest.LANZone, c.ID)
+		default:
+			assert.Equal(t, "pass", c.Status, "%s: %s %+v", c.ID, c.Reason, c.Findings)
+		}
+	}
+}
+
 func TestDoctorWithAddressesNamesTheDeadAddress(t *testing.T) {
 	lan := probetest.NewLAN(t)
 	lan.Cut("10.0.10.12")

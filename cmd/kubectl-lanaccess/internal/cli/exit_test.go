@@ -127,3 +127,83 @@ func TestAnInvalidZoneIsAUsageErrorOfEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// No kubeconfig, no --server and not in a pod: every command that reads the cluster exits 2
+// naming where it looked and what works without one (not client-go's localhost:8080 and 3),
+// and the machine-readable report says so.
+func TestNoKubeconfigIsAUsageErrorWithTheHint(t *testing.T) {
+	// A KUBECONFIG naming a file that does not exist loads as empty, as no ~/.kube/config
+	// does (clientcmd skips missing files of the precedence list); the real home's file is not
+	// read.
+	missing := filepath.Join(t.TempDir(), "config")
+	t.Setenv("KUBECONFIG", missing)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for _, cmd := range [][]string{
+		{"doctor", "--no-helpers"},
+		{"vpn-trace"},
+		{"client-check"},
+		{"client-config", "--os", "linux"},
+		{"cleanup"},
+		{"monitor", "--run-timeout", "2s"},
+	} {
+		_, errOut, code := runReal(t, cmd...)
+		assert.Equal(t, ExitUsage, code, "%v: %s", cmd, errOut)
+		assert.Contains(t, errOut, "no kubeconfig", "%v", cmd)
+		assert.Contains(t, errOut, missing, "%v names where it looked", cmd)
+		assert.NotContains(t, errOut, "localhost:8080", "%v", cmd)
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	_, _, code := runReal(t, "doctor", "--json-file", js)
+	assert.Equal(t, ExitUsage, code)
+	raw, err := os.ReadFile(js)
+	require.NoError(t, err)
+	assert.Equal(t, "LA000", decode(t, string(raw)).Checks[0].ID)
+}
+
+// A refused flag or value (exit 2) still leaves the reports a CI job asked for: the
+// not-started result naming the mistake.
+func TestReportsAreWrittenForUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		id   string
+		says string
+	}{
+		{[]string{"doctor", "--skip", "LA999"}, "LA000", "LA999"},
+		{[]string{"vpn-trace", "--fail-on", "sometimes"}, "VPN000", "--fail-on"},
+		{[]string{"client-check", "--answer", "10.0.0.1"}, "WS000", "--answer"},
+		{[]string{"doctor", "--no-such-flag"}, "LA000", "unknown flag"},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		js, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+		_, errOut, code := runReal(t, append([]string{c.args[0], "--json-file", js, "--junit-file", junit}, c.args[1:]...)...)
+		assert.Equal(t, ExitUsage, code, "%v: %s", c.args, errOut)
+		raw, err := os.ReadFile(js)
+		require.NoError(t, err, "%v", c.args)
+		doc := decode(t, string(raw))
+		require.Len(t, doc.Checks, 1)
+		assert.Equal(t, c.id, doc.Checks[0].ID)
+		assert.Equal(t, "error", doc.Checks[0].Status)
+		assert.Contains(t, doc.Checks[0].Reason, c.says)
+		raw, err = os.ReadFile(junit)
+		require.NoError(t, err, "%v", c.args)
+		assert.Contains(t, string(raw), c.id)
+	}
+}
+
+// pflag stops at the first bad flag; the report paths after it are still found.
+func TestReportPathsFromArgs(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		json, junit string
+	}{
+		{[]string{"doctor", "--bad", "--json-file", "a.json", "--junit-file=b.xml"}, "a.json", "b.xml"},
+		{[]string{"doctor", "--", "--json-file", "a.json"}, "", ""},
+		{[]string{"doctor", "--json-file"}, "", ""},
+	} {
+		f := NewCheckFlags()
+		f.reportPathsFromArgs(c.args)
+		assert.Equal(t, c.json, f.JSONFile, "%v", c.args)
+		assert.Equal(t, c.junit, f.JUnitFile, "%v", c.args)
+	}
+}

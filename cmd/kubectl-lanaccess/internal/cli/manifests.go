@@ -15,14 +15,15 @@ import (
 func newManifestsCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	var opts manifests.Options
 	cmd := &cobra.Command{
-		Use:   "manifests [" + strings.Join(manifests.Names(), "|") + "]",
-		Short: "Print the least-privilege RBAC and the CI examples (Job, Helm test, Argo CD hook, GitHub Actions)",
+		Use:   "manifests [NAME]",
+		Short: "Print least-privilege RBAC and CI examples",
 		Long: `manifests prints YAML that goes with this version of the plugin: the RBAC that lets doctor
 and vpn-trace run with the least privilege, and examples that run doctor after a deploy.
-Without a name, it lists them.`,
+Without a name, it lists them: ` + strings.Join(manifests.Names(), ", ") + ".",
 		Example: `  kubectl lanaccess manifests rbac | kubectl apply -f -
   kubectl lanaccess manifests job | kubectl apply -f -
-  kubectl lanaccess manifests job --ca-configmap proxy-ca --image registry.lan/kubectl-lanaccess:v0.2.0
+  kubectl lanaccess manifests job --ca-configmap proxy-ca \
+    --image registry.lan/kubectl-lanaccess:v0.2.0
   kubectl lanaccess manifests github-actions > .github/workflows/lanaccess.yaml`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: manifests.Names(),

@@ -71,7 +71,7 @@ func (f *MonitorFlags) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&f.RunTimeout, "run-timeout", f.RunTimeout, "deadline of one run (each probe is bounded by --timeout within it)")
 	fs.StringVar(&f.Listen, "listen", f.Listen, "address to serve /metrics and /healthz on (e.g. :9877 for a remote Prometheus)")
 	fs.BoolVar(&f.Workstation, "workstation", false, "also run client-check's checks (WS001-WS004): this machine's own resolver")
-	fs.StringVar(&f.WebConfig, "web-config-file", "", "TLS and basic auth for /metrics and /healthz: the Prometheus exporters' web configuration file (https://prometheus.io/docs/prometheus/latest/configuration/https/); without it, plain HTTP")
+	fs.StringVar(&f.WebConfig, "web-config-file", "", "TLS and basic auth for /metrics and /healthz: the Prometheus exporters' web configuration file (prometheus.io: configuration/https); without it, plain HTTP")
 	fs.IntVar(&f.MaxAddresses, "max-addresses", f.MaxAddresses, "addresses that carry per-address metric labels (more are still checked, counted in lanaccess_monitor_addresses_unlabelled)")
 }
 
@@ -270,7 +270,7 @@ func (w *monitorWorkstation) checks(p netpath.Path) []engine.Check {
 func newMonitorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "monitor",
-		Short: "Watch the LAN path from a LAN machine: doctor's checks every interval, Prometheus metrics, a log line per change",
+		Short: "Run doctor's path checks on an interval, with metrics",
 		Long: `monitor runs on a machine of the LAN (a workstation, a small always-on box, a VM outside
 the cluster: from a pod, kube-proxy captures the externalIPs on the pod's own node, so the probes
 would prove nothing). Every interval it runs the DNS and HTTPS path checks on every node address
@@ -280,7 +280,8 @@ for Prometheus and /healthz, and logs one JSON line each time a check or an addr
 state. SIGTERM or SIGINT stops it cleanly. ` + "`kubectl lanaccess manifests`" + ` prints the alert rules, the
 Grafana dashboard and a systemd unit that go with it.`,
 		Example: `  # without cluster access: the seed's three node addresses and the zone
-  kubectl lanaccess monitor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 --zone apps.example.com --host grafana.apps.example.com
+  kubectl lanaccess monitor --addresses 10.0.10.11,10.0.10.12,10.0.10.13 \
+    --zone apps.example.com --host grafana.apps.example.com
 
   # with cluster access, scraped by a remote Prometheus
   kubectl lanaccess monitor --listen :9877 --ca-file ca.pem

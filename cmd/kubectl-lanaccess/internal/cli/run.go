@@ -35,7 +35,7 @@ type preparer interface {
 func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
 	deadline := time.Now().Add(f.Wait)
 	textOut := f.Output == "text"
-	progress := report.NewProgress(streams.ErrOut, textOut && isTerminal(streams.ErrOut))
+	progress := report.NewProgress(streams.ErrOut, textOut && isTerminal(streams.ErrOut)).WithColumns(terminalColumns(streams.ErrOut))
 	for attempt := 1; ; attempt++ {
 		rep, code, err := runOnce(ctx, f, command, prepare, progress)
 		progress.Clear()

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
 // runner is a command's validated options: what runs once the flags have been read.
@@ -39,7 +42,7 @@ func newRunCommand[O runner](c runCommand, f runFlags[O], kubeFlags *genericclio
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := f.ToOptions(cmd, kubeFlags, connect)
 			if err != nil {
-				return err
+				return usageReport(streams, f, c.Catalogue, err)
 			}
 			return o.Run(cmd.Context(), streams)
 		},
@@ -47,6 +50,31 @@ func newRunCommand[O runner](c runCommand, f runFlags[O], kubeFlags *genericclio
 	f.AddFlags(cmd)
 	if c.Catalogue != "" {
 		registerCheckCompletions(cmd, c.Catalogue)
+		cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+			if cf, ok := any(f).(checkFlagsHolder); ok {
+				cf.checkFlags().reportPathsFromArgs(os.Args[1:])
+			}
+			return usageReport(streams, f, c.Catalogue, &ExitError{Code: ExitUsage, Err: err})
+		})
 	}
 	return cmd
+}
+
+// checkFlagsHolder is the flags of a check command (doctor, vpn-trace, client-check).
+type checkFlagsHolder interface{ checkFlags() *CheckFlags }
+
+func (f *DoctorFlags) checkFlags() *CheckFlags      { return f.Checks }
+func (f *VPNTraceFlags) checkFlags() *CheckFlags    { return f.Checks }
+func (f *ClientCheckFlags) checkFlags() *CheckFlags { return f.Checks }
+
+// usageReport ends a check command whose flags or values were refused (exit 2) the way a run
+// that could not start ends: the not-started result (LA000, VPN000, WS000) in --json-file,
+// --junit-file and -o json/yaml/junit, so that a CI job with a mistyped --skip still has a
+// report saying why.
+func usageReport(streams genericiooptions.IOStreams, f any, command string, cause error) error {
+	cf, ok := f.(checkFlagsHolder)
+	if !ok || command == "" {
+		return cause
+	}
+	return notStarted(streams, cf.checkFlags(), command, report.Report{}, cause)
 }

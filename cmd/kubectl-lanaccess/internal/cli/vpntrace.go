@@ -34,7 +34,7 @@ func NewVPNTraceFlags() *VPNTraceFlags {
 // AddFlags registers vpn-trace's flags.
 func (f *VPNTraceFlags) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.Checks.AddFlags(fs)
+	f.Checks.AddFlags(fs, catalogue.VPNTraceCmd)
 	fs.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "search every namespace (the default unless -n is given)")
 	fs.StringVarP(&f.Raw.Selector, "selector", "l", "", "label selector of the VPN pods (default: pods running an OpenVPN image or container)")
 	fs.StringVar(&f.Raw.Public, "public", "", "a public address (IP or IP:port) for the last hop of the ladder")
@@ -108,12 +108,14 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "vpn-trace",
-		Short: "Why an OpenVPN pod forwards nothing: ip_forward, durability, tunnel, return path, first silent hop",
+		Short: "Why an OpenVPN pod forwards nothing, and the fix",
 		Example: `  # every OpenVPN pod of the namespace, hop ladder from inside each pod
   kubectl lanaccess vpn-trace -n vpn
 
-  # pick the pods, add a public hop, and walk the same ladder from this laptop through the tunnel
-  kubectl lanaccess vpn-trace -n vpn -l app=openvpn --public 198.51.100.80:80 --from-client`,
+  # pick the pods, add a public hop, and walk the same ladder from this laptop
+  # through the tunnel
+  kubectl lanaccess vpn-trace -n vpn -l app=openvpn --public 198.51.100.80:80 \
+    --from-client`,
 		Catalogue: catalogue.VPNTraceCmd,
 	}, NewVPNTraceFlags(), kubeFlags, streams, connect)
 }

@@ -26,6 +26,13 @@ const (
 // Source says where such a path came from, for report headers and logs.
 const Source = "flags (--addresses, --zone): the cluster is not read"
 
+// HostFlagSource is the probe host's source when --host named it; otherwise the probe host is
+// the zone apex.
+const HostFlagSource = "--host"
+
+// HostGiven reports whether the path's probe host came from --host.
+func HostGiven(p netpath.Path) bool { return p.Host.Source == HostFlagSource }
+
 // FromAddresses builds the LAN path from flags alone (--addresses, --zone, --host), for
 // people without cluster access: the addresses stand for both Services' externalIPs and the
 // zone's answers, on the standard ports a workstation uses (53 and 443).
@@ -39,7 +46,7 @@ func FromAddresses(addrs []netip.Addr, z zone.Zone, host string) netpath.Path {
 		Fixes:       netpath.Fixes{DNSNamespace: Namespace, ConfigMapNamespace: Namespace},
 	}
 	if host != "" {
-		p.Host = proxyroute.ProbeHost{Name: host, Source: "--host"}
+		p.Host = proxyroute.ProbeHost{Name: host, Source: HostFlagSource}
 	}
 	for _, a := range p.ProxyAddrs {
 		p.DNS = append(p.DNS, netpath.Target{Addr: netip.AddrPortFrom(a, 53), Object: a.String()})
