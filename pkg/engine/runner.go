@@ -60,7 +60,7 @@ func (r *Runner) Validate() error {
 		for _, c := range r.Checks {
 			ids = append(ids, c.ID)
 		}
-		return fmt.Errorf("unknown check ID or finding code %s (check IDs: %s; the README's catalogue lists each check's codes)", strings.Join(unknown, ", "), strings.Join(ids, ", "))
+		return fmt.Errorf("unknown check ID or finding code %s (check IDs: %s; `kubectl lanaccess explain ID` lists each check's codes)", strings.Join(unknown, ", "), strings.Join(ids, ", "))
 	}
 	return nil
 }
