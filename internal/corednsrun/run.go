@@ -24,6 +24,10 @@ const (
 	queryTimeout = 3 * time.Second
 )
 
+// Version is the CoreDNS the lab builds (lab/versions.env COREDNS_VERSION), the binary
+// CoreDNSBinary returns: what the differential tests judge as.
+const Version = "v1.14.7"
+
 // CoreDNSBinary is the CoreDNS the lab builds (lab/build.sh): $CORPUS_COREDNS, else
 // ~/.cache/kubectl-lanaccess/lab/coredns-v1.14.7/coredns, whose directory holds .complete.
 func CoreDNSBinary() (string, error) {
@@ -34,7 +38,7 @@ func CoreDNSBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(home, ".cache", "kubectl-lanaccess", "lab", "coredns-v1.14.7")
+	dir := filepath.Join(home, ".cache", "kubectl-lanaccess", "lab", "coredns-"+Version)
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
 		return "", fmt.Errorf("the lab's CoreDNS is not built (%v): run lab/build.sh", err)
 	}

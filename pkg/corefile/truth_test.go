@@ -15,16 +15,6 @@ import (
 
 const corpusDir = "../../testdata/corpus"
 
-// modelGaps are the corpus cases whose answers the model does not predict yet, by case, with the
-// reason (issue 22: answers name by name, read as the CoreDNS that runs). Their wrong or unknown
-// predictions are logged, not failed; the test fails when a listed case is fully predicted, so
-// that the list only shrinks.
-var modelGaps = map[string]string{
-	"acl-lan-subnet-only":           "acl: the answer depends on the source kube-proxy presents",
-	"rewrite-outside-zone":          "rewrite in the . block: forwarded names are predicted as unknown answers",
-	"view-split-horizon-lan-subnet": "view: the block depends on the client's address (the harness asks from 127.0.0.1)",
-}
-
 // Every case of the corpus (and every variant) records what the real CoreDNS v1.14.7 did with
 // its Corefile (coredns.yaml, written by the corpus harness from the binary): whether it
 // starts, and its answers to A and AAAA of the zone's names, a name outside and a cluster
@@ -37,7 +27,7 @@ func TestTheModelPredictsWhatCoreDNSDidWithEveryCorpusCase(t *testing.T) {
 	for _, truthFile := range dirs {
 		dir := filepath.Dir(truthFile)
 		name := filepath.Base(dir)
-		gap, gaps := modelGaps[name], 0
+		gap, gaps := corefiletest.ModelGaps[name], 0
 		t.Run(name, func(t *testing.T) {
 			truth, err := corefiletest.ReadTruth(truthFile)
 			require.NoError(t, err)
@@ -61,7 +51,7 @@ func TestTheModelPredictsWhatCoreDNSDidWithEveryCorpusCase(t *testing.T) {
 			}
 			compare(t, []string{filepath.Join(dir, "objects.yaml")}, truth.Runs)
 			if gap != "" {
-				assert.Positive(t, gaps, "%s is predicted now (%s): remove it from modelGaps", name, gap)
+				assert.Positive(t, gaps, "%s is predicted now (%s): remove it from corefiletest.ModelGaps", name, gap)
 			}
 			for _, v := range truth.Variants {
 				t.Run(v.Name, func(t *testing.T) {
