@@ -114,10 +114,10 @@ func askQuestions(s *kube.Setup, u users) questions {
 		q.own = append(q.own, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
 		q.ownCreate = append(q.ownCreate, asked{"re-creating " + kubeobj.ServiceRef(svc), admission.Request{Operation: admission.Create, Object: svc, Namespace: namespaceOf(s, svc.Namespace)}})
 	}
+	for _, svc := range u.others {
+		q.others = append(q.others, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
+	}
 	for _, svc := range u.all() {
-		if slices.Contains(u.others, svc) {
-			q.others = append(q.others, asked{"the next update of " + kubeobj.ServiceRef(svc), unchanged(svc)})
-		}
 		if svc.Namespace == s.ProxyService.Namespace || svc.Namespace == s.DNSService.Namespace {
 			continue
 		}
