@@ -103,7 +103,11 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 		// Proven on the lab's Traefik (lab/e2e traefik_routes_test.go): such a router answers
 		// every request with the redirect and never reaches its service.
 		return []engine.Finding{{Code: "LA107-REDIRECT-ONLY", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
-			Message: fmt.Sprintf("%s only redirects: Traefik answers every request with its %s before any service, so it exposes nothing to the LAN (the HTTPS route of the host is judged on its own)", hostsText(r.Hosts), how)}}
+			Message: fmt.Sprintf("%s only redirects: Traefik answers every request with %s before any service, so it exposes nothing to the LAN (the HTTPS route of the host is judged on its own)", hostsText(r.Hosts), how)}}
+	}
+	if r.ServesNothing() {
+		return []engine.Finding{{Code: "LA107-SERVES-NOTHING", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: hostsText(r.Hosts) + " serves nothing: its only service is Traefik's noop@internal, which answers 418 with no content, so it exposes nothing to the LAN"}}
 	}
 	if r.Reviewed {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,

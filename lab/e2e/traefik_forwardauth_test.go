@@ -13,6 +13,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
@@ -67,14 +68,21 @@ func TestTraefikForwardAuthCasesOnTheLab(t *testing.T) {
 // createMiddleware creates a traefik.io Middleware, deleted at cleanup.
 func createMiddleware(t *testing.T, dc dynamic.Interface, ns, name string, spec map[string]any) {
 	t.Helper()
-	mw := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware",
+	createTraefikObject(t, dc, middlewaresGVR, "Middleware", ns, name, spec)
+}
+
+// createTraefikObject creates a traefik.io/v1alpha1 object of kind with spec, deleted at
+// cleanup; the API server validates it against Traefik's own CRD.
+func createTraefikObject(t *testing.T, dc dynamic.Interface, gvr schema.GroupVersionResource, kind, ns, name string, spec map[string]any) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "traefik.io/v1alpha1", "kind": kind,
 		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec,
 	}}
-	_, err := dc.Resource(middlewaresGVR).Namespace(ns).Create(context.Background(), mw, metav1.CreateOptions{})
-	require.NoError(t, err, "the API server takes the Middleware under Traefik's CRD")
+	_, err := dc.Resource(gvr).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{})
+	require.NoError(t, err, "the API server takes the %s under Traefik's CRD", kind)
 	t.Cleanup(func() {
-		_ = dc.Resource(middlewaresGVR).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = dc.Resource(gvr).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -109,36 +108,36 @@ func createIngressRoute(t *testing.T, dc dynamic.Interface, ns, name, host strin
 	if middlewares != nil {
 		route["middlewares"] = middlewares
 	}
-	ir := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-		"spec": map[string]any{
-			"entryPoints": []any{"websecure"},
-			"routes":      []any{route},
-			"tls":         map[string]any{"secretName": "apps-wildcard-tls"},
-		},
-	}}
-	_, err := dc.Resource(ingressRoutesGVR).Namespace(ns).Create(context.Background(), ir, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = dc.Resource(ingressRoutesGVR).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	createRoute(t, dc, ns, name, map[string]any{
+		"entryPoints": []any{"websecure"},
+		"routes":      []any{route},
+		"tls":         map[string]any{"secretName": "apps-wildcard-tls"},
 	})
 }
 
 // A router whose first middleware is a redirectScheme to https, on the plain web entry point,
 // answers every request with the redirect: doctor says it only redirects. A redirectRegex
 // redirects only the URLs its regex matches (traefik v3.7.9 pkg/middlewares/redirect
-// redirect.go: others go on to the service), which doctor does not evaluate: it keeps warning.
+// redirect.go: others go on to the service), which doctor does not evaluate: it keeps warning,
+// and rightly: the regex sees the Host as the client wrote it (redirect_regex.go rawURL uses
+// req.Host) while the router's Host matcher drops the port (requestdecorator parseHost), so
+// "Host: NAME:80" passes a regex written for NAME to the service. A route whose only service is
+// noop@internal serves nothing (418) whatever its middlewares let through.
 func TestLA107RedirectOnlyRoutersAgreeWithTraefik(t *testing.T) {
 	start := time.Now()
 	dc, err := dynamic.NewForConfig(lab.Config)
 	require.NoError(t, err)
 	createMiddleware(t, dc, "monitoring", "to-https", map[string]any{"redirectScheme": map[string]any{"scheme": "https", "permanent": true}})
 	createMiddleware(t, dc, "monitoring", "regex-https", map[string]any{"redirectRegex": map[string]any{
-		"regex": "^http://([^/]*)/(.*)", "replacement": "https://${1}/${2}", "permanent": true}})
+		"regex": "^http://([^/:]*)/(.*)", "replacement": "https://${1}/${2}", "permanent": true}})
 	createIngress(t, "monitoring", "redir-scheme", "redir-scheme.apps.example.com", "web", "monitoring-to-https@kubernetescrd")
 	createIngress(t, "monitoring", "redir-regex", "redir-regex.apps.example.com", "web", "monitoring-regex-https@kubernetescrd")
-	for _, host := range []string{"redir-scheme.apps.example.com", "redir-regex.apps.example.com"} {
+	createRoute(t, dc, "monitoring", "redir-noop", map[string]any{"entryPoints": []any{"web"}, "routes": []any{map[string]any{
+		"kind": "Rule", "match": "Host(`redir-noop.apps.example.com`)",
+		"middlewares": []any{map[string]any{"name": "regex-https"}},
+		"services":    []any{map[string]any{"name": "noop@internal", "kind": "TraefikService"}},
+	}}})
+	for _, host := range []string{"redir-scheme.apps.example.com", "redir-regex.apps.example.com", "redir-noop.apps.example.com"} {
 		eventually(t, 20*time.Second, func() error {
 			status, loc, err := httpVia(host, proxyAddresses[0], "/x?y=1")
 			if err != nil {
@@ -150,15 +149,130 @@ func TestLA107RedirectOnlyRoutersAgreeWithTraefik(t *testing.T) {
 			return nil
 		})
 	}
+	// The same hosts with the port written in Host: the regex misses, the router still matches.
+	bypass := map[string]int{}
+	for _, host := range []string{"redir-scheme.apps.example.com", "redir-regex.apps.example.com", "redir-noop.apps.example.com"} {
+		status, _, err := httpVia(host+":80", proxyAddresses[0], "/x")
+		require.NoError(t, err)
+		bypass[host] = status
+	}
+	assert.Equal(t, http.StatusMovedPermanently, bypass["redir-scheme.apps.example.com"], "redirectScheme ignores the Host's form")
+	assert.Equal(t, http.StatusBadGateway, bypass["redir-regex.apps.example.com"], "the regex misses NAME:80: grafana's backend (nothing listens) answers")
+	assert.Equal(t, http.StatusTeapot, bypass["redir-noop.apps.example.com"], "noop@internal answers 418")
+
+	r, c, codes := la107Codes(t)
+	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["Ingress monitoring/redir-scheme"], "%+v", c.Findings)
+	assert.Equal(t, "LA107-NO-AUTH", codes["Ingress monitoring/redir-regex"], "doctor does not evaluate the regex: %+v", c.Findings)
+	assert.Equal(t, "LA107-SERVES-NOTHING", codes["IngressRoute monitoring/redir-noop"], "%+v", c.Findings)
+	t.Logf("redirect-only routers: %v with the port in Host; LA107 %s in %s; test %s", bypass, c.Status, r.Elapsed, time.Since(start))
+}
+
+// An entry point with Traefik's redirection (the chart's ports.web.redirections): its router
+// (HostRegexp(`^.+$`), priority MaxInt-1) takes every request with a Host before a route served
+// on that entry point alone, which is never reached (traefik v3.7.9
+// pkg/provider/traefik/internal.go Provider.redirection). Doctor says the route only redirects;
+// with a higher priority written on the route, Traefik serves the route and doctor warns again.
+func TestLA107EntryPointRedirectionAgreesWithTraefik(t *testing.T) {
+	start := time.Now()
+	ctx := context.Background()
+	redirect := []string{"--entryPoints.web.http.redirections.entryPoint.to=:443", "--entryPoints.web.http.redirections.entryPoint.scheme=https"}
+	patchTraefikArgs(t, redirect)
+	createIngress(t, "monitoring", "web-only", "web-only.apps.example.com", "web", "")
+	createIngress(t, "monitoring", "web-first", "web-first.apps.example.com", "web", "")
+	ing, err := lab.Client.NetworkingV1().Ingresses("monitoring").Get(ctx, "web-first", metav1.GetOptions{})
+	require.NoError(t, err)
+	ing.Annotations["traefik.ingress.kubernetes.io/router.priority"] = "9223372036854775807"
+	_, err = lab.Client.NetworkingV1().Ingresses("monitoring").Update(ctx, ing, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	eventually(t, 30*time.Second, func() error {
+		status, loc, err := httpVia("web-only.apps.example.com", proxyAddresses[0], "/x")
+		if err != nil {
+			return err
+		}
+		if status != http.StatusFound || loc != "https://web-only.apps.example.com/x" {
+			return fmt.Errorf("web-only: Traefik answers %d %q, want its entry point's 302 to https", status, loc)
+		}
+		status, _, err = httpVia("web-first.apps.example.com", proxyAddresses[0], "/x")
+		if err != nil {
+			return err
+		}
+		if status != http.StatusBadGateway {
+			return fmt.Errorf("web-first (priority MaxInt): Traefik answers %d, want its backend's 502", status)
+		}
+		return nil
+	})
+	r, c, codes := la107Codes(t)
+	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["Ingress monitoring/web-only"], "%+v", c.Findings)
+	assert.Equal(t, "LA107-NO-AUTH", codes["Ingress monitoring/web-first"], "%+v", c.Findings)
+	t.Logf("entry point redirection: LA107 %s in %s; test %s", c.Status, r.Elapsed, time.Since(start))
+}
+
+// patchTraefikArgs adds args to the Traefik container, waits for the new pod, and restores
+// the Deployment at cleanup.
+func patchTraefikArgs(t *testing.T, args []string) {
+	t.Helper()
+	patchTraefik(t, func(c *corev1.Container) { c.Args = append(c.Args, args...) }, func(p corev1.Pod) bool {
+		got := strings.Join(p.Spec.Containers[0].Args, " ")
+		for _, a := range args {
+			if !strings.Contains(got, a) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// patchTraefik changes the Traefik container with mutate, waits until the only Traefik pod is
+// one that applied says has the change, and returns its IP; at cleanup it restores the
+// Deployment and waits for a pod without the change.
+func patchTraefik(t *testing.T, mutate func(*corev1.Container), applied func(corev1.Pod) bool) string {
+	t.Helper()
+	ctx := context.Background()
+	deploys := lab.Client.AppsV1().Deployments("traefik")
+	d, err := deploys.Get(ctx, "traefik", metav1.GetOptions{})
+	require.NoError(t, err)
+	orig := d.DeepCopy()
+	mutate(&d.Spec.Template.Spec.Containers[0])
+	_, err = deploys.Update(ctx, d, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		cur, err := deploys.Get(context.Background(), "traefik", metav1.GetOptions{})
+		if err == nil {
+			cur.Spec.Template.Spec = orig.Spec.Template.Spec
+			_, err = deploys.Update(context.Background(), cur, metav1.UpdateOptions{})
+		}
+		assert.NoError(t, err)
+		waitTraefikPod(t, func(p corev1.Pod) error {
+			if applied(p) {
+				return fmt.Errorf("Traefik pod %s still has the test's change", p.Name)
+			}
+			return nil
+		})
+	})
+	return waitTraefikPod(t, func(p corev1.Pod) error {
+		if !applied(p) {
+			return fmt.Errorf("Traefik pod %s has not got the test's change yet", p.Name)
+		}
+		return nil
+	})
+}
+
+// createRoute creates IngressRoute ns/name with the given spec; deleted at cleanup.
+func createRoute(t *testing.T, dc dynamic.Interface, ns, name string, spec map[string]any) {
+	t.Helper()
+	createTraefikObject(t, dc, ingressRoutesGVR, "IngressRoute", ns, name, spec)
+}
+
+// la107Codes runs doctor's LA107 and maps each finding's object to its code.
+func la107Codes(t *testing.T) (result, checkResult, map[string]string) {
+	t.Helper()
 	r := doctor(t, "--only", "LA107", "--no-helpers")
 	c := r.check(t, "LA107")
 	codes := map[string]string{}
 	for _, f := range c.Findings {
 		codes[f.Object] = f.Code
 	}
-	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["Ingress monitoring/redir-scheme"], "%+v", c.Findings)
-	assert.Equal(t, "LA107-NO-AUTH", codes["Ingress monitoring/redir-regex"], "doctor does not evaluate the regex: %+v", c.Findings)
-	t.Logf("redirect-only routers: LA107 %s in %s; test %s", c.Status, r.Elapsed, time.Since(start))
+	return r, c, codes
 }
 
 // httpVia does curl --resolve on port 80: Host = host, TCP to ip:80, no redirect followed.
@@ -182,28 +296,19 @@ func httpVia(host, ip, path string) (int, string, error) {
 // 8080), but the node addresses' 443 does not reach it; doctor says the route is not on the LAN.
 func TestLA107EntrypointTheServiceDoesNotExposeAgreesWithTraefik(t *testing.T) {
 	start := time.Now()
-	ctx := context.Background()
-	deploys := lab.Client.AppsV1().Deployments("traefik")
-	d, err := deploys.Get(ctx, "traefik", metav1.GetOptions{})
-	require.NoError(t, err)
-	orig := d.DeepCopy()
-	c := &d.Spec.Template.Spec.Containers[0]
-	c.Args = append(c.Args, "--entryPoints.traefik.address=:8080/tcp")
-	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "traefik", ContainerPort: 8080, Protocol: corev1.ProtocolTCP})
-	_, err = deploys.Update(ctx, d, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		cur, err := deploys.Get(context.Background(), "traefik", metav1.GetOptions{})
-		if err == nil {
-			cur.Spec.Template.Spec = orig.Spec.Template.Spec
-			_, err = deploys.Update(context.Background(), cur, metav1.UpdateOptions{})
+	podIP := patchTraefik(t, func(c *corev1.Container) {
+		c.Args = append(c.Args, "--entryPoints.traefik.address=:8080/tcp")
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "traefik", ContainerPort: 8080, Protocol: corev1.ProtocolTCP})
+	}, func(p corev1.Pod) bool {
+		for _, cp := range p.Spec.Containers[0].Ports {
+			if cp.ContainerPort == 8080 {
+				return true
+			}
 		}
-		assert.NoError(t, err)
-		waitTraefikRollout(t, 0)
+		return false
 	})
 	host := "internal.apps.example.com"
 	createIngress(t, "monitoring", "internal", host, "traefik", "")
-	podIP := waitTraefikRollout(t, 8080)
 	eventually(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -233,9 +338,9 @@ func TestLA107EntrypointTheServiceDoesNotExposeAgreesWithTraefik(t *testing.T) {
 	t.Logf("unexposed entry point: LA107 %s in %s; test %s", la107.Status, r.Elapsed, time.Since(start))
 }
 
-// waitTraefikRollout waits until the only Traefik pod is Ready with (port > 0) or without
-// (port 0) container port 8080, and returns its IP.
-func waitTraefikRollout(t *testing.T, port int32) string {
+// waitTraefikPod waits until the only Traefik pod is Ready and want accepts it, then until
+// kube-proxy has programmed it, and returns its IP.
+func waitTraefikPod(t *testing.T, want func(corev1.Pod) error) string {
 	t.Helper()
 	var ip string
 	eventually(t, 90*time.Second, func() error {
@@ -249,16 +354,15 @@ func waitTraefikRollout(t *testing.T, port int32) string {
 			return fmt.Errorf("%d Traefik pods", len(list.Items))
 		}
 		p := list.Items[0]
-		has := false
-		for _, cp := range p.Spec.Containers[0].Ports {
-			has = has || cp.ContainerPort == 8080
-		}
 		ready := false
 		for _, c := range p.Status.Conditions {
 			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
 		}
-		if has != (port > 0) || !ready || p.DeletionTimestamp != nil {
-			return fmt.Errorf("Traefik pod %s: port 8080 %v, ready %v", p.Name, has, ready)
+		if !ready || p.DeletionTimestamp != nil {
+			return fmt.Errorf("Traefik pod %s: ready %v", p.Name, ready)
+		}
+		if err := want(p); err != nil {
+			return err
 		}
 		ip = p.Status.PodIP
 		return nil

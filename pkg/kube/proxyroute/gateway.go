@@ -79,8 +79,9 @@ type backendRef struct {
 }
 
 type routeFilter struct {
-	Type         string `json:"type"`
-	ExtensionRef *struct {
+	Type            string                 `json:"type"`
+	RequestRedirect *requestRedirectFilter `json:"requestRedirect"`
+	ExtensionRef    *struct {
 		Group string `json:"group"`
 		Kind  string `json:"kind"`
 		Name  string `json:"name"`
@@ -104,6 +105,7 @@ func (s *builder) httpRoutes() []Route {
 			r := httpRouteRule(hr, spec, i, notServed)
 			r.ServedUnsure = unsure
 			if i < len(spec.Rules) {
+				r.Redirects = requestRedirect(spec.Rules[i].Filters)
 				for _, f := range spec.Rules[i].Filters {
 					if f.Type != "ExtensionRef" || f.ExtensionRef == nil || f.ExtensionRef.Kind != "Middleware" || !strings.HasPrefix(f.ExtensionRef.Group, "traefik.") {
 						continue
@@ -120,6 +122,44 @@ func (s *builder) httpRoutes() []Route {
 		}
 	}
 	return out
+}
+
+// requestRedirectFilter is the part of an HTTPRoute's RequestRedirect filter a finding names
+// (gateway-api apis/v1/httproute_types.go HTTPRequestRedirectFilter).
+type requestRedirectFilter struct {
+	Scheme   *string `json:"scheme"`
+	Hostname *string `json:"hostname"`
+	Port     *int32  `json:"port"`
+}
+
+// requestRedirect says how a rule's RequestRedirect filter answers, "" when it has none.
+// Traefik turns the filter into its gatewayapi RequestRedirect middleware, which answers every
+// request with the redirect and never calls the next handler, whatever the rule's backendRefs
+// (traefik/traefik v3.7.9 pkg/provider/kubernetes/gateway/httproute.go loadMiddlewares,
+// createRequestRedirect; pkg/middlewares/gatewayapi/redirect/request_redirect.go ServeHTTP).
+// Filters before it can only answer or pass, so none reaches a backend either.
+func requestRedirect(filters []routeFilter) string {
+	for _, f := range filters {
+		if f.Type != "RequestRedirect" || f.RequestRedirect == nil {
+			continue
+		}
+		to := "the request's own URL"
+		if rr := f.RequestRedirect; rr.Scheme != nil || rr.Hostname != nil || rr.Port != nil {
+			var parts []string
+			if rr.Scheme != nil {
+				parts = append(parts, "scheme "+*rr.Scheme)
+			}
+			if rr.Hostname != nil {
+				parts = append(parts, "host "+*rr.Hostname)
+			}
+			if rr.Port != nil {
+				parts = append(parts, fmt.Sprintf("port %d", *rr.Port))
+			}
+			to = strings.Join(parts, ", ")
+		}
+		return "the rule's RequestRedirect filter (to " + to + ")"
+	}
+	return ""
 }
 
 // httpRouteRule is rule i of an HTTPRoute as a Route: its hostnames, filters count and

@@ -2,9 +2,11 @@ package proxyroute
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -31,6 +33,9 @@ const TraefikMiddlewaresAnnotation = "traefik.ingress.kubernetes.io/router.middl
 
 // TraefikRouterTLSAnnotation makes an Ingress's Traefik router terminate TLS.
 const TraefikRouterTLSAnnotation = "traefik.ingress.kubernetes.io/router.tls"
+
+// TraefikPriorityAnnotation is an Ingress's Traefik router priority.
+const TraefikPriorityAnnotation = "traefik.ingress.kubernetes.io/router.priority"
 
 // TraefikEntryPointsAnnotation lists the entry points of an Ingress's Traefik router.
 const TraefikEntryPointsAnnotation = "traefik.ingress.kubernetes.io/router.entrypoints"
@@ -83,6 +88,14 @@ type Route struct {
 	Reviewed     bool
 	// RuleFilters is the number of filters of an HTTPRoute's rule (a fix appends to them).
 	RuleFilters int
+	// Redirects says how the model knows the route answers every request with a redirect ("":
+	// it does not know; see RedirectOnly).
+	Redirects string
+	// Priority is the router's priority as written (an IngressRoute route's priority, an
+	// Ingress's router.priority annotation), 0 when Traefik computes it; RuleLength is the
+	// length of the rule Traefik then uses (an IngressRoute's match), 0 when not known.
+	Priority   int
+	RuleLength int
 	// Backends are where it sends requests: an IngressRoute's services, an Ingress's backend
 	// Services, an HTTPRoute rule's backendRefs.
 	Backends []Backend
@@ -154,14 +167,24 @@ func (r Route) Authentication() string {
 	return ""
 }
 
-// RedirectOnly says how the route answers every request with a redirect before anything else
-// ("redirectScheme to https (web/to-https)"), "" when it may reach its service: its first
-// middleware is a redirectScheme to https and neither the router nor any entry point it is
-// served on terminates TLS. Traefik's redirectScheme redirects unless the request already has
-// the target scheme, and a request without TLS is http: X-Forwarded-Proto from an untrusted
-// client is replaced by Traefik (traefik v3.7.9 pkg/middlewares/redirect/redirect_scheme.go
-// clientRequestURL, redirect.go ServeHTTP).
+// RedirectOnly says how the route answers every request the LAN can send it with a redirect,
+// or with nothing, before any service ("redirectScheme to https (web/to-https)"); "" when it
+// may reach a service. Three ways, each as Traefik v3.7.9 runs it:
+//   - Redirects, set by the model (an HTTPRoute rule with a RequestRedirect filter);
+//   - every entry point the LAN reaches it on redirects, the route names hosts, and the
+//     redirection's router outranks it (redirectedByEntryPoints);
+//   - its first middleware is a redirectScheme to https and neither the router nor any entry
+//     point it is served on terminates TLS. Traefik's redirectScheme redirects unless the request
+//     already has the target scheme, and a request without TLS is http: X-Forwarded-Proto from
+//     an untrusted client is replaced by Traefik (pkg/middlewares/redirect/redirect_scheme.go
+//     clientRequestURL, redirect.go ServeHTTP).
 func (r Route) RedirectOnly() string {
+	if r.Redirects != "" {
+		return r.Redirects
+	}
+	if how := r.redirectedByEntryPoints(); how != "" {
+		return how
+	}
 	if len(r.Middlewares) == 0 || r.TLS || len(r.Via) == 0 {
 		return ""
 	}
@@ -174,7 +197,55 @@ func (r Route) RedirectOnly() string {
 			return ""
 		}
 	}
-	return "redirectScheme to https (" + first.Raw + ")"
+	return "its redirectScheme to https (" + first.Raw + ")"
+}
+
+// maxRulePriority bounds the priority Traefik computes for a router without one (the length of
+// its rule): no object the API server stores holds a longer rule.
+const maxRulePriority = 1 << 21
+
+// redirectedByEntryPoints: every entry point the LAN reaches the route on has Traefik's
+// redirection router (HostRegexp(`^.+$`), so every request with a Host), whose priority is
+// above the route's, and the route only answers some hosts (a request without Host misses the
+// redirection and reaches a router without a Host rule). With allowACMEByPass the
+// redirection leaves the ACME challenge path out: not judged as redirect-only.
+func (r Route) redirectedByEntryPoints() string {
+	if len(r.Hosts) == 0 {
+		return ""
+	}
+	priority := r.Priority
+	if priority == 0 {
+		priority = maxRulePriority
+		if r.RuleLength > 0 {
+			priority = r.RuleLength
+		}
+	}
+	var names []string
+	for _, e := range r.Via {
+		if !e.Exposed() {
+			continue
+		}
+		if e.RedirectTo == "" || e.ACMEBypass || e.RedirectPriority <= priority {
+			return ""
+		}
+		names = append(names, e.Name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "the redirection of entry point " + strings.Join(names, ", ") + " (--entryPoints." + names[0] + ".http.redirections.entryPoint.to), whose router outranks this one"
+}
+
+// ServesNothing: every service of the route is Traefik's noop@internal, which answers 418 with
+// no body (traefik/traefik v3.7.9 pkg/server/service/internalhandler.go InternalHandlers.get):
+// whatever its middlewares let through, nothing is served.
+func (r Route) ServesNothing() bool {
+	for _, b := range r.Backends {
+		if b.Kind != "TraefikService" || b.Name != "noop@internal" {
+			return false
+		}
+	}
+	return len(r.Backends) > 0
 }
 
 // ForwardAuthAddress is the forwardAuth address of the route's first authenticating
@@ -294,6 +365,10 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 			Reviewed: ir.GetAnnotations()[ReviewedAnnotation] == "reviewed",
 		}
 		match, _ := m["match"].(string)
+		r.RuleLength = len(match)
+		if p, ok := m["priority"].(int64); ok && p > 0 {
+			r.Priority = int(min(p, math.MaxInt))
+		}
 		for _, h := range traefikHostRule.FindAllStringSubmatch(match, -1) {
 			for _, q := range traefikQuoted.FindAllStringSubmatch(h[1], -1) {
 				r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(q[1]), "."))
@@ -498,6 +573,9 @@ func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
 		r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(rule.Host), "."))
 	}
 	r.Backends = ingressBackends(ing)
+	if p, err := strconv.Atoi(ing.Annotations[TraefikPriorityAnnotation]); err == nil && p > 0 {
+		r.Priority = p
+	}
 	r.EntryPoints = splitList(ing.Annotations[TraefikEntryPointsAnnotation])
 	for _, ref := range splitList(ing.Annotations[TraefikMiddlewaresAnnotation]) {
 		r.Middlewares = append(r.Middlewares, MiddlewareRef{Raw: ref})

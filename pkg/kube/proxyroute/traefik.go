@@ -2,6 +2,7 @@ package proxyroute
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -57,6 +58,17 @@ type EntryPoint struct {
 	// AsDefault: --entryPoints.NAME.asDefault; HTTPTLS: --entryPoints.NAME.http.tls.
 	AsDefault bool
 	HTTPTLS   bool
+	// RedirectTo is --entryPoints.NAME.http.redirections.entryPoint.to ("" when the entry point
+	// does not redirect): Traefik then adds a router on it that redirects every request with a
+	// Host (rule HostRegexp(`^.+$`), service noop@internal) at RedirectPriority
+	// (...entryPoint.priority, default math.MaxInt - 1), above any router whose priority is
+	// lower. ACMEBypass (--entryPoints.NAME.allowACMEByPass) leaves
+	// /.well-known/acme-challenge/ out of that rule (traefik/traefik v3.7.9
+	// pkg/provider/traefik/internal.go Provider.redirection, pkg/config/static/entrypoints.go
+	// RedirectEntryPoint.SetDefaults).
+	RedirectTo       string
+	RedirectPriority int
+	ACMEBypass       bool
 	// Middlewares are --entryPoints.NAME.http.middlewares: Traefik puts them in front of every
 	// router on the entry point (pkg/provider/traefik/internal.go makes them the entry point's
 	// model, which pkg/server/aggregator.go applyModel gives each router).
@@ -237,6 +249,7 @@ func (s *builder) readTraefikConfig() TraefikConfig {
 // entry point "http" on :80 (pkg/config/static/static_config.go SetEffectiveConfiguration).
 func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, string) {
 	byName := map[string]*EntryPoint{}
+	prioritySet := map[string]bool{}
 	get := func(name string) *EntryPoint {
 		if byName[name] == nil {
 			byName[name] = &EntryPoint{Name: name, Protocol: corev1.ProtocolTCP}
@@ -252,31 +265,16 @@ func entryPointsOf(args map[string]string, c corev1.Container) ([]EntryPoint, st
 		if !ok {
 			continue
 		}
-		switch field {
-		case "address":
-			addr, proto, _ := strings.Cut(v, "/")
-			i := strings.LastIndex(addr, ":")
-			port, err := strconv.ParseInt(addr[i+1:], 10, 32)
-			if i < 0 || err != nil {
-				continue
-			}
-			e := get(name)
-			e.Port = int32(port)
-			if strings.EqualFold(proto, "udp") {
-				e.Protocol = corev1.ProtocolUDP
-			}
-		case "asdefault":
-			get(name).AsDefault, _ = strconv.ParseBool(v)
-		case "http.middlewares":
-			get(name).Middlewares = kubeobj.SplitFlagList(v)
-		default:
-			if strings.HasPrefix(field, "http.tls") {
-				get(name).HTTPTLS = true
-			}
+		if field == "http.redirections.entrypoint.priority" {
+			prioritySet[name] = true
 		}
+		get(name).setArg(field, v)
 	}
 	var out []EntryPoint
 	for _, e := range byName {
+		if e.RedirectTo != "" && !prioritySet[e.Name] {
+			e.RedirectPriority = math.MaxInt - 1
+		}
 		if e.Port > 0 {
 			out = append(out, *e)
 		}
@@ -370,4 +368,40 @@ func SelectsPodsOf(svc *corev1.Service, ns string, dep *appsv1.Deployment, pods 
 
 func sameService(a, b *corev1.Service) bool {
 	return a != nil && b != nil && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// setArg sets the field of one --entryPoints.NAME.FIELD=VALUE argument (field lower case).
+func (e *EntryPoint) setArg(field, v string) {
+	switch field {
+	case "address":
+		addr, proto, _ := strings.Cut(v, "/")
+		i := strings.LastIndex(addr, ":")
+		port, err := strconv.ParseInt(addr[i+1:], 10, 32)
+		if i < 0 || err != nil {
+			return
+		}
+		e.Port = int32(port)
+		if strings.EqualFold(proto, "udp") {
+			e.Protocol = corev1.ProtocolUDP
+		}
+	case "asdefault":
+		e.AsDefault, _ = strconv.ParseBool(v)
+	case "allowacmebypass":
+		e.ACMEBypass, _ = strconv.ParseBool(v)
+	case "http.redirections.entrypoint.to":
+		e.RedirectTo = v
+	case "http.redirections.entrypoint.priority":
+		// An unreadable priority is not Traefik's default: it counts as the lowest, so that
+		// no route is said to be shadowed by the redirection.
+		e.RedirectPriority = math.MinInt
+		if p, err := strconv.Atoi(v); err == nil {
+			e.RedirectPriority = p
+		}
+	case "http.middlewares":
+		e.Middlewares = kubeobj.SplitFlagList(v)
+	default:
+		if strings.HasPrefix(field, "http.tls") {
+			e.HTTPTLS = true
+		}
+	}
 }
