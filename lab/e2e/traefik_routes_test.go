@@ -175,7 +175,7 @@ func TestLA107RedirectOnlyRoutersAgreeWithTraefik(t *testing.T) {
 func TestLA107EntryPointRedirectionAgreesWithTraefik(t *testing.T) {
 	start := time.Now()
 	ctx := context.Background()
-	redirect := []string{"--entryPoints.web.http.redirections.entryPoint.to=:443", "--entryPoints.web.http.redirections.entryPoint.scheme=https"}
+	redirect := []string{"--entryPoints.web.http.redirections.entryPoint.to=:443"}
 	patchTraefikArgs(t, redirect)
 	createIngress(t, "monitoring", "web-only", "web-only.apps.example.com", "web", "")
 	createIngress(t, "monitoring", "web-first", "web-first.apps.example.com", "web", "")
@@ -189,8 +189,10 @@ func TestLA107EntryPointRedirectionAgreesWithTraefik(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if status != http.StatusFound || loc != "https://web-only.apps.example.com/x" {
-			return fmt.Errorf("web-only: Traefik answers %d %q, want its entry point's 302 to https", status, loc)
+		// permanent and https are the redirection's defaults (pkg/config/static/entrypoints.go
+		// RedirectEntryPoint.SetDefaults)
+		if status != http.StatusMovedPermanently || loc != "https://web-only.apps.example.com/x" {
+			return fmt.Errorf("web-only: Traefik answers %d %q, want its entry point's 301 to https", status, loc)
 		}
 		status, _, err = httpVia("web-first.apps.example.com", proxyAddresses[0], "/x")
 		if err != nil {
