@@ -47,8 +47,6 @@ type corpusExpect struct {
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
 var knownWrong = map[string]string{
-	"acl-lan-subnet-only/LA101":                      "SKIP: acl does not change the addresses the zone answers",
-	"acl-lan-subnet-only/LA104":                      "WARN \"cannot tell\": kube-proxy masquerades (externalTrafficPolicy Cluster), the acl refuses the LAN",
 	"istio-gateway-httproutes/LA107":                 "WARN LA107-NOT-MODELLED naming Istio: its AuthorizationPolicy CUSTOM, which authenticates :443, is not read; the truth is PASS",
 	"k8s-gateway-chart-with-ingress-nginx/LA101":     "SKIP: k8s_gateway answers the Ingress status, the ingress-nginx ClusterIP",
 	"k8s-gateway-chart-with-ingress-nginx/discovery": "no zone or probe host: the zone is k8s_gateway's (apps.example.com), its hosts the Ingresses'",

@@ -75,6 +75,8 @@ var configuration = []Entry{
 			code("LA104", "KEY-MISSING", "the ConfigMap does not hold the file CoreDNS reads"),
 			code("LA104", "SYNTAX", "the Corefile does not parse: a restarting pod crashes"),
 			code("LA104", "DIRECTIVE", "a directive or plugin argument CoreDNS refuses at start-up"),
+			code("LA104", "ACL-MASQUERADED", "the zone's acl refuses the addresses kube-proxy's masquerade gives LAN queries (externalTrafficPolicy Cluster)"),
+			code("LA104", "ACL", "the zone has an acl: who it judges (the workstation, or kube-proxy's masquerade address) (information)"),
 			code("LA104", "ZONE-DEFINED-TWICE", "two server blocks (one often imported) serve the same zone and port: CoreDNS refuses to start"),
 			code("LA104", "IMPORT", "what the Corefile imports from the pods' ConfigMaps, read and checked with it (information)"),
 			code("LA104", "IMPORT-UNREAD", "an import reads files the API does not show: what it adds cannot be told"),

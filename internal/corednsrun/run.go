@@ -64,6 +64,18 @@ type Run struct {
 	Starts   bool          `json:"starts"`
 	Error    string        `json:"error"`
 	Ports    []PortAnswers `json:"ports"`
+	// Sources are the probe host's A asked from other source addresses (acl, view), on the
+	// run's first port (testdata/corpus/truth_sources_test.go).
+	Sources []SourceAnswer `json:"sources"`
+}
+
+// SourceAnswer is CoreDNS's answer to one question asked from Source ("10.244.1.1 (why)").
+type SourceAnswer struct {
+	Source    string   `json:"source"`
+	Question  string   `json:"question"`
+	Rcode     string   `json:"rcode"`
+	Answer    []string `json:"answer"`
+	Forwarded bool     `json:"forwarded"`
 }
 
 // PortAnswers are the answers on one server port, as written in the Corefile.

@@ -6,7 +6,6 @@ package corefiletest
 // against the real binary skips them); the test fails when a listed case is fully predicted, so
 // that the list only shrinks.
 var ModelGaps = map[string]string{
-	"acl-lan-subnet-only":           "acl: the answer depends on the source kube-proxy presents",
 	"rewrite-outside-zone":          "rewrite in the . block: forwarded names are predicted as unknown answers",
 	"view-split-horizon-lan-subnet": "view: the block depends on the client's address (the harness asks from 127.0.0.1)",
 }

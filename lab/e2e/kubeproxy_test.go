@@ -225,6 +225,10 @@ func TestCoreDNSSeesTheSourceRealKubeProxyLeavesUnderEachPolicy(t *testing.T) {
 		}
 		assert.Positive(t, allowed, "some internet queries pass the LAN-only acl under Cluster")
 		t.Logf("cluster policy, %d queries from %s: %d refused (same-node replica), %d answered (masqueraded)", n, lab.InternetDNS(), refused, allowed)
+		f := la104ACLFinding(t)
+		assert.Equal(t, "LA104-ACL-MASQUERADED", f.Code, "%+v", f)
+		assert.Contains(t, f.Message, addr+" ("+same+"'s own address", "the masquerade address the lab shows is named")
+		assert.Contains(t, f.Remediation, `"externalTrafficPolicy":"Local"`)
 	})
 
 	t.Run("local", func(t *testing.T) {
@@ -239,7 +243,21 @@ func TestCoreDNSSeesTheSourceRealKubeProxyLeavesUnderEachPolicy(t *testing.T) {
 			s := saw[name]
 			assert.Equal(t, seen{pod: same, source: lab.InternetDNS(), rcode: "REFUSED"}, s, name)
 		}
+		assert.Equal(t, "LA104-ACL", la104ACLFinding(t).Code, "with Local the acl sees the workstation")
 	})
+}
+
+// la104ACLFinding is doctor's LA104 finding about the zone's acl.
+func la104ACLFinding(t *testing.T) finding {
+	t.Helper()
+	c := doctor(t, "--only", "LA104", "--no-helpers").check(t, "LA104")
+	for _, f := range c.Findings {
+		if strings.HasPrefix(f.Code, "LA104-ACL") {
+			return f
+		}
+	}
+	t.Fatalf("LA104 says nothing about the acl: %+v", c.Findings)
+	return finding{}
 }
 
 // (d) the seed's "only the Service ports are captured": kube-proxy's rules match the Service's

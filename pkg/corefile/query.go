@@ -18,6 +18,10 @@ type Question struct {
 	Type uint16
 	// Port is the server port the query arrives on, as written in the Corefile ("53").
 	Port string
+	// Source is the query's source address as CoreDNS sees it (after kube-proxy's DNAT and
+	// any masquerade); invalid when not known: plugins that decide by it (acl) then let the
+	// query go on and the outcome says so (Outcome.ACL).
+	Source netip.Addr
 }
 
 // Outcome is what CoreDNS does with a question, as far as the configuration shows.
@@ -42,6 +46,11 @@ type Outcome struct {
 	Upstreams []string
 	// Unknown says why part of the outcome cannot be predicted ("" when all of it can).
 	Unknown string
+	// ACL is the block's acl when the question had no source: the outcome is the answer of
+	// the clients it lets through, and it decides who gets it.
+	ACL *ACL
+	// Dropped: the acl drops the query (no answer at all; the client times out).
+	Dropped bool
 }
 
 // NoData reports a predicted NOERROR answer with no record.
@@ -157,6 +166,8 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 			done = b.serveForward(name, &o)
 		case "kubernetes", "file":
 			done = b.serveZonePlugin(p.Name, name, q.Type, &o)
+		case "acl":
+			done = b.serveACL(name, q, &o)
 		case "whoami":
 			// plugin/whoami: authoritative, the client's address in the additional section
 			o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true

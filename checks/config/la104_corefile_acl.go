@@ -1,0 +1,123 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
+)
+
+// An acl in the zone's block decides by the query's source address as CoreDNS sees it
+// (coredns/coredns v1.14.7 plugin/acl/acl.go matchWithPolicies: state.IP(), the packet's
+// source). With externalTrafficPolicy Cluster (the default) kube-proxy masquerades every
+// packet sent to an externalIP (kubernetes/kubernetes pkg/proxy/iptables/proxier.go
+// syncProxyRules, "masquerade traffic for ... external destinations": KUBE-MARK-MASQ, then
+// MASQUERADE in KUBE-POSTROUTING), so CoreDNS sees the address of the interface towards the
+// chosen replica, never the workstation's:
+//   - a replica on another node, over native routing: the receiving node's own address (proven
+//     on the lab's real kube-proxy, lab/README.md "Facts proven on it");
+//   - a replica on the receiving node: its pod network's address on a bridge CNI (cni0, the
+//     first address of the node's pod CIDR) or its overlay address (flannel.1, the pod CIDR's
+//     network address); the corpus case acl-lan-subnet-only holds the real CoreDNS's answers
+//     from each (testdata/corpus/acl-lan-subnet-only/coredns.yaml).
+// With Local, kube-proxy neither masquerades nor leaves the node: CoreDNS sees the client.
+
+// aclSource is one address CoreDNS may see a LAN query from, and why.
+type aclSource struct {
+	addr netip.Addr
+	is   string
+}
+
+// masqueradeSources are the addresses kube-proxy's masquerade gives LAN queries sent to the
+// DNS Service's addresses: per node carrying one, its own address and its pod network's.
+func masqueradeSources(s *kube.Setup) []aclSource {
+	var out []aclSource
+	seen := map[netip.Addr]bool{}
+	add := func(a netip.Addr, is string) {
+		if a.IsValid() && !seen[a] {
+			seen[a] = true
+			out = append(out, aclSource{a, is})
+		}
+	}
+	for _, ip := range s.DNSService.Spec.ExternalIPs {
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			continue
+		}
+		for _, n := range kubeobj.NodesWithInternalIP(s.Nodes, a) {
+			add(a.Unmap(), n.Name+"'s own address (a replica on another node, native routing)")
+			if p, err := netip.ParsePrefix(n.Spec.PodCIDR); err == nil && p.Addr().Is4() == a.Is4() {
+				p = p.Masked()
+				add(p.Addr(), n.Name+"'s overlay address (a replica on the same node, VXLAN CNI)")
+				add(p.Addr().Next(), n.Name+"'s pod bridge address (a replica on the same node, bridge CNI)")
+			}
+		}
+	}
+	return out
+}
+
+// aclFindings judges the zone block's acl against the sources kube-proxy gives LAN queries.
+func aclFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Finding {
+	name := s.Zone.FQDN()
+	if h := dns.Fqdn(strings.ToLower(s.ProbeHost.Name)); s.ProbeHost.Name != "" && s.Zone.Contains(h) {
+		name = h
+	}
+	o := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port})
+	if o.ACL == nil || s.DNSService == nil {
+		return nil
+	}
+	obj := findingObject(s, o.ACL.Plugin.File)
+	where := o.ACL.Plugin.Where()
+	svc := s.DNSService
+	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+		return []engine.Finding{{Code: "LA104-ACL", Severity: engine.SeverityInfo, Object: obj,
+			Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Local"},
+			Message:  fmt.Sprintf("the acl (%s) decides who gets the zone's answer by the workstation's own address: %s has externalTrafficPolicy Local, so kube-proxy does not masquerade LAN queries", where, kubeobj.ServiceRef(svc))}}
+	}
+	var refused, allowed []string
+	for _, src := range masqueradeSources(s) {
+		q := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port, Source: src.addr})
+		label := src.addr.String() + " (" + src.is + ")"
+		switch {
+		case q.Dropped:
+			refused = append(refused, label+": dropped")
+		case q.Rcode == dns.RcodeRefused || q.NoData():
+			refused = append(refused, label+": "+dns.RcodeToString[q.Rcode])
+		default:
+			allowed = append(allowed, label)
+		}
+	}
+	if len(refused) == 0 {
+		return []engine.Finding{{Code: "LA104-ACL", Severity: engine.SeverityInfo, Object: obj,
+			Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Cluster", "answered": allowed},
+			Message:  fmt.Sprintf("the acl (%s) lets through every address kube-proxy's masquerade gives LAN queries (%s has externalTrafficPolicy Cluster): it never sees a workstation's own address, so it cannot tell LAN clients from others", where, kubeobj.ServiceRef(svc))}}
+	}
+	open := ""
+	if len(allowed) > 0 {
+		// proven on the lab's real kube-proxy: internet queries masqueraded to the receiving
+		// node's address pass a LAN-only acl (lab/e2e kubeproxy_test.go)
+		open = "; and it answers whoever's query is masqueraded to " + firstOf(allowed, 2) + ", the internet's too when it reaches the node"
+	}
+	return []engine.Finding{{Code: "LA104-ACL-MASQUERADED", Severity: engine.SeverityFail, Object: obj,
+		Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Cluster", "refused": refused, "answered": allowed},
+		Message: fmt.Sprintf("%s has externalTrafficPolicy Cluster: kube-proxy masquerades every LAN query, so the acl (%s) judges the address the masquerade gives it (a node's, or its pod network's), never the workstation's, and refuses %s: LAN queries that reach CoreDNS from there get no address%s",
+			kubeobj.ServiceRef(svc), where, firstOf(refused, 4), open),
+		Remediation: remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}}) +
+			"\n# with Local, a node carrying an address and no ready replica drops the queries sent to it (LA103):\n# run a replica on every such node (a DaemonSet, or replicas spread by topology)"}}
+}
+
+// firstOf joins the first n items, and says how many more there are.
+func firstOf(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

@@ -1,0 +1,67 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+)
+
+// The zone's acl is judged against the source CoreDNS really sees: with externalTrafficPolicy
+// Cluster, kube-proxy's masquerade address (the corpus case acl-lan-subnet-only, whose
+// coredns.yaml holds the real CoreDNS's REFUSED from the pod bridge and overlay addresses);
+// with Local, the workstation's own. An acl that lets every masquerade address through is
+// information, never a failure.
+func TestLA104JudgesTheACLAgainstTheSourceCoreDNSSees(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy corev1.ServiceExternalTrafficPolicy
+		acl    string
+		code   string
+	}{
+		{"Cluster: the LAN-only acl refuses the pod network", corev1.ServiceExternalTrafficPolicyCluster, "", "LA104-ACL-MASQUERADED"},
+		{"Local: the acl sees the workstation", corev1.ServiceExternalTrafficPolicyLocal, "", "LA104-ACL"},
+		{"Cluster: an acl that lets the pod network through", corev1.ServiceExternalTrafficPolicyCluster, "allow net 10.0.10.0/24 10.244.0.0/16", "LA104-ACL"},
+		{"Cluster: an acl that drops the pod network", corev1.ServiceExternalTrafficPolicyCluster, "drop net 10.244.0.0/16", "LA104-ACL-MASQUERADED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := corpusObjects(t, "acl-lan-subnet-only")
+			edited := 0
+			for _, o := range objs {
+				switch o := o.(type) {
+				case *corev1.Service:
+					if o.Namespace == "lan-dns" && o.Name == "lan-dns" {
+						o.Spec.ExternalTrafficPolicy = tc.policy
+						edited++
+					}
+				case *corev1.ConfigMap:
+					if tc.acl != "" && o.Namespace == "lan-dns" && o.Name == "lan-dns" {
+						o.Data["Corefile"] = replaceOnce(t, o.Data["Corefile"], "allow net 10.0.10.0/24", tc.acl)
+						edited++
+					}
+				}
+			}
+			require.Equal(t, 1+min(len(tc.acl), 1), edited)
+			c := newCluster(t, objs)
+			_, o := runConfigCheck(t, CorefileConfig(c.env(t, kube.Selection{AllNamespaces: true})))
+			var codes []string
+			for _, f := range o.Findings {
+				if f.Code == "LA104-ACL" || f.Code == "LA104-ACL-MASQUERADED" {
+					codes = append(codes, f.Code)
+				}
+			}
+			assert.Equal(t, []string{tc.code}, codes, "%+v", o.Findings)
+		})
+	}
+}
+
+// replaceOnce replaces the only occurrence of old in s.
+func replaceOnce(t *testing.T, s, old, repl string) string {
+	t.Helper()
+	require.Equal(t, 1, strings.Count(s, old), "%q in %q", old, s)
+	return strings.Replace(s, old, repl, 1)
+}
