@@ -50,8 +50,6 @@ var knownWrong = map[string]string{
 	"istio-gateway-httproutes/LA107":                 "WARN LA107-NOT-MODELLED naming Istio: its AuthorizationPolicy CUSTOM, which authenticates :443, is not read; the truth is PASS",
 	"k8s-gateway-chart-with-ingress-nginx/LA101":     "SKIP: k8s_gateway answers the Ingress status, the ingress-nginx ClusterIP",
 	"k8s-gateway-chart-with-ingress-nginx/discovery": "no zone or probe host: the zone is k8s_gateway's (apps.example.com), its hosts the Ingresses'",
-	"view-split-horizon-lan-subnet/LA101":            "SKIP: the view block's template answers the node addresses, the Services' own",
-	"view-split-horizon-lan-subnet/LA104":            "WARN \"cannot tell\": the view judges the masqueraded source, so LAN queries get the public answer",
 }
 
 func corpusCases(t *testing.T) []string {

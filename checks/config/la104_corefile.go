@@ -61,7 +61,7 @@ func corefileConfig(s *kube.Setup) engine.Outcome {
 	port := s.ZonePort()
 	if !s.Zone.IsZero() && port != "" && !corefilePortFromEnv(port) {
 		findings = append(findings, zoneFindings(s, cf, port)...)
-		findings = append(findings, aclFindings(s, cf, port)...)
+		findings = append(findings, sourceFindings(s, cf, port)...)
 		findings = append(findings, outsideFindings(s, cf, port)...)
 		findings = append(findings, clusterNamesFindings(s, cf, port)...)
 	}

@@ -6,6 +6,5 @@ package corefiletest
 // against the real binary skips them); the test fails when a listed case is fully predicted, so
 // that the list only shrinks.
 var ModelGaps = map[string]string{
-	"rewrite-outside-zone":          "rewrite in the . block: forwarded names are predicted as unknown answers",
-	"view-split-horizon-lan-subnet": "view: the block depends on the client's address (the harness asks from 127.0.0.1)",
+	"rewrite-outside-zone": "rewrite in the . block: forwarded names are predicted as unknown answers",
 }

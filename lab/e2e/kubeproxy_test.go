@@ -226,7 +226,7 @@ func TestCoreDNSSeesTheSourceRealKubeProxyLeavesUnderEachPolicy(t *testing.T) {
 		assert.Positive(t, allowed, "some internet queries pass the LAN-only acl under Cluster")
 		t.Logf("cluster policy, %d queries from %s: %d refused (same-node replica), %d answered (masqueraded)", n, lab.InternetDNS(), refused, allowed)
 		f := la104ACLFinding(t)
-		assert.Equal(t, "LA104-ACL-MASQUERADED", f.Code, "%+v", f)
+		assert.Equal(t, "LA104-MASQUERADED-SOURCE", f.Code, "%+v", f)
 		assert.Contains(t, f.Message, addr+" ("+same+"'s own address", "the masquerade address the lab shows is named")
 		assert.Contains(t, f.Remediation, `"externalTrafficPolicy":"Local"`)
 	})
@@ -243,7 +243,7 @@ func TestCoreDNSSeesTheSourceRealKubeProxyLeavesUnderEachPolicy(t *testing.T) {
 			s := saw[name]
 			assert.Equal(t, seen{pod: same, source: lab.InternetDNS(), rcode: "REFUSED"}, s, name)
 		}
-		assert.Equal(t, "LA104-ACL", la104ACLFinding(t).Code, "with Local the acl sees the workstation")
+		assert.Equal(t, "LA104-BY-SOURCE", la104ACLFinding(t).Code, "with Local the acl sees the workstation")
 	})
 }
 
@@ -252,7 +252,7 @@ func la104ACLFinding(t *testing.T) finding {
 	t.Helper()
 	c := doctor(t, "--only", "LA104", "--no-helpers").check(t, "LA104")
 	for _, f := range c.Findings {
-		if strings.HasPrefix(f.Code, "LA104-ACL") {
+		if f.Code == "LA104-BY-SOURCE" || f.Code == "LA104-MASQUERADED-SOURCE" {
 			return f
 		}
 	}

@@ -51,6 +51,9 @@ type Outcome struct {
 	ACL *ACL
 	// Dropped: the acl drops the query (no answer at all; the client times out).
 	Dropped bool
+	// View is the view of the block that answered a question without a source ("lan (line
+	// 2)"): the outcome is the answer of the clients it admits; others may get another block's.
+	View string
 }
 
 // NoData reports a predicted NOERROR answer with no record.
@@ -139,7 +142,7 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 		}
 		o.Unknown = strings.Join(unknown, "; ")
 	}()
-	b, ambiguous := c.blockFor(name, q.Port)
+	b, ambiguous := c.blockFor(name, q.Port, q.Source, &o)
 	if ambiguous != "" {
 		o.Unknown = ambiguous
 		return o
@@ -188,9 +191,9 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 	return o
 }
 
-// blockFor finds the block serving name on port (dns transport). Blocks with the view plugin
-// are chosen by the client's address: not predictable here.
-func (c *Corefile) blockFor(name, port string) (*ServerBlock, string) {
+// blockFor finds the block serving name on port (dns transport), chosen by view among the
+// blocks of one zone (pickByView).
+func (c *Corefile) blockFor(name, port string, src netip.Addr, o *Outcome) (*ServerBlock, string) {
 	zones := map[string][]*ServerBlock{}
 	for i := range c.Blocks {
 		b := &c.Blocks[i]
@@ -200,23 +203,13 @@ func (c *Corefile) blockFor(name, port string) (*ServerBlock, string) {
 			}
 		}
 	}
-	pick := func(bs []*ServerBlock) (*ServerBlock, string) {
-		for _, b := range bs {
-			if b.Has("view") {
-				return nil, "the view plugin chooses the server block by the client's address"
-			}
-		}
-		// Several blocks without view: CoreDNS refuses to start (checkServers); the model
-		// still reads the first, as the configuration meant it.
-		return bs[0], ""
-	}
 	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
 		if bs, ok := zones[name[off:]]; ok {
-			return pick(bs)
+			return pickByView(bs, src, o)
 		}
 	}
 	if bs, ok := zones["."]; ok {
-		return pick(bs)
+		return pickByView(bs, src, o)
 	}
 	return nil, ""
 }

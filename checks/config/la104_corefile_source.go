@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -15,9 +16,9 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// An acl in the zone's block decides by the query's source address as CoreDNS sees it
+// An acl or a view in the zone's blocks decides by the query's source address as CoreDNS sees it
 // (coredns/coredns v1.14.7 plugin/acl/acl.go matchWithPolicies: state.IP(), the packet's
-// source). With externalTrafficPolicy Cluster (the default) kube-proxy masquerades every
+// source; plugin/view/view.go Filter, client_ip()). With externalTrafficPolicy Cluster (the default) kube-proxy masquerades every
 // packet sent to an externalIP (kubernetes/kubernetes pkg/proxy/iptables/proxier.go
 // syncProxyRules, "masquerade traffic for ... external destinations": KUBE-MARK-MASQ, then
 // MASQUERADE in KUBE-POSTROUTING), so CoreDNS sees the address of the interface towards the
@@ -64,54 +65,82 @@ func masqueradeSources(s *kube.Setup) []aclSource {
 	return out
 }
 
-// aclFindings judges the zone block's acl against the sources kube-proxy gives LAN queries.
-func aclFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Finding {
+// sourceFindings judges the zone's answer where it depends on the query's source (an acl, a
+// view) against the sources kube-proxy gives LAN queries.
+func sourceFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.Finding {
 	name := s.Zone.FQDN()
 	if h := dns.Fqdn(strings.ToLower(s.ProbeHost.Name)); s.ProbeHost.Name != "" && s.Zone.Contains(h) {
 		name = h
 	}
-	o := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port})
-	if o.ACL == nil || s.DNSService == nil {
+	base := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port})
+	if (base.ACL == nil && base.View == "") || s.DNSService == nil || !base.Known() {
 		return nil
 	}
-	obj := findingObject(s, o.ACL.Plugin.File)
-	where := o.ACL.Plugin.Where()
+	var by []string
+	file := ""
+	if base.View != "" {
+		by = append(by, "the view "+base.View)
+		if base.Block != nil {
+			file = base.Block.File
+		}
+	}
+	if base.ACL != nil {
+		by = append(by, "the acl ("+base.ACL.Plugin.Where()+")")
+		file = base.ACL.Plugin.File
+	}
+	decider := strings.Join(by, " and ")
+	obj := findingObject(s, file)
 	svc := s.DNSService
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
-		return []engine.Finding{{Code: "LA104-ACL", Severity: engine.SeverityInfo, Object: obj,
-			Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Local"},
-			Message:  fmt.Sprintf("the acl (%s) decides who gets the zone's answer by the workstation's own address: %s has externalTrafficPolicy Local, so kube-proxy does not masquerade LAN queries", where, kubeobj.ServiceRef(svc))}}
+		return []engine.Finding{{Code: "LA104-BY-SOURCE", Severity: engine.SeverityInfo, Object: obj,
+			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Local"},
+			Message:  fmt.Sprintf("%s decides what the zone answers by the workstation's own address: %s has externalTrafficPolicy Local, so kube-proxy does not masquerade LAN queries", decider, kubeobj.ServiceRef(svc))}}
 	}
-	var refused, allowed []string
+	var wrong, right []string
 	for _, src := range masqueradeSources(s) {
 		q := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port, Source: src.addr})
 		label := src.addr.String() + " (" + src.is + ")"
-		switch {
-		case q.Dropped:
-			refused = append(refused, label+": dropped")
-		case q.Rcode == dns.RcodeRefused || q.NoData():
-			refused = append(refused, label+": "+dns.RcodeToString[q.Rcode])
-		default:
-			allowed = append(allowed, label)
+		if got := sameAnswer(base, q); got != "" {
+			wrong = append(wrong, label+": "+got)
+		} else {
+			right = append(right, label)
 		}
 	}
-	if len(refused) == 0 {
-		return []engine.Finding{{Code: "LA104-ACL", Severity: engine.SeverityInfo, Object: obj,
-			Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Cluster", "answered": allowed},
-			Message:  fmt.Sprintf("the acl (%s) lets through every address kube-proxy's masquerade gives LAN queries (%s has externalTrafficPolicy Cluster): it never sees a workstation's own address, so it cannot tell LAN clients from others", where, kubeobj.ServiceRef(svc))}}
+	if len(wrong) == 0 {
+		return []engine.Finding{{Code: "LA104-BY-SOURCE", Severity: engine.SeverityInfo, Object: obj,
+			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Cluster", "answered": right},
+			Message:  fmt.Sprintf("%s gives the zone's answer to every address kube-proxy's masquerade gives LAN queries (%s has externalTrafficPolicy Cluster): it never sees a workstation's own address, so it cannot tell LAN clients from others", decider, kubeobj.ServiceRef(svc))}}
 	}
 	open := ""
-	if len(allowed) > 0 {
+	if len(right) > 0 {
 		// proven on the lab's real kube-proxy: internet queries masqueraded to the receiving
 		// node's address pass a LAN-only acl (lab/e2e kubeproxy_test.go)
-		open = "; and it answers whoever's query is masqueraded to " + firstOf(allowed, 2) + ", the internet's too when it reaches the node"
+		open = "; and it answers whoever's query is masqueraded to " + firstOf(right, 2) + ", the internet's too when it reaches the node"
 	}
-	return []engine.Finding{{Code: "LA104-ACL-MASQUERADED", Severity: engine.SeverityFail, Object: obj,
-		Evidence: map[string]any{"acl": where, "externalTrafficPolicy": "Cluster", "refused": refused, "answered": allowed},
-		Message: fmt.Sprintf("%s has externalTrafficPolicy Cluster: kube-proxy masquerades every LAN query, so the acl (%s) judges the address the masquerade gives it (a node's, or its pod network's), never the workstation's, and refuses %s: LAN queries that reach CoreDNS from there get no address%s",
-			kubeobj.ServiceRef(svc), where, firstOf(refused, 4), open),
+	return []engine.Finding{{Code: "LA104-MASQUERADED-SOURCE", Severity: engine.SeverityFail, Object: obj,
+		Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Cluster", "otherwise": wrong, "answered": right},
+		Message: fmt.Sprintf("%s has externalTrafficPolicy Cluster: kube-proxy masquerades every LAN query, so %s judges the address the masquerade gives it (a node's, or its pod network's), never the workstation's: from %s the zone does not answer the node addresses%s",
+			kubeobj.ServiceRef(svc), decider, firstOf(wrong, 4), open),
 		Remediation: remedy.MergePatch(svc.Namespace, "service", svc.Name, map[string]any{"spec": map[string]any{"externalTrafficPolicy": "Local"}}) +
 			"\n# with Local, a node carrying an address and no ready replica drops the queries sent to it (LA103):\n# run a replica on every such node (a DaemonSet, or replicas spread by topology)"}}
+}
+
+// sameAnswer says how q's outcome differs from the answer base gives the clients the acl or
+// view admits ("" when it is the same answer).
+func sameAnswer(base, q corefile.Outcome) string {
+	switch {
+	case q.Dropped:
+		return "dropped"
+	case !q.Known():
+		return "cannot tell (" + q.Unknown + ")"
+	case q.Forwarded:
+		return "forwarded (the public answer)"
+	case q.Rcode != base.Rcode:
+		return dns.RcodeToString[q.Rcode]
+	case q.NoData() != base.NoData() || !slices.Equal(q.Addrs(), base.Addrs()):
+		return "another answer: " + q.Describe()
+	}
+	return ""
 }
 
 // firstOf joins the first n items, and says how many more there are.

@@ -14,22 +14,25 @@ import (
 // The zone's acl is judged against the source CoreDNS really sees: with externalTrafficPolicy
 // Cluster, kube-proxy's masquerade address (the corpus case acl-lan-subnet-only, whose
 // coredns.yaml holds the real CoreDNS's REFUSED from the pod bridge and overlay addresses);
-// with Local, the workstation's own. An acl that lets every masquerade address through is
+// with Local, the workstation's own. The same for a view (view-split-horizon-lan-subnet). An acl that lets every masquerade address through is
 // information, never a failure.
-func TestLA104JudgesTheACLAgainstTheSourceCoreDNSSees(t *testing.T) {
+func TestLA104JudgesAnACLOrViewAgainstTheSourceCoreDNSSees(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		corpus string
 		policy corev1.ServiceExternalTrafficPolicy
 		acl    string
 		code   string
 	}{
-		{"Cluster: the LAN-only acl refuses the pod network", corev1.ServiceExternalTrafficPolicyCluster, "", "LA104-ACL-MASQUERADED"},
-		{"Local: the acl sees the workstation", corev1.ServiceExternalTrafficPolicyLocal, "", "LA104-ACL"},
-		{"Cluster: an acl that lets the pod network through", corev1.ServiceExternalTrafficPolicyCluster, "allow net 10.0.10.0/24 10.244.0.0/16", "LA104-ACL"},
-		{"Cluster: an acl that drops the pod network", corev1.ServiceExternalTrafficPolicyCluster, "drop net 10.244.0.0/16", "LA104-ACL-MASQUERADED"},
+		{"Cluster: the LAN-only acl refuses the pod network", "acl-lan-subnet-only", corev1.ServiceExternalTrafficPolicyCluster, "", "LA104-MASQUERADED-SOURCE"},
+		{"Local: the acl sees the workstation", "acl-lan-subnet-only", corev1.ServiceExternalTrafficPolicyLocal, "", "LA104-BY-SOURCE"},
+		{"Cluster: an acl that lets the pod network through", "acl-lan-subnet-only", corev1.ServiceExternalTrafficPolicyCluster, "allow net 10.0.10.0/24 10.244.0.0/16", "LA104-BY-SOURCE"},
+		{"Cluster: an acl that drops the pod network", "acl-lan-subnet-only", corev1.ServiceExternalTrafficPolicyCluster, "drop net 10.244.0.0/16", "LA104-MASQUERADED-SOURCE"},
+		{"Cluster: the pod network misses the LAN view and is forwarded", "view-split-horizon-lan-subnet", corev1.ServiceExternalTrafficPolicyCluster, "", "LA104-MASQUERADED-SOURCE"},
+		{"Local: the view sees the workstation", "view-split-horizon-lan-subnet", corev1.ServiceExternalTrafficPolicyLocal, "", "LA104-BY-SOURCE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := corpusObjects(t, "acl-lan-subnet-only")
+			objs := corpusObjects(t, tc.corpus)
 			edited := 0
 			for _, o := range objs {
 				switch o := o.(type) {
@@ -50,7 +53,7 @@ func TestLA104JudgesTheACLAgainstTheSourceCoreDNSSees(t *testing.T) {
 			_, o := runConfigCheck(t, CorefileConfig(c.env(t, kube.Selection{AllNamespaces: true})))
 			var codes []string
 			for _, f := range o.Findings {
-				if f.Code == "LA104-ACL" || f.Code == "LA104-ACL-MASQUERADED" {
+				if f.Code == "LA104-BY-SOURCE" || f.Code == "LA104-MASQUERADED-SOURCE" {
 					codes = append(codes, f.Code)
 				}
 			}
