@@ -168,45 +168,48 @@ func TestLA107RedirectOnlyRoutersAgreeWithTraefik(t *testing.T) {
 }
 
 // An entry point with Traefik's redirection (the chart's ports.web.redirections): its router
-// (HostRegexp(`^.+$`), priority MaxInt-1) takes every request with a Host before a route served
-// on that entry point alone, which is never reached (traefik v3.7.9
-// pkg/provider/traefik/internal.go Provider.redirection). Doctor says the route only redirects;
-// with a higher priority written on the route, Traefik serves the route and doctor warns again.
+// (HostRegexp(`^.+$`), priority MaxInt-1 by default) takes every request with a Host before a
+// route served on that entry point alone (traefik v3.7.9 pkg/provider/traefik/internal.go
+// Provider.redirection). No user router can outrank the default: Traefik refuses a priority
+// above MaxInt-1000 (pkg/server/router/router.go maxUserPriority), which this test saw when it
+// first tried MaxInt. With the redirection's priority lowered to 100, a route of priority 1000
+// is served, and one of the default priority (its rule's length, under 100) is not.
 func TestLA107EntryPointRedirectionAgreesWithTraefik(t *testing.T) {
 	start := time.Now()
-	ctx := context.Background()
-	redirect := []string{"--entryPoints.web.http.redirections.entryPoint.to=:443"}
-	patchTraefikArgs(t, redirect)
+	patchTraefikArgs(t, []string{"--entryPoints.web.http.redirections.entryPoint.to=:443", "--entryPoints.web.http.redirections.entryPoint.priority=100"})
 	createIngress(t, "monitoring", "web-only", "web-only.apps.example.com", "web", "")
-	createIngress(t, "monitoring", "web-first", "web-first.apps.example.com", "web", "")
-	ing, err := lab.Client.NetworkingV1().Ingresses("monitoring").Get(ctx, "web-first", metav1.GetOptions{})
-	require.NoError(t, err)
-	ing.Annotations["traefik.ingress.kubernetes.io/router.priority"] = "9223372036854775807"
-	_, err = lab.Client.NetworkingV1().Ingresses("monitoring").Update(ctx, ing, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	createPriorityIngress(t, "web-first", "1000")
+	createPriorityIngress(t, "web-max", "9223372036854775807")
+	want := map[string]int{"web-only": http.StatusMovedPermanently, "web-first": http.StatusBadGateway, "web-max": http.StatusMovedPermanently}
 	eventually(t, 30*time.Second, func() error {
-		status, loc, err := httpVia("web-only.apps.example.com", proxyAddresses[0], "/x")
-		if err != nil {
-			return err
-		}
-		// permanent and https are the redirection's defaults (pkg/config/static/entrypoints.go
-		// RedirectEntryPoint.SetDefaults)
-		if status != http.StatusMovedPermanently || loc != "https://web-only.apps.example.com/x" {
-			return fmt.Errorf("web-only: Traefik answers %d %q, want its entry point's 301 to https", status, loc)
-		}
-		status, _, err = httpVia("web-first.apps.example.com", proxyAddresses[0], "/x")
-		if err != nil {
-			return err
-		}
-		if status != http.StatusBadGateway {
-			return fmt.Errorf("web-first (priority MaxInt): Traefik answers %d, want its backend's 502", status)
+		for name, status := range want {
+			got, loc, err := httpVia(name+".apps.example.com", proxyAddresses[0], "/x")
+			if err != nil {
+				return err
+			}
+			if got != status {
+				return fmt.Errorf("%s: Traefik answers %d %q, want %d", name, got, loc, status)
+			}
 		}
 		return nil
 	})
-	r, c, codes := la107Codes(t)
+	_, c, codes := la107Codes(t)
 	assert.Equal(t, "LA107-REDIRECT-ONLY", codes["Ingress monitoring/web-only"], "%+v", c.Findings)
 	assert.Equal(t, "LA107-NO-AUTH", codes["Ingress monitoring/web-first"], "%+v", c.Findings)
-	t.Logf("entry point redirection: LA107 %s in %s; test %s", c.Status, r.Elapsed, time.Since(start))
+	assert.Equal(t, "LA107-ROUTE-REFUSED", codes["Ingress monitoring/web-max"], "%+v", c.Findings)
+	t.Logf("entry point redirection at priority 100: %v; LA107 %s; test %s", want, c.Status, time.Since(start))
+}
+
+// createPriorityIngress creates an Ingress on web with Traefik's router.priority annotation.
+func createPriorityIngress(t *testing.T, name, priority string) {
+	t.Helper()
+	ctx := context.Background()
+	createIngress(t, "monitoring", name, name+".apps.example.com", "web", "")
+	ing, err := lab.Client.NetworkingV1().Ingresses("monitoring").Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	ing.Annotations["traefik.ingress.kubernetes.io/router.priority"] = priority
+	_, err = lab.Client.NetworkingV1().Ingresses("monitoring").Update(ctx, ing, metav1.UpdateOptions{})
+	require.NoError(t, err)
 }
 
 // patchTraefikArgs adds args to the Traefik container, waits for the new pod, and restores

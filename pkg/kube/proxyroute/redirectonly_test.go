@@ -59,7 +59,9 @@ func TestRedirectOnlyAndServesNothing(t *testing.T) {
 		{"an entry point the LAN does not reach is left aside", Route{Hosts: []string{"wiki.example.com"}, Via: []EntryPoint{redirecting, internal}, Backends: svc}, true, false},
 		{"a request without Host reaches a route without hosts", Route{Via: []EntryPoint{redirecting}, Backends: svc}, false, false},
 		{"a route also on a plain entry point", Route{Hosts: []string{"wiki.example.com"}, Via: []EntryPoint{redirecting, secure}, Backends: svc}, false, false},
-		{"a route with a higher priority", Route{Hosts: []string{"wiki.example.com"}, Priority: math.MaxInt, Via: []EntryPoint{redirecting}, Backends: svc}, false, false},
+		{"no user route outranks the default redirection", Route{Hosts: []string{"wiki.example.com"}, Priority: maxUserPriority, Via: []EntryPoint{redirecting}, Backends: svc}, true, false},
+		{"a route above a lowered redirection priority", Route{Hosts: []string{"wiki.example.com"}, Priority: 1000,
+			Via: []EntryPoint{{Name: "web", LAN: lan, RedirectTo: ":443", RedirectPriority: 100}}, Backends: svc}, false, false},
 		{"a low redirection priority and a longer rule", Route{Hosts: []string{"wiki.example.com"}, RuleLength: 40,
 			Via: []EntryPoint{{Name: "web", LAN: lan, RedirectTo: ":443", RedirectPriority: 19}}, Backends: svc}, false, false},
 		{"a low redirection priority and an unknown rule length", Route{Hosts: []string{"wiki.example.com"},
@@ -91,4 +93,19 @@ func TestRequestRedirectFilters(t *testing.T) {
 	assert.Equal(t, "the rule's RequestRedirect filter (to the request's own URL)", requestRedirect([]routeFilter{{Type: "RequestRedirect", RequestRedirect: &rr{}}}))
 	assert.Equal(t, "the rule's RequestRedirect filter (to scheme https, host wiki.example.org, port 8443)",
 		requestRedirect([]routeFilter{{Type: "RequestHeaderModifier"}, {Type: "RequestRedirect", RequestRedirect: &rr{Scheme: &https, Hostname: &host, Port: &port}}}))
+}
+
+// Traefik builds no router whose priority is above MaxInt-1000 (pkg/server/router/router.go):
+// the route is refused, as the lab's Traefik shows.
+func TestRoutesAboveTheMaximumUserPriorityAreRefused(t *testing.T) {
+	for _, p := range []int{maxUserPriority + 1, math.MaxInt} {
+		r := Route{Served: true, Priority: p}
+		refuseOverPriority(&r)
+		assert.False(t, r.Served)
+		assert.True(t, r.Refused)
+		assert.Contains(t, r.NotServed, "exceeds Traefik's maximum")
+	}
+	r := Route{Served: true, Priority: maxUserPriority}
+	refuseOverPriority(&r)
+	assert.True(t, r.Served)
 }

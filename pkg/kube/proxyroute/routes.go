@@ -200,6 +200,21 @@ func (r Route) RedirectOnly() string {
 	return "its redirectScheme to https (" + first.Raw + ")"
 }
 
+// maxUserPriority is the highest priority Traefik builds a router of a provider with: above
+// it, "the router priority ... exceeds the max user-defined priority" and the router is not
+// built (traefik/traefik v3.7.9 pkg/server/router/router.go, maxUserPriority = MaxInt - 1000).
+// The internal routers (an entry point's redirection, MaxInt - 1) are above every user router.
+const maxUserPriority = math.MaxInt - 1000
+
+// refuseOverPriority marks a route whose priority Traefik refuses (proven on the lab's Traefik:
+// lab/e2e traefik_routes_test.go).
+func refuseOverPriority(r *Route) {
+	if r.Priority > maxUserPriority {
+		r.Served, r.Refused = false, true
+		r.NotServed = fmt.Sprintf("its priority %d exceeds Traefik's maximum for user routers (%d)", r.Priority, maxUserPriority)
+	}
+}
+
 // maxRulePriority bounds the priority Traefik computes for a router without one (the length of
 // its rule): no object the API server stores holds a longer rule.
 const maxRulePriority = 1 << 21
@@ -400,6 +415,9 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 		} else {
 			s.judgeReferences(&r)
 		}
+		if r.Served {
+			refuseOverPriority(&r)
+		}
 		via, known := s.entryPointsOf(eps)
 		s.reach(&r, via, known)
 		out = append(out, r)
@@ -575,6 +593,9 @@ func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
 	r.Backends = ingressBackends(ing)
 	if p, err := strconv.Atoi(ing.Annotations[TraefikPriorityAnnotation]); err == nil && p > 0 {
 		r.Priority = p
+		if r.Served {
+			refuseOverPriority(&r)
+		}
 	}
 	r.EntryPoints = splitList(ing.Annotations[TraefikEntryPointsAnnotation])
 	for _, ref := range splitList(ing.Annotations[TraefikMiddlewaresAnnotation]) {
