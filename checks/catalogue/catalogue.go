@@ -188,6 +188,7 @@ func Page(command string) string {
 	}
 	ns := NotStarted(command)
 	fmt.Fprintf(&b, "\nBefore the checks, **%s** (section %s), *%s*: %s.\n", ns.ID, ns.Section, ns.Title, ns.Proves)
+	b.WriteString(readsSection(ns, es))
 	b.WriteString("\n## Finding codes\n\nSilence one known finding with `--skip CODE`.\n\n")
 	b.WriteString("| Code | Meaning |\n|------|---------|\n")
 	for _, e := range es {

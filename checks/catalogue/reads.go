@@ -3,6 +3,7 @@ package catalogue
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	m "github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
@@ -167,4 +168,61 @@ func Readers(command, key string, setupNamespaces []string) []string {
 		}
 	}
 	return out
+}
+
+// readsSection is the catalogue page's table of what each entry reads: the permissions it
+// needs, as declared (the RBAC bundles and LA001 are derived from the same declarations).
+func readsSection(start Entry, es []Entry) string {
+	var b strings.Builder
+	b.WriteString("\n## What each check reads\n\nDeclared in the catalogue (`Reads`); the RBAC bundles (`kubectl lanaccess manifests rbac`), ")
+	b.WriteString("LA001's access reviews and the checks' \"could not read\" notes are derived from it. ")
+	b.WriteString("A resource alone is read (get and list) in all namespaces; resources without a group are core (v1).\n\n| ID | Reads |\n|----|-------|\n")
+	for _, e := range append([]Entry{start}, es...) {
+		fmt.Fprintf(&b, "| %s | %s |\n", e.ID, readsCell(e))
+	}
+	return b.String()
+}
+
+// readsCell is the catalogue page's summary of an entry's reads, grouped by verbs and place:
+// "services, nodes; in the setup's namespaces: pods; create pods/exec in the VPN pods' namespace".
+func readsCell(e Entry) string {
+	var labels []string
+	byLabel := map[string][]string{}
+	for _, r := range e.Reads {
+		label := strings.Join(r.Verbs, "/")
+		if where := scopeWords[r.Scope]; where != "" {
+			label = strings.TrimSpace(label + " in " + where)
+		}
+		if r.Optional {
+			label = strings.TrimSpace(label + " (optional)")
+		}
+		if _, ok := byLabel[label]; !ok {
+			labels = append(labels, label)
+		}
+		for _, res := range r.Resources {
+			if r.Group != "" {
+				res += "." + r.Group
+			}
+			if !slices.Contains(byLabel[label], res) {
+				byLabel[label] = append(byLabel[label], res)
+			}
+		}
+	}
+	if len(labels) == 0 {
+		return "nothing from the API"
+	}
+	parts := make([]string, 0, len(labels))
+	for _, l := range labels {
+		if l == "" {
+			parts = append(parts, strings.Join(byLabel[l], ", "))
+			continue
+		}
+		parts = append(parts, l+": "+strings.Join(byLabel[l], ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+var scopeWords = map[m.Scope]string{
+	m.SetupNamespaces: "the setup's namespaces", m.HelperNamespace: "the helpers' namespace",
+	m.VPNNamespace: "the VPN pods' namespace", m.SystemNamespace: "kube-system",
 }
