@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 // Section groups checks in reports.
@@ -56,6 +57,10 @@ type Entry struct {
 	// proves/ID.md (wrapped as a reader likes; read as one line).
 	Proves string
 	Codes  []Code
+	// Reads declares every API call the check makes (reads.go names them): the RBAC bundles'
+	// rows, LA001's access reviews and the "not read" notes derive from it, and a test fails
+	// when a check reads something it does not declare.
+	Reads []manifests.Read
 }
 
 // provesFiles holds what each check's PASS proves, one Markdown file per check ID.
@@ -183,6 +188,7 @@ func Page(command string) string {
 	}
 	ns := NotStarted(command)
 	fmt.Fprintf(&b, "\nBefore the checks, **%s** (section %s), *%s*: %s.\n", ns.ID, ns.Section, ns.Title, ns.Proves)
+	b.WriteString(readsSection(ns, es))
 	b.WriteString("\n## Finding codes\n\nSilence one known finding with `--skip CODE`.\n\n")
 	b.WriteString("| Code | Meaning |\n|------|---------|\n")
 	for _, e := range es {

@@ -7,6 +7,7 @@ var configuration = []Entry{
 	{
 		ID: "LA001", Title: "The API server answers and the permissions doctor needs are granted",
 		Section: Configuration, Command: Doctor,
+		Reads: reads(accessReview),
 		Codes: []Code{
 			code("LA001", "PERMISSION", "a permission a check needs is not granted: that check will SKIP (the fix grants exactly it)"),
 			code("LA001", "PERMISSION-OPTIONAL", "a permission that only widens a check is not granted (helper pods for LA201): the check works with less"),
@@ -17,6 +18,7 @@ var configuration = []Entry{
 	{
 		ID: "LA101", Title: "Proxy, DNS and zone use the same node addresses",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(nodes, trustedReaders, helperPods),
 		// An address no node lists is looked for on the nodes, through helper pods if need be.
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
@@ -42,6 +44,7 @@ var configuration = []Entry{
 	{
 		ID: "LA102", Title: "The proxy Service exposes 80/443 and reaches ready pods",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(workloads, nodes),
 		Codes: []Code{
 			code("LA102", "NO-443", "the proxy Service has no TCP port 443"),
 			code("LA102", "NO-80", "the proxy Service has no TCP port 80 (http:// links and the redirect to HTTPS fail)"),
@@ -57,6 +60,7 @@ var configuration = []Entry{
 	{
 		ID: "LA103", Title: "The DNS Service exposes 53/UDP and 53/TCP to the container port and has ready endpoints",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(workloads, nodes),
 		Codes: []Code{
 			code("LA103", "NO-53-UDP", "the DNS Service has no port 53/UDP"),
 			code("LA103", "NO-53-TCP", "the DNS Service has no port 53/TCP (truncated answers and TCP fallback fail)"),
@@ -71,6 +75,7 @@ var configuration = []Entry{
 	{
 		ID: "LA104", Title: "The Corefile serves the zone from a template, forwards other names and reloads",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(corefile, deployments),
 		Codes: []Code{
 			code("LA104", "KEY-MISSING", "the ConfigMap does not hold the file CoreDNS reads"),
 			code("LA104", "SYNTAX", "the Corefile does not parse: a restarting pod crashes"),
@@ -111,6 +116,7 @@ var configuration = []Entry{
 	{
 		ID: "LA105", Title: "The DNS Deployment runs two replicas on different nodes, with a PDB and a safe pod spec",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(deployments, setupPods, disruptionBudgets),
 		Codes: []Code{
 			code("LA105", "NO-WORKLOAD", "no Deployment or pod matches the DNS Service's selector"),
 			code("LA105", "NOT-A-DEPLOYMENT", "the DNS pods are not managed by a Deployment (information)"),
@@ -132,6 +138,7 @@ var configuration = []Entry{
 	{
 		ID: "LA106", Title: "No other Service claims our addresses, and externalIPs are reserved by admission control",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(services, nodes, system, namespaces, admission),
 		Codes: []Code{
 			code("LA106", "INTERCEPTION", "another Service claims one of our addresses on one of our ports (CVE-2020-8554)"),
 			code("LA106", "NODE-PORT-CLAIM", "another Service claims one of our node addresses on another port, or a node address on a port nodes serve (22, 6443, 10250...): the node's own service there is cut off"),
@@ -155,6 +162,7 @@ var configuration = []Entry{
 	{
 		ID: "LA107", Title: "Every route of the proxy in the zone has an authentication middleware",
 		Section: Configuration, Command: Doctor, DependsOn: []string{"LA001"},
+		Reads: reads(corefile, namespaces, routes, deployments),
 		Codes: []Code{
 			code("LA107", "NO-AUTH", "a route in the zone has no authentication middleware: the whole LAN reaches it"),
 			code("LA107", "REVIEWED", "a route without authentication was reviewed for the LAN (information)"),

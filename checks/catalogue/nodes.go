@@ -7,6 +7,7 @@ var nodeListeners = []Entry{
 	{
 		ID: "LA201", Title: "No process or pod on the nodes already holds the Service ports on the node addresses",
 		Section: NodeListeners, Command: Doctor,
+		Reads: reads(nodes, setupPods, trustedReaders, helperPods),
 		// Helper pods may need an image pull before the read.
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
@@ -24,6 +25,7 @@ var nodeListeners = []Entry{
 	{
 		ID: "LA202", Title: "What implements Services binds no node's peer addresses on the nodes (kube-proxy's mode)",
 		Section: NodeListeners, Command: Doctor,
+		Reads:   reads(nodes, system, dataplane, helperPods),
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
 			code("LA202", "IPVS-NODE-ADDRESSES", "kube-proxy runs in IPVS mode and the externalIPs are node addresses: every node holds its peers' addresses"),
@@ -40,6 +42,7 @@ var nodeListeners = []Entry{
 	{
 		ID: "LA203", Title: "The interfaces carrying the node addresses negotiated the same speed, full duplex",
 		Section: NodeListeners, Command: Doctor,
+		Reads:   reads(nodes, trustedReaders, helperPods),
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
 			code("LA203", "SLOW-LINK", "an interface carrying an address negotiated less than the fastest one"),

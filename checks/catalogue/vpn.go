@@ -18,6 +18,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN001", Title: "OpenVPN pods are found (every replica is traced)",
 		Section: VPNTrace, Command: VPNTraceCmd,
+		Reads: reads(vpnPods),
 		Codes: []Code{
 			code("VPN001", "TRACED", "a VPN pod that is traced (information)"),
 			code("VPN001", "NOT-RUNNING", "a VPN pod that is not running is not traced"),
@@ -26,6 +27,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN002", Title: "IP forwarding is on inside every VPN pod",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Reads: reads(vpnExec),
 		Codes: []Code{
 			code("VPN002", "OFF", "net.ipv4.ip_forward = 0 in the pod: only the tunnel peer answers"),
 			code("VPN002", "ON", "net.ipv4.ip_forward = 1 (information)"),
@@ -35,6 +37,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN003", Title: "Forwarding is set by the manifest, so it survives restarts and new replicas",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Reads: reads(vpnExec, owner, durability, cni, nodeReads),
 		Codes: []Code{
 			code("VPN003", "FIX-BROKEN", "the manifest's way of setting forwarding cannot work here (admission, allowlist, privileges)"),
 			code("VPN003", "SYSCTL-FORBIDDEN", "the kubelet refused a sysctl in this namespace"),
@@ -56,6 +59,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN004", Title: "The tunnel interface is up and the client pool is known",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Reads: reads(vpnExec, targets),
 		Codes: []Code{
 			code("VPN004", "NO-TUNNEL", "no tun or tap interface in the pod"),
 			code("VPN004", "TUNNEL", "the tunnel and the client pool (information)"),
@@ -69,6 +73,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN005", Title: "Replies find their way back: the client pool is masqueraded, and policies match what they see",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
+		Reads: reads(vpnExec, owner, policies, nodeReads, targets),
 		Codes: []Code{
 			code("VPN005", "NAT-UNKNOWN", "whether the pool is masqueraded is unknown"),
 			code("VPN005", "MASQUERADED", "the pool is source-translated on its way out (information)"),
@@ -83,17 +88,20 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN006", Title: "From inside the VPN pod: peer, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
+		Reads: reads(vpnExec, targets),
 		Codes: ladder("VPN006"),
 	},
 	{
 		ID: "VPN007", Title: "From this machine through the tunnel: server, a pod IP, the cluster DNS VIP, names, a public address",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 2 * time.Minute,
+		Reads: reads(vpnExec, targets),
 		Codes: append(ladder("VPN007"),
 			code("VPN007", "NOT-THROUGH-TUNNEL", "this machine does not send a hop's address into the tunnel: its answer does not test the VPN")),
 	},
 	{
 		ID: "VPN008", Title: "Verdict: the broken layer and the change that fixes it",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"}, Timeout: 3 * time.Minute,
+		Reads: reads(vpnExec, owner, durability, cni, policies, nodeReads, targets),
 		Codes: []Code{
 			code("VPN008", "FORWARDING-OFF", "verdict: forwarding is off in the pod"),
 			code("VPN008", "TUNNEL", "verdict: the tunnel is not up"),

@@ -46,6 +46,13 @@ func Checks(env *Env) []engine.Check {
 
 // check builds the catalogue entry id around a judge of the Setup: every configuration check
 // but LA001 needs the two Services, so a missing setup is said once here.
+// unreadOf says why reads the catalogue entry of check id declares failed in discovery (those
+// of the setup's namespaces in ns): "" when all were read. The keys come from the declarations,
+// so a check names exactly what it reads.
+func unreadOf(s *kube.Setup, id, ns string) string {
+	return s.UnreadReason(catalogue.Get(id).ReadKeys(ns)...)
+}
+
 func check(env *Env, id string, judge func(*kube.Setup) engine.Outcome) engine.Check {
 	return checkCtx(env, id, func(_ context.Context, s *kube.Setup) engine.Outcome { return judge(s) })
 }

@@ -41,9 +41,9 @@ func (n need) String() string {
 	return n.Verb + " " + r + " " + where
 }
 
-// neededPermissions derives LA001's questions from the plugin's one permission list
-// (manifests.Permissions, which the shipped RBAC is tested against): the permissions doctor
-// uses (its checks or its discovery), in the namespaces of the discovered setup. Reads are
+// neededPermissions derives LA001's questions from what the catalogue's entries declare they
+// read (catalogue.Permissions, which the shipped RBAC is tested against): the permissions doctor
+// uses (its checks, or its discovery: LA000), in the namespaces of the discovered setup. Reads are
 // asked as list, the verb doctor calls; custom resources whose CRD is not installed are not
 // asked about, nor helper pods with --no-helpers.
 func neededPermissions(env *Env) []need {
@@ -60,10 +60,10 @@ func neededPermissions(env *Env) []need {
 	if where.helper == "" {
 		where.helper = "default"
 	}
-	doctorIDs := catalogue.IDs(catalogue.ForCommand(catalogue.Doctor))
+	doctorIDs := catalogue.IDs(append([]catalogue.Entry{catalogue.NotStarted(catalogue.Doctor)}, catalogue.ForCommand(catalogue.Doctor)...))
 	var needs []need
-	for _, p := range manifests.Permissions() {
-		checks := slices.DeleteFunc(slices.Clone(p.For), func(f string) bool { return f != "discovery" && !slices.Contains(doctorIDs, f) })
+	for _, p := range catalogue.Permissions() {
+		checks := slices.DeleteFunc(slices.Clone(p.For), func(f string) bool { return !slices.Contains(doctorIDs, f) })
 		if len(checks) == 0 || !askedByDoctor(p, env.NoHelpers, installed) {
 			continue
 		}
@@ -124,9 +124,11 @@ func nsOf(svc *corev1.Service) string {
 	return svc.Namespace
 }
 
-// withoutDiscovery names the checks a permission serves; discovery itself serves them all.
+// withoutDiscovery names the checks a permission serves; discovery (LA000, the run's start)
+// serves them all.
 func withoutDiscovery(checks []string) []string {
-	out := slices.DeleteFunc(slices.Clone(checks), func(c string) bool { return c == "discovery" })
+	discovery := catalogue.NotStarted(catalogue.Doctor).ID
+	out := slices.DeleteFunc(slices.Clone(checks), func(c string) bool { return c == discovery })
 	if len(out) == 0 {
 		return []string{"discovery (every check)"}
 	}
@@ -183,11 +185,13 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 }
 
 // unreadableReads reports reads discovery could not make for a reason other than RBAC (a
-// broken aggregated API, a webhook timing out): the checks that need them will say so.
+// broken aggregated API, a webhook timing out), naming the checks that declare the read (the
+// catalogue): they will say what they did not see.
 func unreadableReads(env *Env) []engine.Finding {
 	if env.Setup == nil {
 		return nil
 	}
+	setupNamespaces := []string{nsOf(env.Setup.ProxyService), nsOf(env.Setup.DNSService)}
 	var keys []string
 	for k, err := range env.Setup.Partial {
 		if !apierrors.IsForbidden(err) {
@@ -197,10 +201,16 @@ func unreadableReads(env *Env) []engine.Finding {
 	sort.Strings(keys)
 	var out []engine.Finding
 	for _, k := range keys {
+		who := "the checks that need it"
+		readers := catalogue.Readers(catalogue.Doctor, k, setupNamespaces)
+		if len(readers) > 0 {
+			readers = withoutDiscovery(readers)
+			who = strings.Join(readers, ", ")
+		}
 		out = append(out, engine.Finding{
 			Code: "LA001-LIST-FAILED", Severity: engine.SeverityWarn, Object: k,
-			Message:     "the API server failed to list " + k + ": checks that need it will be skipped",
-			Evidence:    map[string]any{"error": env.Setup.Partial[k].Error()},
+			Message:     "the API server failed to list " + k + ": " + who + " will say what they did not see",
+			Evidence:    map[string]any{"error": env.Setup.Partial[k].Error(), "checks": readers},
 			Remediation: "kubectl get --raw /readyz?verbose   # then retry; an aggregated API or CRD conversion webhook may be down",
 		})
 	}

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
-	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
 func denyResource(resources ...string) func(authorizationv1.ResourceAttributes) bool {
@@ -55,7 +55,7 @@ func TestAccessAndPermissionsPassesWhenEverythingIsGranted(t *testing.T) {
 func TestAccessAndPermissionsAsksForWhatTheShippedRBACGrants(t *testing.T) {
 	env := configEnv(t, nil, nil)
 	granted := map[string]bool{}
-	for _, p := range manifests.Permissions() {
+	for _, p := range catalogue.Permissions() {
 		granted[p.Verb+" "+p.Group+"/"+p.Resource] = true
 	}
 	for _, n := range neededPermissions(env) {

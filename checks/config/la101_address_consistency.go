@@ -78,7 +78,7 @@ func addressConsistency(s *kube.Setup, place func([]netip.Addr) *noderead.NodeAd
 		// into the AAAA template, which settles the IPv6 comparison too.
 		findings = append(findings, ipv6Findings(s, proxy.family(false), dnsSvc.family(false), zoneAAAA, lost)...)
 	}
-	unread := s.UnreadReason(kube.ReadKey("", "nodes", ""))
+	unread := unreadOf(s, "LA101", "")
 	if unread == "" {
 		findings = append(findings, nodeFindings(s, []addrSource{proxy, dnsSvc, zoneA, zoneAAAA}, place)...)
 	}

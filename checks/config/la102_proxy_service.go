@@ -61,7 +61,7 @@ func proxyService(s *kube.Setup) engine.Outcome {
 	if f, ok := singleReplica(s.ProxyWorkload, s.ProxyPods, obj); ok {
 		findings = append(findings, f)
 	}
-	return engine.Partial("LA102", findings, s.UnreadReason(kube.ReadKeysIn(svc.Namespace, "pods", "deployments.apps", "endpointslices.discovery.k8s.io")...))
+	return engine.Partial("LA102", findings, unreadOf(s, "LA102", svc.Namespace))
 }
 
 // proxyPortName names a port as Traefik's chart does (web, websecure).

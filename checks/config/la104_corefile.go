@@ -32,7 +32,7 @@ func CorefileConfig(env *Env) engine.Check {
 
 func corefileConfig(s *kube.Setup) engine.Outcome {
 	if s.ConfigMap == nil {
-		if why := s.UnreadReason(kube.ReadKeysIn(s.DNSService.Namespace, "configmaps")...); why != "" {
+		if why := unreadOf(s, "LA104", s.DNSService.Namespace); why != "" {
 			return engine.Outcome{Skip: why}
 		}
 		return engine.Outcome{Skip: "no ConfigMap holding the Corefile was found (name it with --configmap)"}

@@ -37,7 +37,7 @@ func DNSDeployment(env *Env) engine.Check {
 
 func dnsDeployment(s *kube.Setup) engine.Outcome {
 	ns := s.DNSService.Namespace
-	unread := s.UnreadReason(kube.ReadKeysIn(ns, "deployments.apps", "pods", "poddisruptionbudgets.policy")...)
+	unread := unreadOf(s, "LA105", ns)
 	dep := s.DNSWorkload
 	if dep == nil {
 		if len(s.DNSPods) == 0 {

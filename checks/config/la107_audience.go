@@ -32,23 +32,7 @@ func audience(s *kube.Setup) engine.Outcome {
 			findings = append(findings, judgeRoute(s, r)...)
 		}
 	}
-	return engine.Partial("LA107", findings, s.UnreadReason(routeReads()...))
-}
-
-// routeReads are the reads the check relies on: Ingresses, and the Traefik and Gateway API
-// resources that exist.
-func routeReads() []string {
-	traefik := append(kube.TraefikIngressRoutes(), kube.TraefikMiddlewares()...)
-	gateway := kube.GatewayAPIResources()
-	keys := make([]string, 0, 2+len(traefik)+len(gateway))
-	keys = append(keys, kube.ReadKey("networking.k8s.io", "ingresses", ""), kube.ContourHTTPProxies().Key())
-	for _, r := range traefik {
-		keys = append(keys, r.Key())
-	}
-	for _, versions := range gateway {
-		keys = append(keys, versions[0].Key())
-	}
-	return keys
+	return engine.Partial("LA107", findings, unreadOf(s, "LA107", s.ProxyService.Namespace))
 }
 
 func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {

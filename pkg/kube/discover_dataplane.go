@@ -111,7 +111,7 @@ func configVolumes(ds appsv1.DaemonSet) []string {
 // DaemonSet's namespace (cilium/cilium install/kubernetes/cilium/templates put both in
 // `{{ include "cilium.namespace" . }}`, the release namespace; kube-system is the usual one),
 // kube-system when no agent is seen. Nowhere else: the doctor's grants cover
-// ConfigMaps in kube-system (pkg/manifests Permissions, which LA001 reviews); the shipped
+// ConfigMaps in kube-system (LA202's declared reads, checks/catalogue, which LA001 reviews); the shipped
 // ClusterRole also covers the agent's namespace elsewhere, and a custom role that does not is
 // said, naming the namespace and the grant. dssRead: the DaemonSets were listed.
 func (d *discoverer) readCilium(dss []appsv1.DaemonSet, dssRead bool) error {

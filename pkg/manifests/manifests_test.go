@@ -56,16 +56,6 @@ func decodeAll(t *testing.T, name string) []runtime.Object {
 	return objs
 }
 
-func stripComments(doc []byte) []byte {
-	var out bytes.Buffer
-	for line := range strings.SplitSeq(string(doc), "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
-			out.WriteString(line + "\n")
-		}
-	}
-	return out.Bytes()
-}
-
 func TestEveryKubernetesManifestDecodesIntoTypedObjects(t *testing.T) {
 	for _, name := range kubernetesManifests {
 		t.Run(name, func(t *testing.T) {

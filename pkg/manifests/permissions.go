@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -63,14 +64,14 @@ const (
 
 // Permission is one kind of API call the plugin makes, in RBAC terms (Resource may carry a
 // subresource: "pods/exec"), with the checks that need it, where, and the grant that allows
-// it. It is the single list that LA001 reviews and that the shipped RBAC is tested against.
+// it. Rows derives them from the catalogue's declarations (Read).
 type Permission struct {
 	Group    string
 	Resource string
 	Verb     string
 	Grant    Grant
 	Scope    Scope
-	// For lists the checks or commands that need it ("discovery" for doctor's discovery).
+	// For lists the catalogue entries that declare it (LA000, VPN000, WS000: the command's start).
 	For []string
 	// Optional permissions serve checks that work without them (helper pods for LA201): a
 	// missing one is information, not a warning.
@@ -85,88 +86,127 @@ func (p Permission) Split() (resource, subresource string) {
 	return r, sub
 }
 
-// Needed reports whether check (or "discovery") needs the permission.
-func (p Permission) Needed(by string) bool {
-	return slices.Contains(p.For, by)
+// Read is one kind of API call a catalogue entry declares it makes (checks/catalogue holds the
+// declarations, one list per entry): the rows of every bundle (Rows), LA001's access reviews and
+// the checks a read that failed leaves unjudged are derived from these declarations, and a test
+// fails when a check reads something its entry does not declare.
+type Read struct {
+	Group string
+	// Resources of Group, each possibly with a subresource ("pods/exec": exec into pods).
+	Resources []string
+	// Verbs: nil is a read, granted get and list (what RBAC users expect of a read-only role).
+	Verbs []string
+	// Grant: "" is GrantDoctor, the read-only ClusterRole.
+	Grant Grant
+	Scope Scope
+	// Optional: the check works without it (information when missing, not a warning).
+	Optional bool
+	// CRD: a custom resource, asked about only when its CRD is installed.
+	CRD bool
 }
 
-// Permissions returns every permission the plugin uses, in a stable order. Reads are granted
-// get and list (what RBAC users expect of a read-only role); the plugin lists.
-func Permissions() []Permission {
-	var out []Permission
-	read := func(group, resource string, scope Scope, crd bool, uses ...string) {
-		for _, v := range []string{"get", "list"} {
-			out = append(out, Permission{Group: group, Resource: resource, Verb: v, Grant: GrantDoctor, Scope: scope, CRD: crd, For: uses})
+// Reads declares get and list of resources of group, in scope, under the read-only grant.
+func Reads(group string, scope Scope, resources ...string) Read {
+	return Read{Group: group, Resources: resources, Scope: scope}
+}
+
+// CustomReads declares get and list of custom resources of group, cluster-wide.
+func CustomReads(group string, resources ...string) Read {
+	return Read{Group: group, Resources: resources, Scope: Cluster, CRD: true}
+}
+
+// WithoutIt marks r optional: the check works without it.
+func (r Read) WithoutIt() Read {
+	r.Optional = true
+	return r
+}
+
+// verbs are r's verbs (get and list for a read).
+func (r Read) verbs() []string {
+	if len(r.Verbs) == 0 {
+		return []string{"get", "list"}
+	}
+	return r.Verbs
+}
+
+// grant is r's grant (the read-only one unless named).
+func (r Read) grant() Grant {
+	if r.Grant == "" {
+		return GrantDoctor
+	}
+	return r.Grant
+}
+
+// IsRead tells whether r is a plain read of the read-only grant: one that discovery makes and
+// records in Setup.Partial when it fails.
+func (r Read) IsRead() bool {
+	return r.grant() == GrantDoctor && len(r.Verbs) == 0
+}
+
+// Validate refuses a declaration that grants nothing or grants in the wrong place: exec and
+// writes only under an opt-in grant, the read-only grant reads (and asks access reviews) only.
+func (r Read) Validate() error {
+	if len(r.Resources) == 0 {
+		return fmt.Errorf("a read of group %q names no resource", r.Group)
+	}
+	for _, res := range r.Resources {
+		if res == "" || strings.ToLower(res) != res || strings.Count(res, "/") > 1 {
+			return fmt.Errorf("resource %q is not a lower-case RBAC resource", res)
+		}
+		if r.grant() == GrantDoctor && strings.Contains(res, "/") {
+			return fmt.Errorf("%s: the read-only grant holds no subresource (exec, proxy)", res)
 		}
 	}
-	read("", "services", Cluster, false, "discovery", "LA106", "client-config")
-	read("", "nodes", Cluster, false, "LA101", "LA201", "LA202", "LA203")
-	read("", "pods", SetupNamespaces, false, "discovery", "LA102", "LA103", "LA105", "LA201", "VPN001")
-	read("", "configmaps", SetupNamespaces, false, "discovery", "LA104", "LA107")
-	// kube-proxy's configuration and the API server's flags (DenyServiceExternalIPs); kube-proxy's
-	// static pods and Cilium's cilium-config (LA202). LA202 reads cilium-config in the cilium
-	// agent's namespace when that is not kube-system (a Helm release namespace): the shipped
-	// ClusterRole already grants ConfigMaps there, and when a custom role does not, LA202 WARNs
-	// naming the namespace and the grant, so no namespace is added here.
-	read("", "configmaps", SystemNamespace, false, "LA106", "LA202")
-	read("", "pods", SystemNamespace, false, "LA106", "LA202")
-	read("discovery.k8s.io", "endpointslices", SetupNamespaces, false, "LA102", "LA103")
-	read("apps", "deployments", SetupNamespaces, false, "LA102", "LA103", "LA105", "VPN003")
-	read("policy", "poddisruptionbudgets", SetupNamespaces, false, "LA105")
-	for _, r := range []string{"replicasets", "statefulsets"} {
-		read("apps", r, Cluster, false, "VPN003")
+	if !slices.Contains(Grants(), r.grant()) {
+		return fmt.Errorf("%v: unknown grant %q", r.Resources, r.Grant)
 	}
-	// kube-proxy's, Cilium's and Calico's agents (LA202), the CNI (VPN003).
-	read("apps", "daemonsets", Cluster, false, "VPN003", "LA202")
-	// LA201 confirms that a node reader's controller is the trusted DaemonSet it names; without
-	// the grant it reads through its own helper instead.
-	out = append(out, Permission{Group: "apps", Resource: "daemonsets", Verb: "get", Grant: GrantDoctor, Scope: Cluster, For: []string{"LA201"}, Optional: true})
-	read("", "events", Cluster, false, "VPN003")
-	read("", "namespaces", Cluster, false, "VPN003", "LA106", "LA107")
-	read("networking.k8s.io", "ingresses", Cluster, false, "LA107", "probe host")
-	read("networking.k8s.io", "ingressclasses", Cluster, false, "LA107", "probe host")
-	read("networking.k8s.io", "networkpolicies", Cluster, false, "VPN005")
-	// vpn-trace: the pod and Service ranges its pushed routes must cover, the CNI's settings and
-	// the policies of the CNIs that have their own (read when their CRDs are installed).
-	read("networking.k8s.io", "servicecidrs", Cluster, false, "VPN004")
-	read("operator.tigera.io", "installations", Cluster, true, "VPN003", "LA202")
-	// Calico's eBPF switch (LA202), in the API group its version serves.
-	read("projectcalico.org", "felixconfigurations", Cluster, true, "LA202")
-	read("crd.projectcalico.org", "felixconfigurations", Cluster, true, "LA202")
-	for _, r := range []string{"networkpolicies", "globalnetworkpolicies"} {
-		read("crd.projectcalico.org", r, Cluster, true, "VPN005")
-		read("projectcalico.org", r, Cluster, true, "VPN005")
+	for _, v := range r.verbs() {
+		if !slices.Contains([]string{"get", "list", "create", "delete"}, v) {
+			return fmt.Errorf("%v: verb %q is not one the plugin uses", r.Resources, v)
+		}
+		write := v == "create" || v == "delete"
+		if write && r.grant() == GrantDoctor && !slices.Equal(r.Resources, []string{"selfsubjectaccessreviews"}) {
+			return fmt.Errorf("%v: the read-only grant does not %s", r.Resources, v)
+		}
 	}
-	read("cilium.io", "ciliumnetworkpolicies", Cluster, true, "VPN005")
-	read("cilium.io", "ciliumclusterwidenetworkpolicies", Cluster, true, "VPN005")
-	for _, g := range []string{"traefik.io", "traefik.containo.us"} {
-		read(g, "ingressroutes", Cluster, true, "LA107", "probe host")
-		read(g, "middlewares", Cluster, true, "LA107", "probe host")
+	return nil
+}
+
+// Declared is the reads one catalogue entry (a check, or a command's start) declares.
+type Declared struct {
+	By    string
+	Reads []Read
+}
+
+// Rows derives the permission rows (one per group, resource, verb, grant and scope, with every
+// entry that needs it) from the declarations, in the order they are first declared: the single
+// list that LA001 reviews and that the shipped RBAC is tested against.
+func Rows(decls []Declared) []Permission {
+	type key struct {
+		group, resource, verb string
+		grant                 Grant
+		scope                 Scope
+		optional, crd         bool
 	}
-	read("projectcontour.io", "httpproxies", Cluster, true, "LA107", "probe host")
-	for _, r := range []string{"gatewayclasses", "gateways", "httproutes"} {
-		read("gateway.networking.k8s.io", r, Cluster, true, "LA107", "probe host")
+	index := map[key]int{}
+	var out []Permission
+	for _, d := range decls {
+		for _, r := range d.Reads {
+			for _, res := range r.Resources {
+				for _, v := range r.verbs() {
+					k := key{r.Group, res, v, r.grant(), r.Scope, r.Optional, r.CRD}
+					i, seen := index[k]
+					if !seen {
+						i = len(out)
+						index[k] = i
+						out = append(out, Permission{Group: r.Group, Resource: res, Verb: v, Grant: k.grant, Scope: r.Scope, Optional: r.Optional, CRD: r.CRD})
+					}
+					if !slices.Contains(out[i].For, d.By) {
+						out[i].For = append(out[i].For, d.By)
+					}
+				}
+			}
+		}
 	}
-	read("admissionregistration.k8s.io", "validatingwebhookconfigurations", Cluster, false, "LA106")
-	read("admissionregistration.k8s.io", "validatingadmissionpolicies", Cluster, true, "LA106")
-	read("admissionregistration.k8s.io", "validatingadmissionpolicybindings", Cluster, true, "LA106")
-	read("kyverno.io", "clusterpolicies", Cluster, true, "LA106")
-	read("kyverno.io", "policies", Cluster, true, "LA106")
-	read("templates.gatekeeper.sh", "constrainttemplates", Cluster, true, "LA106")
-	read("constraints.gatekeeper.sh", "k8sexternalips", Cluster, true, "LA106")
-	out = append(out,
-		Permission{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews", Verb: "create", Grant: GrantDoctor, Scope: Cluster, For: []string{"LA001"}},
-		// The VPN Role also lets vpn-trace find its pods when only the VPN namespace is granted.
-		Permission{Resource: "pods", Verb: "get", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN001"}},
-		Permission{Resource: "pods", Verb: "list", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN001"}},
-		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantVPNExec, Scope: VPNNamespace, For: []string{"VPN002", "VPN004", "VPN005", "VPN006"}},
-		Permission{Resource: "nodes/proxy", Verb: "get", Grant: GrantNodeConfigz, Scope: Cluster, For: []string{"VPN003"}, Optional: true},
-		// vpn-trace reads the VPN pods' nodes through the trusted system DaemonSets' pods.
-		Permission{Resource: "pods/exec", Verb: "create", Grant: GrantNodeRead, Scope: SystemNamespace, For: []string{"VPN003", "VPN005"}, Optional: true},
-	)
-	for _, v := range []string{"create", "delete", "get", "list"} {
-		out = append(out, Permission{Resource: "pods", Verb: v, Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203", "cleanup"}, Optional: true})
-	}
-	out = append(out, Permission{Resource: "pods/exec", Verb: "create", Grant: GrantHelpers, Scope: HelperNamespace, For: []string{"LA101", "LA201", "LA202", "LA203"}, Optional: true})
 	return out
 }

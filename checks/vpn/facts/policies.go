@@ -24,6 +24,16 @@ var cniPolicyKinds = []struct {
 	{"CiliumClusterwideNetworkPolicy (cilium.io/v2)", schema.GroupVersionResource{Group: "cilium.io", Version: "v2", Resource: "ciliumclusterwidenetworkpolicies"}},
 }
 
+// CNIPolicyResources are the resources of the CNIs' own policy kinds vpn-trace lists (the
+// catalogue's tests hold VPN005's declared reads to them).
+func CNIPolicyResources() []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, 0, len(cniPolicyKinds))
+	for _, k := range cniPolicyKinds {
+		out = append(out, k.gvr)
+	}
+	return out
+}
+
 // listCNIPolicies lists each kind; a kind the API does not serve is not installed, one that
 // fails otherwise is not read (and said so).
 func (g *Gatherer) listCNIPolicies(ctx context.Context) []PolicyKind {
