@@ -446,9 +446,9 @@ func TestTheScanCatchesAMissingAndAnExtraDeclaration(t *testing.T) {
 	without.Reads = nil
 	assert.Equal(t, []string{"exec:vpn"}, firstWords(undeclared(without, found["VPN002"])))
 
-	with := catalogue.Get("LA104")
+	with := catalogue.Get("LA105")
 	with.Reads = append(slices.Clone(with.Reads), manifests.Reads("", manifests.Cluster, "nodes"))
-	assert.Equal(t, []string{"nodes"}, unused(with, found["LA104"]))
+	assert.Equal(t, []string{"nodes"}, unused(with, found["LA105"]))
 }
 
 func firstWords(s []string) []string {

@@ -96,8 +96,18 @@ func sourceFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.
 			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Local"},
 			Message:  fmt.Sprintf("%s decides what the zone answers by the workstation's own address: %s has externalTrafficPolicy Local, so kube-proxy does not masquerade LAN queries", decider, kubeobj.ServiceRef(svc))}}
 	}
+	sources := masqueradeSources(s)
+	if len(sources) == 0 {
+		why := "no node carries one of " + kubeobj.ServiceRef(svc) + "'s addresses"
+		if u := s.UnreadReason(kube.ReadKey("", "nodes", "")); u != "" {
+			why = u
+		}
+		return []engine.Finding{{Code: "LA104-SOURCE-UNKNOWN", Severity: engine.SeverityWarn, Object: obj,
+			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Cluster"},
+			Message:  fmt.Sprintf("%s decides what the zone answers by the query's source, and which address kube-proxy's masquerade gives LAN queries cannot be told: %s", decider, why)}}
+	}
 	var wrong, right []string
-	for _, src := range masqueradeSources(s) {
+	for _, src := range sources {
 		q := cf.Query(corefile.Question{Name: name, Type: dns.TypeA, Port: port, Source: src.addr})
 		label := src.addr.String() + " (" + src.is + ")"
 		if got := sameAnswer(base, q); got != "" {

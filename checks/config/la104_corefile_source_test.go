@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
@@ -67,4 +68,24 @@ func replaceOnce(t *testing.T, s, old, repl string) string {
 	t.Helper()
 	require.Equal(t, 1, strings.Count(s, old), "%q in %q", old, s)
 	return strings.Replace(s, old, repl, 1)
+}
+
+// Without the nodes, the masquerade's addresses are unknown: a warning naming what was not
+// read, never the information that the acl lets every source through.
+func TestLA104SourceJudgementWithoutNodesIsAWarning(t *testing.T) {
+	var objs []runtime.Object
+	for _, o := range corpusObjects(t, "acl-lan-subnet-only") {
+		if _, node := o.(*corev1.Node); !node {
+			objs = append(objs, o)
+		}
+	}
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, CorefileConfig(c.env(t, kube.Selection{AllNamespaces: true})))
+	var codes []string
+	for _, f := range o.Findings {
+		if strings.Contains(f.Code, "SOURCE") {
+			codes = append(codes, f.Code)
+		}
+	}
+	assert.Equal(t, []string{"LA104-SOURCE-UNKNOWN"}, codes, "%+v", o.Findings)
 }

@@ -389,23 +389,7 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 				r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(q[1]), "."))
 			}
 		}
-		mlist, _ := m["middlewares"].([]any)
-		for _, x := range mlist {
-			mm, ok := x.(map[string]any)
-			if !ok {
-				continue
-			}
-			name, _ := mm["name"].(string)
-			ns, _ := mm["namespace"].(string)
-			ref := MiddlewareRef{Namespace: ns, Name: name, Raw: name}
-			if !strings.Contains(name, "@") {
-				if ref.Namespace == "" {
-					ref.Namespace = ir.GetNamespace()
-				}
-				ref.Raw = ref.Namespace + "/" + name
-			}
-			r.Middlewares = append(r.Middlewares, ref)
-		}
+		r.Middlewares = ingressRouteMiddlewares(m, ir.GetNamespace())
 		r.Backends = ingressRouteBackends(m, ir.GetNamespace())
 		if len(list) > 1 {
 			r.Object += fmt.Sprintf(" route %d", i)
@@ -421,6 +405,30 @@ func (s *builder) ingressRouteRoutes(ir unstructured.Unstructured) []Route {
 		via, known := s.entryPointsOf(eps)
 		s.reach(&r, via, known)
 		out = append(out, r)
+	}
+	return out
+}
+
+// ingressRouteMiddlewares reads a route's middlewares: a name without a provider is a
+// Middleware of the IngressRoute's namespace unless written.
+func ingressRouteMiddlewares(route map[string]any, namespace string) []MiddlewareRef {
+	var out []MiddlewareRef
+	mlist, _ := route["middlewares"].([]any)
+	for _, x := range mlist {
+		mm, ok := x.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := mm["name"].(string)
+		ns, _ := mm["namespace"].(string)
+		ref := MiddlewareRef{Namespace: ns, Name: name, Raw: name}
+		if !strings.Contains(name, "@") {
+			if ref.Namespace == "" {
+				ref.Namespace = namespace
+			}
+			ref.Raw = ref.Namespace + "/" + name
+		}
+		out = append(out, ref)
 	}
 	return out
 }
