@@ -123,3 +123,27 @@ func (l *Lab) WaitRollout(tb testing.TB, namespace, name string) {
 	defer cancel()
 	must(tb, "wait for deployment "+namespace+"/"+name, l.faults.WaitRollout(ctx, namespace, name))
 }
+
+// NodeCNIConflist writes a configuration made of the real plugins only (ptp with host-local on
+// the node's pod CIDR, portmap, tuning with sysctl) as file name in the node's CNI directory
+// (its /etc/cni/net.d), until cleanup. A name that sorts first is the one new pods get.
+func (l *Lab) NodeCNIConflist(tb testing.TB, node, name string, sysctl map[string]string) {
+	tb.Helper()
+	n, err := l.layout.Node(node)
+	must(tb, "find node "+node, err)
+	conf, err := podruntime.LabConflist("lab", n.PodCIDR, l.layout.Path("nodes", node, "cni", "networks"), sysctl)
+	must(tb, "render the conflist", err)
+	path := filepath.Join(l.layout.NodeCNIDir(node), name)
+	must(tb, "write "+path, os.WriteFile(path, conf, 0o644)) //nolint:gosec // a node's CNI configuration is world-readable
+	cleanup(tb, "NodeCNIConflist", func(context.Context) error { return os.Remove(path) })
+}
+
+// VPNPodSandbox is what the runtime recorded of the VPN pod's sandbox: the node's CNI
+// configuration file that set it up and the plugins of it the lab played instead of running.
+func (l *Lab) VPNPodSandbox(tb testing.TB) (cniConfig string, standIns []string) {
+	tb.Helper()
+	p := l.VPNPod(tb)
+	sb, err := podruntime.ReadSandbox(podruntime.PodDir(l.layout, p))
+	must(tb, "read the VPN pod's sandbox record", err)
+	return sb.CNIConfig, sb.StandIns
+}
