@@ -123,13 +123,18 @@ func createPodNetNS(ctx context.Context, name string, resolvConf []byte) error {
 
 // routeToPod routes prefixes from the node to a pod in its own namespace (the VPN pool behind
 // the VPN pod: what the cluster routes back reaches the pod), through the node's end of its veth.
+// The route is onlink: ptp routes the pod IP with scope host (containernetworking/plugins
+// pkg/ip AddHostRoute), and a gateway the kernel resolves through a scope-host route is not used
+// as one (net/ipv4/route.c rt_set_nexthop keeps the gateway only for a link-scope nexthop): the
+// node would ARP for each pool address on the veth and the replies to the pool would be lost.
+// Calico's own routes to pods are link-scope, so on a Calico node the plain route works.
 func routeToPod(ctx context.Context, node layout.Node, dir string, p *corev1.Pod, prefixes []string) error {
 	sb, err := ReadSandbox(dir)
 	if err != nil {
 		return err
 	}
 	for _, prefix := range prefixes {
-		if _, err := netns.Run(ctx, node.NS, "ip", "route", "replace", prefix, "via", p.Status.PodIP, "dev", sb.HostVeth); err != nil {
+		if _, err := netns.Run(ctx, node.NS, "ip", "route", "replace", prefix, "via", p.Status.PodIP, "dev", sb.HostVeth, "onlink"); err != nil {
 			return err
 		}
 	}
