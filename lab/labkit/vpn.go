@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
 )
 
@@ -146,4 +147,23 @@ func (l *Lab) VPNPodSandbox(tb testing.TB) (cniConfig string, standIns []string)
 	sb, err := podruntime.ReadSandbox(podruntime.PodDir(l.layout, p))
 	must(tb, "read the VPN pod's sandbox record", err)
 	return sb.CNIConfig, sb.StandIns
+}
+
+// ReturnRouteWithoutOnlink makes node-vpn's route on to the VPN pod's pool the one an operator
+// types, `ip route replace <pool> via <pod IP> dev <veth>`, without onlink (ptp routes the pod IP
+// with scope host, so the kernel does not use it as a gateway), until cleanup.
+func (l *Lab) ReturnRouteWithoutOnlink(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	p := l.VPNPod(tb)
+	sb, err := podruntime.ReadSandbox(podruntime.PodDir(l.layout, p))
+	must(tb, "read the VPN pod's sandbox record", err)
+	node := l.VPNNode().Name
+	route := func(ctx context.Context, extra ...string) error {
+		_, err := netns.Run(ctx, node, append([]string{"ip", "route", "replace", l.layout.VPNPool, "via", p.Status.PodIP, "dev", sb.HostVeth}, extra...)...)
+		return err
+	}
+	must(tb, "route the pool without onlink", route(ctx))
+	cleanup(tb, "ReturnRouteWithoutOnlink", func(ctx context.Context) error { return route(ctx, "onlink") })
 }
