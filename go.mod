@@ -3,6 +3,7 @@ module github.com/lanaccess/kubectl-lanaccess
 go 1.26.8
 
 require (
+	github.com/containernetworking/cni v1.3.1
 	github.com/coredns/caddy v1.1.4-0.20250930002214-15135a999495
 	github.com/fatih/color v1.19.0
 	github.com/google/cel-go v0.29.2

@@ -152,6 +152,17 @@ GO
   rm -rf "$work"
 }
 
+# The CNI reference plugins (lab/internal/podruntime, pods on node-vpn): only those the lab's
+# conflists chain, built from the module proxy. libcni, which drives them, is linked into the lab
+# itself, never into a plugin.
+CNI_PLUGINS="main/ptp ipam/host-local main/loopback meta/portmap meta/tuning"
+build_cni_plugins() {
+  local out=$1 p pkgs=""
+  for p in $CNI_PLUGINS; do pkgs="$pkgs github.com/containernetworking/plugins/plugins/$p@$CNI_PLUGINS_VERSION"; done
+  # shellcheck disable=SC2086 # one package per word
+  GOBIN=$out go install -trimpath -ldflags "-s -w" $pkgs
+}
+
 # The Linux workstation (lab/internal/workstation): Debian's own systemd-resolved, NetworkManager,
 # D-Bus and dnsmasq (the LAN's DHCP server), extracted into root/ from their .deb files, never
 # installed (systemd-resolved's postinst would point this machine's /etc/resolv.conf at a stub).
@@ -196,5 +207,6 @@ only=${1:-all}
 [ "$only" = all ] || [ "$only" = kwok ] && done_or_build kwok "$cache/kwok-$KWOK_VERSION" build_kwok
 [ "$only" = all ] || [ "$only" = kubernetes ] && done_or_build kubernetes "$cache/kubernetes-$K8S_VERSION" build_kubernetes
 [ "$only" = all ] || [ "$only" = traefik ] && done_or_build traefik "$cache/traefik-$TRAEFIK_VERSION" build_traefik
+[ "$only" = all ] || [ "$only" = cni-plugins ] && done_or_build cni-plugins "$cache/cni-plugins-$CNI_PLUGINS_VERSION" build_cni_plugins
 [ "$only" = workstation ] && workstation_dir && done_or_build workstation "$WORKSTATION_DIR" build_workstation
 exit 0

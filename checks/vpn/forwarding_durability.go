@@ -199,7 +199,7 @@ func withCNIFix(run *facts.Run, p *facts.Pod, o origin, fix string) string {
 	if !o.ByCNI || o.NewPod != "0" {
 		return fix
 	}
-	cf, ok := cniFix(run, p)
+	cf, ok := calicoFix(run, p, o)
 	if !ok {
 		return fix
 	}

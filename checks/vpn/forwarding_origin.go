@@ -38,6 +38,8 @@ type origin struct {
 	CalicoAllows bool
 	// File is the node's CNI configuration in use ("" when not read).
 	File string
+	// Writer is the type of the plugin whose write a new pod keeps ("" when none writes).
+	Writer string
 }
 
 func (o origin) sentence() string { return strings.Join(o.How, "; then ") }
@@ -68,7 +70,7 @@ func originOf(run *facts.Run, p *facts.Pod) origin {
 	value := inherited
 	for _, pl := range chain {
 		if v, how, ok := pluginWrites(pl, file, &o); ok {
-			value, o.ByCNI = v, true
+			value, o.ByCNI, o.Writer = v, true, pl.Type
 			o.How = append(o.How, how)
 		}
 	}
@@ -133,16 +135,42 @@ func pluginWrites(pl facts.CNIPlugin, file string, o *origin) (string, string, b
 		}
 		return "0", "Calico's CNI plugin writes 0 (container_settings.allow_ip_forwarding is not true in " + file + ")", true
 	case pl.Type == "tuning":
-		for _, k := range []string{"net.ipv4.ip_forward", "net/ipv4/ip_forward"} {
-			if v, ok := pl.Sysctl[k]; ok {
-				return strings.TrimSpace(v), fmt.Sprintf("the tuning plugin writes %s (sysctl in %s)", strings.TrimSpace(v), file), true
-			}
-		}
+		return tuningWrites(pl, file, o)
 	case pl.Type == "flannel" && (pl.DelegateType == "" || slices.Contains(transparentPlugins, pl.DelegateType)):
 	case !slices.Contains(transparentPlugins, pl.Type):
 		o.Unknown = append(o.Unknown, fmt.Sprintf("the %q plugin in %s is not modelled: if it writes ip_forward, new pods get its value", pl.Type, file))
 	}
 	return "", "", false
+}
+
+// tuningWrites is what the tuning plugin writes into ip_forward. It turns each key of its sysctl
+// map into a path by replacing "." with "/", so both spellings name the same file, and writes
+// them in Go's map order, which is random (containernetworking/plugins v1.10.0
+// plugins/meta/tuning/tuning.go, cmdAdd and getSysctlFilename; its write is proven with the real
+// plugin in the lab, lab/e2e/vpn_tuning_test.go).
+func tuningWrites(pl facts.CNIPlugin, file string, o *origin) (string, string, bool) {
+	dotted, hasDotted := pl.Sysctl["net.ipv4.ip_forward"]
+	slashed, hasSlashed := pl.Sysctl["net/ipv4/ip_forward"]
+	dotted, slashed = strings.TrimSpace(dotted), strings.TrimSpace(slashed)
+	switch {
+	case hasDotted && hasSlashed && dotted != slashed:
+		o.Unknown = append(o.Unknown, fmt.Sprintf("the tuning plugin in %s sets ip_forward twice (net.ipv4.ip_forward %q, net/ipv4/ip_forward %q): it writes both, in random order, so a new pod gets either", file, dotted, slashed))
+		return "", fmt.Sprintf("the tuning plugin writes %s or %s (sysctl in %s)", dotted, slashed, file), true
+	case hasDotted:
+		return dotted, fmt.Sprintf("the tuning plugin writes %s (sysctl in %s)", dotted, file), true
+	case hasSlashed:
+		return slashed, fmt.Sprintf("the tuning plugin writes %s (sysctl in %s)", slashed, file), true
+	}
+	return "", "", false
+}
+
+// calicoFix is cniFix when Calico's plugin has the last word on a new pod's value: with a writer
+// after it in the chain (tuning), Calico's setting changes nothing.
+func calicoFix(run *facts.Run, p *facts.Pod, o origin) (string, bool) {
+	if o.Writer != "calico" {
+		return "", false
+	}
+	return cniFix(run, p)
 }
 
 // cniFix is the CNI-level fix: Calico's setting, once for the cluster, with no privilege.

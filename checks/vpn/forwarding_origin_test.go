@@ -251,3 +251,53 @@ func TestTheNodeIsReadThroughTheCNIPodThatMountsItsConfiguration(t *testing.T) {
 		assert.NotEqual(t, "kube-proxy-a1", c.Pod.Name, "the first reader answered")
 	}
 }
+
+// The real tuning plugin (containernetworking/plugins v1.10.0, run in the lab by
+// lab/e2e/vpn_tuning_test.go) writes its sysctl map after the plugins before it: when it has the
+// last word, Calico's setting changes nothing, so Calico's fix is not printed; a map that names
+// ip_forward in both spellings with two values is written in random order.
+func TestTheTuningPluginsWriteIsJudgedAsTheRealPluginMakesIt(t *testing.T) {
+	calicoInstall := facts.CalicoSettings{Installation: true}
+	cases := []struct {
+		name      string
+		conf      string
+		newPod    string
+		writer    string
+		calicoFix bool   // Calico's fix is printed
+		message   string // in VPN003-ORIGIN-* of a pod reading 0
+		unknown   string
+	}{
+		{"tuning alone writes 0: its map is the fix, no command", `{"name":"lab","cniVersion":"1.0.0","plugins":[{"type":"ptp"},{"type":"tuning","sysctl":{"net.ipv4.ip_forward":"0"}}]}`,
+			"0", "tuning", false, `sets net.ipv4.ip_forward to "1" in its sysctl map in node node-vpn's /etc/cni/net.d/05-lab.conflist`, ""},
+		{"the slash spelling is the same file", `{"name":"lab","cniVersion":"1.0.0","plugins":[{"type":"ptp"},{"type":"tuning","sysctl":{"net/ipv4/ip_forward":"0"}}]}`,
+			"0", "tuning", false, "the tuning plugin writes 0", ""},
+		{"tuning's 0 after Calico's 1: Calico's fix would change nothing", `{"name":"k","cniVersion":"1.0.0","plugins":[{"type":"calico","container_settings":{"allow_ip_forwarding":true}},{"type":"tuning","sysctl":{"net.ipv4.ip_forward":"0"}}]}`,
+			"0", "tuning", false, "the tuning plugin has the last word", ""},
+		{"Calico's 0 after a tuning without ip_forward: Calico's fix", `{"name":"k","cniVersion":"1.0.0","plugins":[{"type":"tuning","sysctl":{"net.core.somaxconn":"1024"}},{"type":"calico"}]}`,
+			"0", "calico", true, "the CNI can give every new pod 1 instead", ""},
+		{"both spellings, two values: either", `{"name":"lab","cniVersion":"1.0.0","plugins":[{"type":"ptp"},{"type":"tuning","sysctl":{"net.ipv4.ip_forward":"0","net/ipv4/ip_forward":"1"}}]}`,
+			"", "tuning", false, "where the 0 comes from could not be told", "writes both, in random order"},
+		{"both spellings, one value", `{"name":"lab","cniVersion":"1.0.0","plugins":[{"type":"ptp"},{"type":"tuning","sysctl":{"net.ipv4.ip_forward":"0","net/ipv4/ip_forward":" 0"}}]}`,
+			"0", "tuning", false, "the tuning plugin writes 0", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conf, err := facts.ParseCNIConfig(tc.conf)
+			require.NoError(t, err)
+			run := &facts.Run{CNI: facts.CNI{Calico: calicoInstall}}
+			p := &facts.Pod{Node: facts.NodeRead{Node: "node-vpn", Forward: "1", Inherit: "0",
+				Files: []facts.CNIFile{{Path: "/etc/cni/net.d/05-lab.conflist", Config: conf}}}}
+			o := originOf(run, p)
+			assert.Equal(t, tc.newPod, o.NewPod)
+			assert.Equal(t, tc.writer, o.Writer)
+			_, ok := calicoFix(run, p, o)
+			assert.Equal(t, tc.calicoFix, ok)
+			f := zeroOrigin(run, p, o)
+			assert.Contains(t, f.Message, tc.message)
+			assert.Equal(t, tc.calicoFix, f.Remediation != "", "a command only when it round-trips: %s", f.Remediation)
+			if tc.unknown != "" {
+				assert.Contains(t, strings.Join(o.Unknown, "; "), tc.unknown)
+			}
+		})
+	}
+}

@@ -69,10 +69,42 @@ func routedBack(run *facts.Run, p *facts.Pod) returnRoute {
 		rr.Known = true
 		rr.How = append(rr.How, fmt.Sprintf("node %s (the VPN pod's) has neither a route to %s nor a default route: what node %s sends there is dropped", vpnNode.Node, pool, tgt.Node))
 	default:
-		rr.Back, rr.Known = true, true
+		rr.Known = true
+		if why := gatewayIgnored(vpnNode, *onward); why != "" {
+			rr.How = append(rr.How, routeEvidence(vpnNode, *onward)+", but "+why)
+			break
+		}
+		rr.Back = true
 		rr.How = append(rr.How, routeEvidence(vpnNode, *onward))
 	}
 	return rr
+}
+
+// gatewayIgnored says why the kernel does not use a route's gateway ("" when it does, or when
+// that cannot be told). A gateway is used only when the route the kernel resolves it through is
+// link-scope (net/ipv4/route.c, rt_set_nexthop: rt_gw4 is set only for RT_SCOPE_LINK); the ptp
+// CNI plugin routes a pod IP with scope host (containernetworking/plugins pkg/ip AddHostRoute),
+// so a route to the pool "via <pod IP>" without onlink makes the node look for each pool
+// address on the device itself, and nothing answers there (proven in the lab:
+// lab/e2e/vpn_test.go TestVPNTraceSeesAReturnRouteWhoseGatewayTheKernelIgnores).
+func gatewayIgnored(n facts.NodeRead, r linuxnet.Route) string {
+	if !r.Gateway.IsValid() || r.Gateway.IsUnspecified() {
+		return ""
+	}
+	gw := r.Gateway.String()
+	for _, l := range n.IPRoutes {
+		if strings.HasPrefix(l, r.Dest.String()+" ") && strings.Contains(" "+l+" ", " onlink ") {
+			return ""
+		}
+	}
+	for _, l := range n.IPRoutes {
+		f := strings.Fields(l)
+		if len(f) > 0 && (f[0] == gw || f[0] == gw+"/32") && strings.Contains(" "+l+" ", " scope host ") {
+			return fmt.Sprintf("its gateway %s is routed with scope host (%s), which the kernel does not use as a gateway: node %s looks for each address of %s on %s itself and the replies are lost (the route needs onlink, or a link-scope route to %s)",
+				gw, strings.TrimSpace(l), n.Node, r.Dest, r.Iface, gw)
+		}
+	}
+	return ""
 }
 
 // routeToPool is the node's most specific route that covers the whole pool, not the default.

@@ -70,11 +70,11 @@ func durabilityFindings(run *facts.Run, p *facts.Pod, d durability) []engine.Fin
 			Message: "ip_forward = 0 and nothing in " + d.Owner.String() + "'s manifest sets it; fix: " + d.VariantWhy})
 		fs = append(fs, zeroOrigin(run, p, o))
 	}
-	if msg, clusterAllows := calicoDrift(run, o); msg != "" {
+	if msg, clusterAllows := calicoDrift(run, o); msg != "" && o.Writer == "calico" {
 		drift := engine.Finding{Code: "VPN003-CNI-DRIFT", Severity: engine.SeverityWarn, Object: obj, Evidence: ev, Message: msg}
 		if ds := calicoDaemonSet(run); clusterAllows {
 			drift.Remediation = remedy.Kubectl(ds.Namespace, "rollout", "restart", "daemonset/"+ds.Name)
-		} else if cf, ok := cniFix(run, p); ok {
+		} else if cf, ok := calicoFix(run, p, o); ok {
 			drift.Message += "; the node's value is lost at that start"
 			drift.Remediation = cf
 		}
@@ -117,9 +117,12 @@ func zeroOrigin(run *facts.Run, p *facts.Pod, o origin) engine.Finding {
 	switch {
 	case o.NewPod == "0" && o.ByCNI:
 		f.Code, f.Message = "VPN003-ORIGIN-CNI", "the 0 is the CNI's: "+o.sentence()
-		if cf, ok := cniFix(run, p); ok {
+		if cf, ok := calicoFix(run, p, o); ok {
 			f.Message += "; the CNI can give every new pod 1 instead, once for the cluster and without privilege"
 			f.Remediation = cf
+		} else if o.Writer == "tuning" {
+			f.Message += `; the tuning plugin has the last word: a CNI-level fix sets net.ipv4.ip_forward to "1" in its sysctl map in ` + o.File +
+				" where that file is written (what writes it is not known from here, so no command is printed), then replaces the pods"
 		} else if o.Calico {
 			f.Message += "; Calico's cluster configuration was not found through the API (" + calicoNotFound(run) + "): set container_settings.allow_ip_forwarding to true where your installer renders the CNI configuration (this cannot be proven from here)"
 		}

@@ -159,7 +159,7 @@ func TestVPNTraceReadsTheNodesRoutesBackToThePool(t *testing.T) {
 	lab.InstallCNI(t, "calico")
 	lab.DropMasquerade(t)
 	vpnPod := lab.VPNPod(t)
-	onward := fmt.Sprintf("node node-vpn routes 10.8.0.0/24 via %s dev %s", vpnPod.Status.PodIP, "lpod")
+	onward := fmt.Sprintf("node node-vpn routes 10.8.0.0/24 via %s dev %s", vpnPod.Status.PodIP, "veth")
 
 	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
 	status, _, fs := r.check(t, "VPN005")

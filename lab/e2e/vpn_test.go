@@ -129,3 +129,28 @@ func TestVPNReturnPathNeedsMasqueradeOrARoute(t *testing.T) {
 	lab.DropReturnRoute(t)
 	assert.False(t, laptopReachesWeb(t, web), "no masquerade and no route back: replies are lost")
 }
+
+// node-vpn routes the pool on to the VPN pod "via <pod IP>"; the real ptp plugin routes the pod
+// IP with scope host, and the kernel uses a gateway only through a link-scope route: without
+// onlink the replies to the pool are lost on node-vpn, and VPN005 must say so (before, it called
+// the pool routed back).
+func TestVPNTraceSeesAReturnRouteWhoseGatewayTheKernelIgnores(t *testing.T) {
+	lab.InstallCNI(t, "calico") // node readers for vpn-trace
+	waitTunnel(t)
+	web := webPodIP(t)
+	lab.SetVPNPodIPForward(t, true)
+	lab.DropMasquerade(t)
+	eventually(t, 10*time.Second, func() error {
+		if !laptopReachesWeb(t, web) {
+			return tunnelErr("web pod not reachable through the onlink return route")
+		}
+		return nil
+	})
+	lab.ReturnRouteWithoutOnlink(t)
+	assert.False(t, laptopReachesWeb(t, web), "the kernel ignores a gateway routed with scope host: replies are lost")
+	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
+	status, _, fs := r.check(t, "VPN005")
+	assert.Equal(t, "fail", status, findingText(fs))
+	assert.Contains(t, findingText(fs), "is routed with scope host")
+	assert.Contains(t, findingText(fs), "the route needs onlink")
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
 )
 
@@ -122,4 +123,47 @@ func (l *Lab) WaitRollout(tb testing.TB, namespace, name string) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	must(tb, "wait for deployment "+namespace+"/"+name, l.faults.WaitRollout(ctx, namespace, name))
+}
+
+// NodeCNIConflist writes a configuration made of the real plugins only (ptp with host-local on
+// the node's pod CIDR, portmap, tuning with sysctl) as file name in the node's CNI directory
+// (its /etc/cni/net.d), until cleanup. A name that sorts first is the one new pods get.
+func (l *Lab) NodeCNIConflist(tb testing.TB, node, name string, sysctl map[string]string) {
+	tb.Helper()
+	n, err := l.layout.Node(node)
+	must(tb, "find node "+node, err)
+	conf, err := podruntime.LabConflist("lab", n.PodCIDR, l.layout.Path("nodes", node, "cni", "networks"), sysctl)
+	must(tb, "render the conflist", err)
+	path := filepath.Join(l.layout.NodeCNIDir(node), name)
+	must(tb, "write "+path, os.WriteFile(path, conf, 0o644)) //nolint:gosec // a node's CNI configuration is world-readable
+	cleanup(tb, "NodeCNIConflist", func(context.Context) error { return os.Remove(path) })
+}
+
+// VPNPodSandbox is what the runtime recorded of the VPN pod's sandbox: the node's CNI
+// configuration file that set it up and the plugins of it the lab played instead of running.
+func (l *Lab) VPNPodSandbox(tb testing.TB) (cniConfig string, standIns []string) {
+	tb.Helper()
+	p := l.VPNPod(tb)
+	sb, err := podruntime.ReadSandbox(podruntime.PodDir(l.layout, p))
+	must(tb, "read the VPN pod's sandbox record", err)
+	return sb.CNIConfig, sb.StandIns
+}
+
+// ReturnRouteWithoutOnlink makes node-vpn's route on to the VPN pod's pool the one an operator
+// types, `ip route replace <pool> via <pod IP> dev <veth>`, without onlink (ptp routes the pod IP
+// with scope host, so the kernel does not use it as a gateway), until cleanup.
+func (l *Lab) ReturnRouteWithoutOnlink(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	p := l.VPNPod(tb)
+	sb, err := podruntime.ReadSandbox(podruntime.PodDir(l.layout, p))
+	must(tb, "read the VPN pod's sandbox record", err)
+	node := l.VPNNode().Name
+	route := func(ctx context.Context, extra ...string) error {
+		_, err := netns.Run(ctx, node, append([]string{"ip", "route", "replace", l.layout.VPNPool, "via", p.Status.PodIP, "dev", sb.HostVeth}, extra...)...)
+		return err
+	}
+	must(tb, "route the pool without onlink", route(ctx))
+	cleanup(tb, "ReturnRouteWithoutOnlink", func(ctx context.Context) error { return route(ctx, "onlink") })
 }

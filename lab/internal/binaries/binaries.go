@@ -23,6 +23,8 @@ type Set struct {
 	Kwok       string `json:"kwok"`
 	CoreDNS    string `json:"coredns"`
 	Traefik    string `json:"traefik"`
+	// CNIPlugins holds the reference CNI plugins (ptp, host-local, loopback, portmap, tuning).
+	CNIPlugins string `json:"cniPlugins"`
 }
 
 func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
@@ -73,10 +75,12 @@ func Parse(out string) (Set, error) {
 			s.CoreDNS = dir
 		case "traefik":
 			s.Traefik = dir
+		case "cni-plugins":
+			s.CNIPlugins = dir
 		}
 	}
 	var missing []string
-	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik} {
+	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins} {
 		if dir == "" {
 			missing = append(missing, name)
 		}

@@ -11,8 +11,8 @@ import (
 
 // The lab's nodes are provisioned with Calico's CNI configuration: every node's
 // /etc/cni/net.d (layout.NodeCNIDir) holds calico.yaml's 10-calico.conflist as install-cni
-// renders it, so Calico's plugin writes ip_forward=0 into each new pod whatever this machine's
-// own value (podruntime/cni.go). The DaemonSet that would have written it is not applied by
+// renders it, so each new pod gets Calico's ip_forward=0 whatever this machine's own value
+// (Calico's plugin cannot run here: the real tuning plugin makes its write, podruntime/cni.go). The DaemonSet that would have written it is not applied by
 // `up` (manifests/cni: the tests apply it).
 
 // CNIManifest is a CNI's manifest: manifests/cni/<name>.yaml.

@@ -16,12 +16,13 @@ import (
 )
 
 // A pod on a dedicated node gets a network namespace of its own, as a container runtime gives
-// every pod sandbox: lab-pod-<uid8>, joined to its node by a veth pair (eth0 inside with the
-// pod IP, the node's end routing that IP), like Calico's or the ptp plugin's plumbing. The
-// kernel gives the new namespace its IPv4 settings (ip_forward included) from the initial
-// namespace, not from the node's (net/ipv4/devinet.c, devinet_init_net); then the CNI step
-// (cni.go) writes what the node's CNI configuration writes, then the pod's sysctls and its
-// init containers' writes apply. Pods on the other nodes share their node's namespace.
+// every pod sandbox: lab-pod-<uid8> (/run/netns/lab-pod-<uid8>, so that `ip netns exec` runs its
+// processes), set up by the real CNI plugins through libcni (cni.go): the node's configuration
+// joins it to its node with a veth pair. The kernel gives the new namespace its IPv4 settings
+// (ip_forward included) from the initial namespace, not from the node's (net/ipv4/devinet.c,
+// devinet_init_net); then the CNI's plugins write what they write (tuning its sysctl map), then
+// the pod's sysctls and its init containers' writes apply. Pods on the other nodes share their
+// node's namespace.
 
 // podNetNSPrefix names the lab's pod namespaces; `lab down` removes every namespace with it.
 const podNetNSPrefix = "lab-pod-"
@@ -31,9 +32,6 @@ func PodNetNS(uid types.UID) string { return podNetNSPrefix + shortUID(uid) }
 
 // IsPodNetNS reports whether a namespace name is one of the lab's pod namespaces.
 func IsPodNetNS(name string) bool { return strings.HasPrefix(name, podNetNSPrefix) }
-
-// PodHostVeth is the node's end of the pod's veth pair.
-func PodHostVeth(uid types.UID) string { return "lpod" + shortUID(uid) }
 
 func shortUID(uid types.UID) string {
 	s := strings.ReplaceAll(string(uid), "-", "")
@@ -49,117 +47,94 @@ func OwnNamespace(node layout.Node) bool { return node.Dedicated }
 // sandboxFile records a pod namespace's set-up: it is made once per pod, as a sandbox is.
 const sandboxFile = "sandbox.json"
 
-// sandbox is what was made for a pod, and what its CNI step and sysctls wrote.
-type sandbox struct {
-	NetNS     string   `json:"netns"`
-	HostVeth  string   `json:"hostVeth"`
-	CNIConfig string   `json:"cniConfig,omitempty"`
-	Writes    []string `json:"writes,omitempty"`
+// Sandbox is what was made for a pod: its namespace, the CNI configuration that set it up (the
+// node's file, the stand-ins played, the list as run: DEL runs the same) and the pod's writes.
+type Sandbox struct {
+	NetNS     string          `json:"netns"`
+	HostVeth  string          `json:"hostVeth"`
+	CNIConfig string          `json:"cniConfig,omitempty"`
+	StandIns  []string        `json:"standIns,omitempty"`
+	Network   json.RawMessage `json:"network,omitempty"`
+	Writes    []string        `json:"writes,omitempty"`
 }
 
-// ensureSandbox makes the pod's network namespace once: namespace, veth pair, address, routes,
-// resolv.conf, then the CNI step and the pod's sysctls.
+// ReadSandbox reads a pod directory's sandbox record.
+func ReadSandbox(dir string) (Sandbox, error) {
+	var sb Sandbox
+	b, err := os.ReadFile(filepath.Join(dir, sandboxFile))
+	if err != nil {
+		return sb, err
+	}
+	return sb, json.Unmarshal(b, &sb)
+}
+
+// ensureSandbox makes the pod's network namespace once: namespace, resolv.conf, the CNI's ADD,
+// then the pod's sysctls.
 func (r *Runtime) ensureSandbox(ctx context.Context, dir string, p *corev1.Pod, node layout.Node, resolvConf []byte) error {
 	path := filepath.Join(dir, sandboxFile)
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	sb := sandbox{NetNS: PodNetNS(p.UID), HostVeth: PodHostVeth(p.UID)}
+	sb := Sandbox{NetNS: PodNetNS(p.UID)}
 	if ok, err := netns.Exists(ctx, sb.NetNS); err != nil {
 		return err
 	} else if ok {
-		// Left by a set-up that failed half-way: start over.
+		// Left by a set-up that failed half-way: release what the CNI holds, start over.
+		r.cniRelease(ctx, node, podRef{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name}, sb.NetNS)
 		if err := netns.Delete(ctx, sb.NetNS); err != nil {
 			return err
 		}
 	}
-	if err := plumb(ctx, sb, node, p.Status.PodIP, resolvConf); err != nil {
+	if err := createPodNetNS(ctx, sb.NetNS, resolvConf); err != nil {
 		return fmt.Errorf("pod network namespace %s: %w", sb.NetNS, err)
 	}
-	if err := r.configure(ctx, &sb, node, p); err != nil {
+	if err := r.cniAdd(ctx, &sb, node, p); err != nil {
 		return fmt.Errorf("pod network namespace %s: %w", sb.NetNS, err)
+	}
+	for _, kv := range SysctlPlan(p) {
+		if err := netns.Sysctl(ctx, sb.NetNS, kv[0], kv[1]); err != nil {
+			return fmt.Errorf("pod network namespace %s: %w", sb.NetNS, err)
+		}
+		sb.Writes = append(sb.Writes, kv[0]+"="+kv[1])
 	}
 	b, err := json.MarshalIndent(sb, "", "  ")
 	if err != nil {
 		return err
 	}
-	r.Log.Printf("pod %s/%s: network namespace %s on %s (%s)", p.Namespace, p.Name, sb.NetNS, node.NS, strings.Join(sb.Writes, ", "))
+	how := "as it is"
+	if len(sb.StandIns) > 0 {
+		how = "playing " + strings.Join(sb.StandIns, ", ")
+	}
+	r.Log.Printf("pod %s/%s: network namespace %s on %s, CNI %s %s, pod writes [%s]", p.Namespace, p.Name, sb.NetNS, node.NS, sb.CNIConfig, how, strings.Join(sb.Writes, ", "))
 	return os.WriteFile(path, b, 0o600)
 }
 
-// plumb creates the namespace and joins it to its node.
-func plumb(ctx context.Context, sb sandbox, node layout.Node, podIP string, resolvConf []byte) error {
-	if err := netns.Create(ctx, sb.NetNS, ""); err != nil {
+// createPodNetNS creates the namespace and the resolv.conf its processes get.
+func createPodNetNS(ctx context.Context, name string, resolvConf []byte) error {
+	if err := netns.Create(ctx, name, ""); err != nil {
 		return err
 	}
 	// `ip netns exec` mounts this file over /etc/resolv.conf: the pod's own, per its dnsPolicy.
-	if err := os.MkdirAll(layout.ResolvConfDir(sb.NetNS), 0o755); err != nil {
+	if err := os.MkdirAll(layout.ResolvConfDir(name), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(layout.ResolvConfDir(sb.NetNS), "resolv.conf"), resolvConf, 0o644); err != nil { //nolint:gosec // resolv.conf: every process in the pod reads it, whatever its user
-		return err
-	}
-	steps := []struct {
-		ns   string
-		argv []string
-	}{
-		{"", []string{"ip", "link", "add", "eth0", "netns", sb.NetNS, "type", "veth", "peer", "name", sb.HostVeth, "netns", node.NS}},
-		{sb.NetNS, []string{"ip", "addr", "add", podIP + "/32", "dev", "eth0"}},
-		{sb.NetNS, []string{"ip", "link", "set", "eth0", "up"}},
-		// No gateway address: the node's end answers ARP for whatever it routes (proxy ARP).
-		{sb.NetNS, []string{"ip", "route", "add", "default", "dev", "eth0"}},
-		{node.NS, []string{"sysctl", "-q", "-w", "net.ipv4.conf." + sb.HostVeth + ".proxy_arp=1"}},
-		{node.NS, []string{"ip", "link", "set", sb.HostVeth, "up"}},
-		{node.NS, []string{"ip", "route", "replace", podIP + "/32", "dev", sb.HostVeth}},
-	}
-	for _, s := range steps {
-		if _, err := netns.Run(ctx, s.ns, s.argv...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// configure runs the CNI step of the node's configuration, then applies the pod's sysctls.
-func (r *Runtime) configure(ctx context.Context, sb *sandbox, node layout.Node, p *corev1.Pod) error {
-	conf, writes, err := cniStep(r.Layout.NodeCNIDir(node.NS))
-	if err != nil {
-		// The runtime cannot set the sandbox up: the pod stays ContainerCreating.
-		return err
-	}
-	sb.CNIConfig = conf
-	for _, kv := range append(writes, SysctlPlan(p)...) {
-		if err := netns.Sysctl(ctx, sb.NetNS, kv[0], kv[1]); err != nil {
-			return err
-		}
-		sb.Writes = append(sb.Writes, kv[0]+"="+kv[1])
-	}
-	return nil
-}
-
-// cniStep is the configuration file the runtime loads from a node's CNI directory ("" when
-// there is none) and the sysctl writes its plugins make in a new pod's namespace.
-func cniStep(dir string) (string, [][2]string, error) {
-	conf, err := CNIConfigFile(dir)
-	if err != nil || conf == "" {
-		return "", nil, err
-	}
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		return "", nil, err
-	}
-	writes, err := CNISysctls(b)
-	if err != nil {
-		return "", nil, fmt.Errorf("CNI configuration %s: %w", conf, err)
-	}
-	return conf, writes, nil
+	return os.WriteFile(filepath.Join(layout.ResolvConfDir(name), "resolv.conf"), resolvConf, 0o644) //nolint:gosec // resolv.conf: every process in the pod reads it, whatever its user
 }
 
 // routeToPod routes prefixes from the node to a pod in its own namespace (the VPN pool behind
-// the VPN pod: what the cluster routes back reaches the pod).
-func routeToPod(ctx context.Context, node layout.Node, p *corev1.Pod, prefixes []string) error {
+// the VPN pod: what the cluster routes back reaches the pod), through the node's end of its veth.
+// The route is onlink: ptp routes the pod IP with scope host (containernetworking/plugins
+// pkg/ip AddHostRoute), and a gateway the kernel resolves through a scope-host route is not used
+// as one (net/ipv4/route.c rt_set_nexthop keeps the gateway only for a link-scope nexthop): the
+// node would ARP for each pool address on the veth and the replies to the pool would be lost.
+// Calico's own routes to pods are link-scope, so on a Calico node the plain route works.
+func routeToPod(ctx context.Context, node layout.Node, dir string, p *corev1.Pod, prefixes []string) error {
+	sb, err := ReadSandbox(dir)
+	if err != nil {
+		return err
+	}
 	for _, prefix := range prefixes {
-		if _, err := netns.Run(ctx, node.NS, "ip", "route", "replace", prefix, "via", p.Status.PodIP, "dev", PodHostVeth(p.UID)); err != nil {
+		if _, err := netns.Run(ctx, node.NS, "ip", "route", "replace", prefix, "via", p.Status.PodIP, "dev", sb.HostVeth, "onlink"); err != nil {
 			return err
 		}
 	}

@@ -279,7 +279,7 @@ func (r *Runtime) containerContext(p *corev1.Pod, node layout.Node, dir string, 
 	}
 	if OwnNamespace(node) {
 		pc.OwnNamespace = true
-		pc.RouteToPod = func(ctx context.Context, prefixes ...string) error { return routeToPod(ctx, node, p, prefixes) }
+		pc.RouteToPod = func(ctx context.Context, prefixes ...string) error { return routeToPod(ctx, node, dir, p, prefixes) }
 	}
 	return pc, vf, nil
 }
@@ -385,7 +385,17 @@ func (r *Runtime) teardown(ctx context.Context, dir string) error {
 		}
 	}
 	if meta.NetNS != "" && len(errs) == 0 {
-		// Its veth pair, and the node's routes through it, go with it.
+		// The CNI's DEL first (host-local's lease, portmap's rules), as the runtime's
+		// StopPodSandbox; then the namespace, and the veth pair and the node's routes with it.
+		if sb, err := ReadSandbox(dir); err == nil {
+			if node, err := r.Layout.Node(meta.Node); err != nil {
+				errs = append(errs, err)
+			} else if err := r.cniDel(ctx, node, podRef{UID: meta.UID, Namespace: meta.Namespace, Name: meta.Name}, sb); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if meta.NetNS != "" && len(errs) == 0 {
 		if ok, err := netns.Exists(ctx, meta.NetNS); err != nil {
 			errs = append(errs, err)
 		} else if ok {
