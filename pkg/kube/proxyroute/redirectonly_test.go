@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // The entry point redirection arguments are read as Traefik's static configuration reads them
@@ -108,4 +109,17 @@ func TestRoutesAboveTheMaximumUserPriorityAreRefused(t *testing.T) {
 	r := Route{Served: true, Priority: maxUserPriority}
 	refuseOverPriority(&r)
 	assert.True(t, r.Served)
+}
+
+// The bound is at least the rule Traefik writes for the lab's Ingress (`Host("...") &&
+// PathPrefix("/")`), and no more than a small margin above it.
+func TestIngressRuleLengthBoundsTraefiksRule(t *testing.T) {
+	prefix := networkingv1.PathTypePrefix
+	ing := networkingv1.Ingress{Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "web-only.apps.example.com",
+		IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix}}}}}}}}
+	traefik := len("Host(\"web-only.apps.example.com\") && PathPrefix(\"/\")")
+	got := ingressRuleLength(ing)
+	assert.GreaterOrEqual(t, got, traefik)
+	assert.Less(t, got, 100, "under the lab test's redirection priority")
+	assert.Equal(t, len(`PathPrefix("/")`), ingressRuleLength(networkingv1.Ingress{}))
 }

@@ -599,6 +599,7 @@ func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
 		r.Hosts = append(r.Hosts, strings.TrimSuffix(strings.ToLower(rule.Host), "."))
 	}
 	r.Backends = ingressBackends(ing)
+	r.RuleLength = ingressRuleLength(ing)
 	if p, err := strconv.Atoi(ing.Annotations[TraefikPriorityAnnotation]); err == nil && p > 0 {
 		r.Priority = p
 		if r.Served {
@@ -612,6 +613,37 @@ func (s *builder) ingressRoute(ing networkingv1.Ingress) Route {
 	via, known := s.entryPointsOf(r.EntryPoints)
 	s.reach(&r, via, known)
 	return r
+}
+
+// ingressRuleLength bounds from above the length of the rules Traefik's Ingress provider
+// writes for an Ingress, one router per path: `Host("h") && PathPrefix("/p")`, with the longer
+// forms where a setting may choose them (v2 syntax's HostRegexp for a wildcard host, strict
+// prefix matching's `(Path("/p") || PathPrefix("/p/"))`); a router without a priority gets its
+// rule's length (traefik/traefik v3.7.9 pkg/provider/kubernetes/ingress/kubernetes.go
+// loadRouter, buildHostRuleV2, buildStrictPrefixMatchingRule).
+func ingressRuleLength(ing networkingv1.Ingress) int {
+	longest := len(`PathPrefix("/")`) // the default backend's router
+	for _, rule := range ing.Spec.Rules {
+		host := 0
+		if rule.Host != "" {
+			host = len("HostRegexp()") + len(strconv.Quote(strings.Replace(rule.Host, "*.", "{subdomain:[a-zA-Z0-9-]+}.", 1))) + len(" && ")
+		}
+		paths := []string{""}
+		if rule.HTTP != nil {
+			paths = paths[:0]
+			for _, p := range rule.HTTP.Paths {
+				paths = append(paths, p.Path)
+			}
+		}
+		for _, p := range paths {
+			n := host
+			if p != "" {
+				n += len("(PathRegexp() || PathPrefix())") + len(strconv.Quote(p)) + len(strconv.Quote(p+"/"))
+			}
+			longest = max(longest, n)
+		}
+	}
+	return longest
 }
 
 // ingressBackends are the Services an Ingress sends to (its default backend and its paths'),
