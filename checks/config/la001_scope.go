@@ -61,9 +61,16 @@ func unjudgedBy(skipped []string) []string {
 	var out []string
 	for _, key := range skipped {
 		group, resource, ns := kube.SplitReadKey(key)
+		scope := manifests.SetupNamespaces
+		switch ns {
+		case "":
+			scope = manifests.Cluster
+		case "kube-system":
+			scope = manifests.SystemNamespace
+		}
 		for _, p := range manifests.Permissions() {
 			r, sub := p.Split()
-			if p.Group != group || r != resource || sub != "" || (ns == "") != (p.Scope == manifests.Cluster) {
+			if p.Group != group || r != resource || sub != "" || p.Scope != scope {
 				continue
 			}
 			for _, f := range p.For {
