@@ -307,3 +307,20 @@ func TestActionlintCatchesABrokenWorkflow(t *testing.T) {
 	broken = strings.Replace(broken, "path: |", "paths: |", 1)
 	assert.GreaterOrEqual(t, len(lintWorkflow(t, []byte(broken))), 2)
 }
+
+// The Argo CD example's advice names no sync wave that no object carries: its hook is PostSync,
+// which Argo CD runs after every wave of the Sync phase is applied and Healthy.
+func TestTheArgoCDExampleAdvisesNoWaveItDoesNotCarry(t *testing.T) {
+	raw, err := Get("argocd")
+	require.NoError(t, err)
+	_, annotations := doctorPod(t, "argocd")
+	assert.Equal(t, "PostSync", annotations["argocd.argoproj.io/hook"])
+	wave, carried := annotations["argocd.argoproj.io/sync-wave"]
+	header := strings.ToLower(string(raw[:bytes.Index(raw, []byte("apiVersion:"))]))
+	if !carried {
+		assert.NotRegexp(t, `earlier (sync )?wave|sync-wave:`, header)
+		assert.Contains(t, header, "no sync wave needed")
+		return
+	}
+	assert.Contains(t, header, wave)
+}
