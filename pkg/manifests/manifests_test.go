@@ -295,16 +295,20 @@ func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
 	assert.Contains(t, string(wf), "--wait 3m")
 	assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
 	assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
+	assertPinned(t, wf)
+	assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
+	assert.Contains(t, string(wf), "vpn-trace", "the VPN deploy's variant")
 	assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
 	assert.NotContains(t, string(wf), "{%")
 }
 
 func TestActionlintCatchesABrokenWorkflow(t *testing.T) {
-	// The same workflow with a typo in an expression and an unknown input: the lint above can fail.
+	// The same workflow with a typo in an expression and an unknown context property: the lint
+	// above can fail. (The inputs of an action pinned to a commit are not known to actionlint.)
 	wf, err := Get("github-actions")
 	require.NoError(t, err)
 	broken := strings.Replace(string(wf), "github.event.workflow_run.conclusion", "github.event.workflow_run.conclusoin(", 1)
-	broken = strings.Replace(broken, "path: |", "paths: |", 1)
+	broken = strings.Replace(broken, "runner.arch }}", "runner.archh }}", 1)
 	assert.GreaterOrEqual(t, len(lintWorkflow(t, []byte(broken))), 2)
 }
 
