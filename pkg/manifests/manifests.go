@@ -16,9 +16,9 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/imageref"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
@@ -155,7 +155,7 @@ func Render(manifest string, o Options) ([]byte, error) {
 		data.Image = version.Image()
 	}
 	// Both land in YAML unquoted: only well-formed names pass, which cannot leave their value.
-	if _, err := name.ParseReference(data.Image, name.StrictValidation); err != nil {
+	if _, err := imageref.Parse(data.Image); err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %w", data.Image, err)
 	}
 	if o.CAConfigMap != "" {
