@@ -104,7 +104,7 @@ var setupFields = map[string][]string{
 	"KubeProxyConfig":         {"configmaps"}, "APIServer": {"pods"}, "Dataplane": dataplaneUnits,
 	"Namespaces": {"namespaces"}, "ProxyFacts": append([]string{"namespaces", "pods"}, routeUnits...),
 	// What discovery knows of its own reads, not a read.
-	"Installed": nil, "Partial": nil, "APIWarnings": nil, "ServerVersion": nil,
+	"Installed": nil, "Partial": nil, "APIWarnings": nil, "ServerVersion": nil, "Scope": nil,
 }
 
 // clientGroups maps client-go's typed group accessors to API groups.

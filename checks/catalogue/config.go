@@ -13,6 +13,7 @@ var configuration = []Entry{
 			code("LA001", "PERMISSION-OPTIONAL", "a permission that only widens a check is not granted (helper pods for LA201): the check works with less"),
 			code("LA001", "REVIEW-FORBIDDEN", "the API refuses SelfSubjectAccessReviews: missing permissions show up as SKIP in each check instead"),
 			code("LA001", "LIST-FAILED", "the API server failed to list a resource for a reason other than RBAC (an aggregated API or a conversion webhook down)"),
+			code("LA001", "SCOPE", "discovery stayed in the namespaces it was given (-n, Services named NAMESPACE/NAME, or the kubeconfig's namespace when the cluster-wide list is refused): the cluster-wide reads it skipped and the checks they serve (information)"),
 		},
 	},
 	{

@@ -51,6 +51,7 @@ func neededPermissions(env *Env) []need {
 	where := permissionNamespaces{helper: env.HelperNamespace}
 	if s := env.Setup; s != nil {
 		installed = s.Installed
+		where.scope = s.Scope
 		for _, ns := range []string{nsOf(s.ProxyService), nsOf(s.DNSService)} {
 			if ns != "" && !slices.Contains(where.setup, ns) {
 				where.setup = append(where.setup, ns)
@@ -68,7 +69,7 @@ func neededPermissions(env *Env) []need {
 			continue
 		}
 		resource, sub := p.Split()
-		for _, ns := range where.of(p.Scope) {
+		for _, ns := range where.asked(p, resource) {
 			needs = append(needs, need{
 				AccessQuestion: kube.AccessQuestion{Verb: p.Verb, Group: p.Group, Resource: resource, Subresource: sub, Namespace: ns},
 				Checks:         withoutDiscovery(checks), Optional: p.Optional,
@@ -97,10 +98,33 @@ func askedByDoctor(p manifests.Permission, noHelpers bool, installed map[string]
 	return true
 }
 
-// permissionNamespaces are the namespaces of the discovered setup and the helper pods'.
+// permissionNamespaces are the namespaces of the discovered setup and the helper pods', and
+// those discovery stayed in (nil: the whole cluster).
 type permissionNamespaces struct {
 	setup  []string
 	helper string
+	scope  []string
+}
+
+// asked lists the namespaces LA001 asks permission p (on resource) in. When discovery stays
+// in some namespaces, a read it does not make is not asked about (LA001-SCOPE names it), and
+// a namespaced resource it reads there instead of cluster-wide is asked there.
+func (w permissionNamespaces) asked(p manifests.Permission, resource string) []string {
+	if w.scope == nil || p.Verb == "create" && resource == "selfsubjectaccessreviews" {
+		return w.of(p.Scope)
+	}
+	switch p.Scope {
+	case manifests.Cluster:
+		if kube.ReadPerNamespace(p.Group, resource) {
+			return w.scope
+		}
+		return nil
+	case manifests.SystemNamespace:
+		if !slices.Contains(w.scope, "kube-system") {
+			return nil
+		}
+	}
+	return w.of(p.Scope)
 }
 
 // of lists the namespaces a permission of scope is asked in ("" for all namespaces).
@@ -181,6 +205,7 @@ func accessAndPermissions(ctx context.Context, env *Env) engine.Outcome {
 		findings = append(findings, f)
 	}
 	findings = append(findings, unreadableReads(env)...)
+	findings = append(findings, scopeFindings(env)...)
 	return engine.Outcome{Findings: findings}
 }
 
@@ -194,7 +219,7 @@ func unreadableReads(env *Env) []engine.Finding {
 	setupNamespaces := []string{nsOf(env.Setup.ProxyService), nsOf(env.Setup.DNSService)}
 	var keys []string
 	for k, err := range env.Setup.Partial {
-		if !apierrors.IsForbidden(err) {
+		if !apierrors.IsForbidden(err) && !kube.IsOutOfScope(err) {
 			keys = append(keys, k)
 		}
 	}

@@ -150,3 +150,32 @@ func TestAccessAndPermissionsReportsReadsThatFailedForAnotherReason(t *testing.T
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Evidence["error"], "conversion webhook down")
 }
+
+// With -n, LA001 asks only about what discovery reads (Services in the namespace, not
+// cluster-wide; no nodes, no kube-system) and names the reads it skipped and the checks they
+// serve, with the command that reads the whole cluster for the same Services.
+func TestAccessAndPermissionsWithANamespaceNamesTheSkippedReads(t *testing.T) {
+	env := configEnvWith(t, kube.Selection{Namespace: "traefik", DNSService: "lan-dns/lan-dns"}, nil, nil)
+	for _, n := range neededPermissions(env) {
+		if n.Resource != "selfsubjectaccessreviews" {
+			assert.NotEmpty(t, n.Namespace, "no cluster-wide question: %s", n)
+		}
+		assert.NotEqual(t, "kube-system", n.Namespace, "kube-system is not read: %s", n)
+	}
+	st, o := runConfigCheck(t, AccessAndPermissions(env))
+	assert.Equal(t, engine.StatusPass, st)
+	require.Len(t, o.Findings, 1)
+	f := o.Findings[0]
+	assert.Equal(t, "LA001-SCOPE", f.Code)
+	assert.Equal(t, engine.SeverityInfo, f.Severity)
+	assert.Contains(t, f.Message, "namespaces lan-dns, traefik")
+	assert.Contains(t, f.Evidence["skipped"], "nodes")
+	assert.Contains(t, f.Evidence["skipped"], "services")
+	// LA102 and LA103 read the nodes for externalTrafficPolicy Local, LA104 for the sources
+	// of an acl or view: the catalogue declares it, so they are named too
+	for _, id := range []string{"LA101", "LA102", "LA103", "LA104", "LA106", "LA107", "LA202"} {
+		assert.Contains(t, f.Evidence["unjudged"], id)
+	}
+	assert.NotContains(t, f.Evidence["unjudged"], "LA105", "read in the setup's namespaces, not skipped")
+	assert.Equal(t, "kubectl lanaccess doctor -A --proxy-service traefik/traefik --dns-service lan-dns/lan-dns   # needs the cluster-wide read grants (kubectl lanaccess manifests rbac)", f.Remediation)
+}

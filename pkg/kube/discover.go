@@ -41,6 +41,7 @@ func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 		runsImage:   map[string]bool{},
 		setup: &Setup{
 			Partial:        map[string]error{},
+			Scope:          sel.Scope(),
 			Installed:      map[string]bool{},
 			EndpointSlices: map[string][]discoveryv1.EndpointSlice{},
 		},
@@ -122,24 +123,39 @@ func (d *discoverer) optional(key string, err error) error {
 	return nil
 }
 
+// readServices lists the Services: in the namespaces of Setup.Scope when discovery stays in
+// some, else cluster-wide. When the cluster-wide list is forbidden, discovery stays in the
+// namespaces the user named, else in the kubeconfig context's namespace (as kubectl would).
 func (d *discoverer) readServices() error {
+	key := ReadKey("", "services", "")
+	if d.outOfScope(key, "") {
+		return d.readServicesIn(d.setup.Scope)
+	}
 	all, err := listServices(d.ctx, d.client, "", d.relevantService)
 	if err == nil {
 		d.setup.Services = all
 		return nil
 	}
-	key := ReadKey("", "services", "")
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("list %s: %w", key, err)
 	}
 	d.setup.Partial[key] = err
 	namespaces := d.namedNamespaces()
+	if len(namespaces) == 0 && d.sel.KubeconfigNamespace != "" && !d.sel.AllNamespaces {
+		namespaces = []string{d.sel.KubeconfigNamespace}
+	}
 	if len(namespaces) == 0 {
 		return &UsageError{
 			Message: "cannot list Services in all namespaces (forbidden), so the setup cannot be discovered",
 			Fix:     "name the namespace with -n NAMESPACE, or the Services with --proxy-service and --dns-service NAMESPACE/NAME",
 		}
 	}
+	// The identity reads namespaces, not the cluster: the other reads stay there too.
+	d.setup.Scope = namespaces
+	return d.readServicesIn(namespaces)
+}
+
+func (d *discoverer) readServicesIn(namespaces []string) error {
 	for _, ns := range namespaces {
 		svcs, err := listServices(d.ctx, d.client, ns, d.relevantService)
 		if err != nil {
@@ -240,6 +256,9 @@ func (d *discoverer) configMapsIn(ns string) ([]corev1.ConfigMap, error) {
 }
 
 func (d *discoverer) readNodes() error {
+	if d.outOfScope(ReadKey("", "nodes", ""), "") {
+		return nil
+	}
 	nodes, err := listNodes(d.ctx, d.client)
 	if err != nil {
 		return d.core(ReadKey("", "nodes", ""), err)
@@ -285,20 +304,35 @@ func (d *discoverer) readPDBs() error {
 }
 
 func (d *discoverer) readRoutes() error {
-	ing, err := listIngresses(d.ctx, d.client)
-	if err != nil {
-		if err := d.optional(ReadKey("networking.k8s.io", "ingresses", ""), err); err != nil {
-			return err
+	const group = "networking.k8s.io"
+	if d.outOfScope(ReadKey(group, "ingresses", ""), "") {
+		for _, ns := range d.setup.Scope {
+			ing, err := listIngresses(d.ctx, d.client, ns)
+			if err != nil {
+				if err := d.optional(ReadKey(group, "ingresses", ns), err); err != nil {
+					return err
+				}
+			}
+			d.setup.Ingresses = append(d.setup.Ingresses, ing...)
 		}
-	}
-	d.setup.Ingresses = ing
-	classes, err := listIngressClasses(d.ctx, d.client)
-	if err != nil {
-		if err := d.optional(ReadKey("networking.k8s.io", "ingressclasses", ""), err); err != nil {
-			return err
+	} else {
+		ing, err := listIngresses(d.ctx, d.client, "")
+		if err != nil {
+			if err := d.optional(ReadKey(group, "ingresses", ""), err); err != nil {
+				return err
+			}
 		}
+		d.setup.Ingresses = ing
 	}
-	d.setup.IngressClasses = classes
+	if !d.outOfScope(ReadKey(group, "ingressclasses", ""), "") {
+		classes, err := listIngressClasses(d.ctx, d.client)
+		if err != nil {
+			if err := d.optional(ReadKey(group, "ingressclasses", ""), err); err != nil {
+				return err
+			}
+		}
+		d.setup.IngressClasses = classes
+	}
 	return d.readProxyConfigMap()
 }
 
@@ -315,7 +349,7 @@ func (d *discoverer) readProxyConfigMap() error {
 	}
 	ref := proxyroute.NginxConfigMapRef(kubeobj.PodSpecOf(tmpl, s.ProxyPods), s.ProxyService.Namespace)
 	ns, name, ok := strings.Cut(ref, "/")
-	if !ok || ns == "" || name == "" {
+	if !ok || ns == "" || name == "" || d.outOfScope(ReadKey("", "configmaps", ns), ns) {
 		return nil
 	}
 	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name="+name)
@@ -329,6 +363,12 @@ func (d *discoverer) readProxyConfigMap() error {
 func (d *discoverer) readAdmission() error {
 	const group = "admissionregistration.k8s.io"
 	var err error
+	if d.setup.Scope != nil {
+		for _, r := range []string{"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+			d.outOfScope(ReadKey(group, r, ""), "")
+		}
+		return nil
+	}
 	if d.setup.ValidatingWebhooks, err = listWebhooks(d.ctx, d.client); err != nil {
 		if err := d.optional(ReadKey(group, "validatingwebhookconfigurations", ""), err); err != nil {
 			return err
@@ -352,6 +392,9 @@ func (d *discoverer) readAdmission() error {
 // may be turned off.
 func (d *discoverer) readKubeProxy() error {
 	const ns = "kube-system"
+	if d.outOfScope(ReadKey("", "configmaps", ns), ns) {
+		return nil
+	}
 	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name=kube-proxy")
 	if err != nil {
 		return d.optional(ReadKey("", "configmaps", ns), err)
@@ -372,6 +415,10 @@ func containsString(list []string, s string) bool {
 // tell whether the DenyServiceExternalIPs admission plugin is on.
 func (d *discoverer) readAPIServer() error {
 	const ns = "kube-system"
+	if key := ReadKey("", "pods", ns); d.outOfScope(key, ns) {
+		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s were not read: %v", ns, d.setup.Partial[key])}
+		return nil
+	}
 	pods, err := listPods(d.ctx, d.client, ns, APIServerSelector)
 	if err != nil {
 		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s could not be read: %v", ns, err)}
@@ -383,6 +430,9 @@ func (d *discoverer) readAPIServer() error {
 
 // readNamespaces reads the namespaces, whose labels admission policies select on.
 func (d *discoverer) readNamespaces() error {
+	if d.outOfScope(ReadKey("", "namespaces", ""), "") {
+		return nil
+	}
 	nss, err := listNamespaces(d.ctx, d.client)
 	if err != nil {
 		return d.optional(ReadKey("", "namespaces", ""), err)

@@ -26,7 +26,7 @@ func (d *discoverer) readCustomResources() error {
 		{[]DynamicResource{GatekeeperTemplates()}, &s.GatekeeperTemplates},
 	} {
 		for _, r := range step.resources {
-			items, err := listDynamic(d.ctx, d.dyn, r)
+			items, err := d.listCustom(r)
 			if err != nil {
 				if err := d.optional(r.Key(), err); err != nil {
 					return err
@@ -59,7 +59,43 @@ func (d *discoverer) readCustomResources() error {
 		s.Installed[r.Key()] = true
 		s.GatekeeperConstraints = append(s.GatekeeperConstraints, items...)
 	}
+	d.markCustomScope()
 	return nil
+}
+
+// listCustom lists r cluster-wide, or in each namespace of Setup.Scope when discovery stays
+// in some; a cluster-scoped r is then not read (a *ScopeError, recorded by the caller).
+func (d *discoverer) listCustom(r DynamicResource) ([]unstructured.Unstructured, error) {
+	if d.setup.Scope == nil {
+		return listDynamic(d.ctx, d.dyn, r)
+	}
+	if !r.Namespaced {
+		return nil, &ScopeError{Namespaces: d.setup.Scope}
+	}
+	var out []unstructured.Unstructured
+	for _, ns := range d.setup.Scope {
+		items, err := listDynamicIn(d.ctx, d.dyn, r, ns)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+// markCustomScope records, for the namespaced custom resources read only in the namespaces
+// of Setup.Scope, that the other namespaces were not read.
+func (d *discoverer) markCustomScope() {
+	if d.setup.Scope == nil {
+		return
+	}
+	for key, installed := range d.setup.Installed {
+		if installed {
+			if _, failed := d.setup.Partial[key]; !failed {
+				d.setup.Partial[key] = &ScopeError{Namespaces: d.setup.Scope}
+			}
+		}
+	}
 }
 
 // MentionsExternalIPs reports whether any string inside obj (a policy's rules, a template's
@@ -86,7 +122,7 @@ func MentionsExternalIPs(obj any) bool {
 // readFirstServedVersion reads the first of versions (one kind) that the API server serves.
 func (d *discoverer) readFirstServedVersion(versions []DynamicResource, into *[]unstructured.Unstructured) error {
 	for _, r := range versions {
-		items, err := listDynamic(d.ctx, d.dyn, r)
+		items, err := d.listCustom(r)
 		if err == nil {
 			d.setup.Installed[r.Key()] = true
 			delete(d.setup.Partial, r.Key())

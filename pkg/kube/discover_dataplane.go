@@ -25,6 +25,11 @@ const KubeProxySelector = "component=kube-proxy"
 // nodes, Cilium's and Calico's settings (LA202). Reads that fail are said in Dataplane.Unread.
 func (d *discoverer) readDataplane() error {
 	dp := &d.setup.Dataplane
+	if key := ReadKey("apps", "daemonsets", ""); d.outOfScope(key, "") {
+		d.outOfScope(ReadKey("", "pods", "kube-system"), "kube-system")
+		dp.Unread = append(dp.Unread, "the DaemonSets and kube-system's static pods were not read (kube-proxy, Cilium and Calico agents unseen): "+d.setup.Partial[key].Error())
+		return nil
+	}
 	dss, err := listDaemonSets(d.ctx, d.client)
 	dssRead := err == nil
 	if err != nil {

@@ -103,8 +103,8 @@ func listPDBs(ctx context.Context, c kubernetes.Interface, ns string) ([]policyv
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.PolicyV1().PodDisruptionBudgets(ns).List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }))
 }
 
-func listIngresses(ctx context.Context, c kubernetes.Interface) ([]networkingv1.Ingress, error) {
-	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().Ingresses("").List, func(l *networkingv1.IngressList) []networkingv1.Ingress { return l.Items }))
+func listIngresses(ctx context.Context, c kubernetes.Interface, ns string) ([]networkingv1.Ingress, error) {
+	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().Ingresses(ns).List, func(l *networkingv1.IngressList) []networkingv1.Ingress { return l.Items }))
 }
 
 func listIngressClasses(ctx context.Context, c kubernetes.Interface) ([]networkingv1.IngressClass, error) {
@@ -130,8 +130,19 @@ func listAdmissionPolicyBindings(ctx context.Context, c kubernetes.Interface) ([
 }
 
 func listDynamic(ctx context.Context, d dynamic.Interface, r DynamicResource) ([]unstructured.Unstructured, error) {
+	return listDynamicIn(ctx, d, r, "")
+}
+
+// listDynamicIn lists r in namespace ns ("" for all namespaces or a cluster-scoped r).
+func listDynamicIn(ctx context.Context, d dynamic.Interface, r DynamicResource, ns string) ([]unstructured.Unstructured, error) {
 	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]unstructured.Unstructured, string, error) {
-		l, err := d.Resource(r.GVR).List(ctx, o)
+		var l *unstructured.UnstructuredList
+		var err error
+		if ns == "" {
+			l, err = d.Resource(r.GVR).List(ctx, o)
+		} else {
+			l, err = d.Resource(r.GVR).Namespace(ns).List(ctx, o)
+		}
 		if err != nil {
 			return nil, "", err
 		}

@@ -31,6 +31,9 @@ func (d *discoverer) inScope(ns string) bool {
 }
 
 func (d *discoverer) scopeText() string {
+	if d.setup.Scope != nil {
+		return " in " + namespacesText(d.setup.Scope)
+	}
 	if d.sel.AllNamespaces || d.sel.Namespace == "" {
 		return " in any namespace"
 	}

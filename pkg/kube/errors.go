@@ -46,4 +46,7 @@ type Selection struct {
 	Zone          zone.Zone
 	// Host is --host: the probe host, instead of one chosen among the proxy's routes.
 	Host string
+	// KubeconfigNamespace is the kubeconfig context's namespace: where discovery stays when it
+	// may not list Services cluster-wide and no namespace was named.
+	KubeconfigNamespace string
 }

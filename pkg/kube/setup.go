@@ -50,9 +50,11 @@ type Setup struct {
 	Middlewares []unstructured.Unstructured
 	// Warnings the API server returned while we read (e.g. the externalIPs deprecation).
 	APIWarnings []string
-	// Partial lists what could not be read and why (e.g. forbidden), so checks can SKIP with
-	// the reason rather than guess.
+	// Partial lists what could not be read and why (e.g. forbidden, or a *ScopeError for a read
+	// outside Scope), so checks can SKIP with the reason rather than guess.
 	Partial map[string]error
+	// Scope are the namespaces discovery stayed in (Selection.Scope); nil: the whole cluster.
+	Scope []string
 
 	// ProxyWorkload is the Deployment whose pods back the proxy Service (nil if none found).
 	ProxyWorkload *appsv1.Deployment

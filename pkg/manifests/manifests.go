@@ -16,9 +16,9 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/imageref"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
@@ -47,6 +47,8 @@ type Options struct {
 // podData is what the templates read.
 type podData struct {
 	Image, CAConfigMap, CAMountPath, Output string
+	// ServiceAccount the pod runs as: rbac-doctor's, or the Helm release's.
+	ServiceAccount string
 	// Version names the release whose archives the GitHub Actions example downloads: this
 	// binary's, or "dev" for a build that is not a release (see version.ImageTag): no such
 	// release exists, and the download fails with a 404 rather than install another version.
@@ -85,6 +87,13 @@ func parseTemplates() (*template.Template, error) {
 		},
 		"output": func(d podData, output string) podData {
 			d.Output = output
+			return d
+		},
+		// helm fills the pod spec from the Helm release: its ServiceAccount, and the image from
+		// the value lanaccess.image, defaulting to d.Image (validated, so safe in quotes).
+		"helm": func(d podData) podData {
+			d.ServiceAccount = "{{ .Release.Name }}-lanaccess"
+			d.Image = `{{ dig "lanaccess" "image" "` + d.Image + `" .Values.AsMap }}`
 			return d
 		},
 	})
@@ -138,7 +147,7 @@ func Get(name string) ([]byte, error) {
 
 // Render returns the YAML of the manifest called manifest, filled from o.
 func Render(manifest string, o Options) ([]byte, error) {
-	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, Version: version.Get().Version, Helper: helper}
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper}
 	if version.ImageTag(data.Version) == version.DevTag {
 		data.Version = version.DevTag
 	}
@@ -146,7 +155,7 @@ func Render(manifest string, o Options) ([]byte, error) {
 		data.Image = version.Image()
 	}
 	// Both land in YAML unquoted: only well-formed names pass, which cannot leave their value.
-	if _, err := name.ParseReference(data.Image, name.StrictValidation); err != nil {
+	if _, err := imageref.Parse(data.Image); err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %w", data.Image, err)
 	}
 	if o.CAConfigMap != "" {

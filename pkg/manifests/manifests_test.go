@@ -33,8 +33,24 @@ var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-
 // with client-go's scheme, into typed objects.
 func decodeAll(t *testing.T, name string) []runtime.Object {
 	t.Helper()
-	raw, err := Get(name)
+	return decodeDocs(t, name, rendered(t, name, Options{}))
+}
+
+// rendered is what a user applies of name: the printed YAML, or for helm-test what real Helm
+// renders of it (release proxy in namespace traefik).
+func rendered(t *testing.T, name string, o Options) []byte {
+	t.Helper()
+	if name == "helm-test" {
+		return helmTemplate(t, o, "proxy", "traefik", nil)
+	}
+	raw, err := Render(name, o)
 	require.NoError(t, err)
+	return raw
+}
+
+// decodeDocs decodes every document of raw strictly into typed objects.
+func decodeDocs(t *testing.T, name string, raw []byte) []runtime.Object {
+	t.Helper()
 	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	var objs []runtime.Object
@@ -85,34 +101,29 @@ func TestEveryNameIsPrintableAndUnknownNamesAreRefused(t *testing.T) {
 // doctorPod returns the pod template of an example and its annotations.
 func doctorPod(t *testing.T, name string) (corev1.PodSpec, map[string]string) {
 	t.Helper()
-	objs := decodeAll(t, name)
-	require.Len(t, objs, 1, name)
-	switch v := objs[0].(type) {
-	case *batchv1.Job:
-		return v.Spec.Template.Spec, v.Annotations
-	case *corev1.Pod:
-		return v.Spec, v.Annotations
+	return podOf(t, name, decodeAll(t, name))
+}
+
+// podOf returns the pod spec and annotations of the one Job or Pod among objs.
+func podOf(t *testing.T, name string, objs []runtime.Object) (corev1.PodSpec, map[string]string) {
+	t.Helper()
+	for _, obj := range objs {
+		switch v := obj.(type) {
+		case *batchv1.Job:
+			return v.Spec.Template.Spec, v.Annotations
+		case *corev1.Pod:
+			return v.Spec, v.Annotations
+		}
 	}
-	t.Fatalf("%s is a %T, not a Job or a Pod", name, objs[0])
+	t.Fatalf("%s has no Job or Pod", name)
 	return corev1.PodSpec{}, nil
 }
 
 // renderPod renders an example with o and returns its pod template.
 func renderPod(t *testing.T, name string, o Options) corev1.PodSpec {
 	t.Helper()
-	raw, err := Render(name, o)
-	require.NoError(t, err)
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	obj, _, err := decoder.Decode(raw, nil, nil)
-	require.NoError(t, err, "%s", raw)
-	switch v := obj.(type) {
-	case *batchv1.Job:
-		return v.Spec.Template.Spec
-	case *corev1.Pod:
-		return v.Spec
-	}
-	t.Fatalf("%s is a %T", name, obj)
-	return corev1.PodSpec{}
+	spec, _ := podOf(t, name, decodeDocs(t, name, rendered(t, name, o)))
+	return spec
 }
 
 func TestTheExamplesRunTheImageOfThisVersion(t *testing.T) {
@@ -226,7 +237,11 @@ func TestTheCIExamplesRunDoctorAsTheServiceAccount(t *testing.T) {
 			for k, v := range wantAnnotations {
 				assert.Equal(t, v, annotations[k], k)
 			}
-			assert.Equal(t, "kubectl-lanaccess", spec.ServiceAccountName)
+			sa := "kubectl-lanaccess" // rbac-doctor's; the Helm test binds the release's own
+			if name == "helm-test" {
+				sa = "proxy-lanaccess"
+			}
+			assert.Equal(t, sa, spec.ServiceAccountName)
 			assert.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy, "a failed doctor is a failed run, not a restart")
 			require.Len(t, spec.Containers, 1)
 			c := spec.Containers[0]
@@ -270,15 +285,36 @@ func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
 	assert.Contains(t, string(wf), "--wait 3m")
 	assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
 	assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
+	assertPinned(t, wf)
+	assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
+	assert.Contains(t, string(wf), "vpn-trace", "the VPN deploy's variant")
 	assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
 	assert.NotContains(t, string(wf), "{%")
 }
 
 func TestActionlintCatchesABrokenWorkflow(t *testing.T) {
-	// The same workflow with a typo in an expression and an unknown input: the lint above can fail.
+	// The same workflow with a typo in an expression and an unknown context property: the lint
+	// above can fail. (The inputs of an action pinned to a commit are not known to actionlint.)
 	wf, err := Get("github-actions")
 	require.NoError(t, err)
 	broken := strings.Replace(string(wf), "github.event.workflow_run.conclusion", "github.event.workflow_run.conclusoin(", 1)
-	broken = strings.Replace(broken, "path: |", "paths: |", 1)
+	broken = strings.Replace(broken, "runner.arch }}", "runner.archh }}", 1)
 	assert.GreaterOrEqual(t, len(lintWorkflow(t, []byte(broken))), 2)
+}
+
+// The Argo CD example's advice names no sync wave that no object carries: its hook is PostSync,
+// which Argo CD runs after every wave of the Sync phase is applied and Healthy.
+func TestTheArgoCDExampleAdvisesNoWaveItDoesNotCarry(t *testing.T) {
+	raw, err := Get("argocd")
+	require.NoError(t, err)
+	_, annotations := doctorPod(t, "argocd")
+	assert.Equal(t, "PostSync", annotations["argocd.argoproj.io/hook"])
+	wave, carried := annotations["argocd.argoproj.io/sync-wave"]
+	header := strings.ToLower(string(raw[:bytes.Index(raw, []byte("apiVersion:"))]))
+	if !carried {
+		assert.NotRegexp(t, `earlier (sync )?wave|sync-wave:`, header)
+		assert.Contains(t, header, "no sync wave needed")
+		return
+	}
+	assert.Contains(t, header, wave)
 }

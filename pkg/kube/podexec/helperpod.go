@@ -176,7 +176,11 @@ type NodeShells struct {
 	// created are the helper pods this run created (or may have: a create whose answer was
 	// lost), not yet seen deleted; Close deletes them by name even when it cannot list.
 	created map[string]bool
-	closed  bool
+	// attempted: this run asked for a helper pod at least once. Close still sweeps the run's
+	// pods when it did not, but a failed sweep then warns of nothing (with --no-helpers or
+	// namespace-only RBAC the helper namespace may not be listable).
+	attempted bool
+	closed    bool
 	// trust tells the system DaemonSets whose pods may read a node.
 	trust *ReaderTrust
 	// policyChecked and policyErr: the helper namespace's admission policy is read once a run.
@@ -388,6 +392,7 @@ func (s *NodeShells) helper(ctx context.Context, node *corev1.Node) (*NodeShell,
 	}
 	s.mu.Lock()
 	s.created[name] = true
+	s.attempted = true
 	s.mu.Unlock()
 	_, err := s.client.CoreV1().Pods(s.cfg.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -592,6 +597,7 @@ func (s *NodeShells) Close() error {
 	for n := range s.created {
 		names = append(names, n)
 	}
+	attempted := s.attempted
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -619,7 +625,7 @@ func (s *NodeShells) Close() error {
 	if len(left) > 0 {
 		return s.leftError(left, errors.Join(append(errs, listErr)...))
 	}
-	if listErr != nil {
+	if listErr != nil && attempted {
 		// Everything this run made is gone; what the list would have added is unknown.
 		return s.leftError(nil, listErr)
 	}

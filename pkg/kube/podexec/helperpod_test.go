@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -326,4 +327,15 @@ func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {
 	assert.LessOrEqual(t, len(sh.Pod.Name), 63)
 	assert.Regexp(t, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, sh.Pod.Name)
 	require.NoError(t, sh.Close())
+}
+
+// A run that never asked for a helper pod (--no-helpers, or nothing to read) has nothing to
+// warn about when the helper namespace cannot be listed (namespace-only RBAC).
+func TestCloseWithoutAHelperDoesNotWarnWhenItCannotList(t *testing.T) {
+	cs := kubetest.ClientsetWithHelperPolicy()
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("namespace only"))
+	})
+	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	assert.NoError(t, shells.Close())
 }

@@ -47,6 +47,8 @@ const (
 	BinaryPath  = "/usr/local/bin/kubectl-lanaccess"
 	LicensePath = "/usr/share/doc/kubectl-lanaccess/LICENSE"
 	User        = "65532:65532"
+	// Home is the user's home directory, owned by User.
+	Home = "/home/nonroot"
 	// Source is the repository the image's labels name.
 	Source = "https://github.com/lanaccess/kubectl-lanaccess"
 )
@@ -130,7 +132,20 @@ func Build(ctx context.Context, o Options) (v1.ImageIndex, version.Info, error) 
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: goos, Architecture: goarch}},
 		})
 	}
-	return idx, info, nil
+	// The index carries the image's description too, for registries that read the index's
+	// annotations rather than a platform's config (OCI image-spec annotations.md).
+	annotated, ok := mutate.Annotations(idx, map[string]string{
+		"org.opencontainers.image.title":    "kubectl-lanaccess",
+		"org.opencontainers.image.source":   Source,
+		"org.opencontainers.image.version":  info.Version,
+		"org.opencontainers.image.revision": info.Commit,
+		"org.opencontainers.image.licenses": "Apache-2.0",
+		"org.opencontainers.image.created":  created.UTC().Format(time.RFC3339),
+	}).(v1.ImageIndex)
+	if !ok {
+		return nil, info, errors.New("image: annotating the index")
+	}
+	return annotated, info, nil
 }
 
 // checkStaticELF refuses a binary of another machine, or one that needs a dynamic loader (the
@@ -197,7 +212,10 @@ func platformImage(info version.Info, createdAt time.Time, goos, goarch string, 
 	cfg.OS, cfg.Architecture, cfg.Created = goos, goarch, created
 	cfg.Config.User = User
 	cfg.Config.Entrypoint = []string{BinaryPath}
-	cfg.Config.Env = []string{"PATH=/usr/local/bin"}
+	// HOME: client-go's default kubeconfig (~/.kube/config) and the cache directory resolve
+	// to it, not to relative paths. With readOnlyRootFilesystem, mount an emptyDir on /tmp (and
+	// on HOME to keep a cache); the image's own /tmp is world-writable (1777) otherwise.
+	cfg.Config.Env = []string{"PATH=/usr/local/bin", "HOME=" + Home}
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Labels = map[string]string{
 		"org.opencontainers.image.title":       "kubectl-lanaccess",
@@ -216,8 +234,17 @@ func platformImage(info version.Info, createdAt time.Time, goos, goarch string, 
 func filesystem(created time.Time, bin, license []byte) ([]byte, error) {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
-	for _, dir := range []string{"usr/", "usr/local/", "usr/local/bin/", "usr/share/", "usr/share/doc/", "usr/share/doc/kubectl-lanaccess/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o755, ModTime: created, Format: tar.FormatPAX}); err != nil {
+	for _, dir := range []struct {
+		name     string
+		mode     int64
+		uid, gid int
+	}{
+		{"home/", 0o755, 0, 0}, {strings.TrimPrefix(Home, "/") + "/", 0o700, 65532, 65532}, {"tmp/", 0o1777, 0, 0},
+		{"usr/", 0o755, 0, 0}, {"usr/local/", 0o755, 0, 0}, {"usr/local/bin/", 0o755, 0, 0},
+		{"usr/share/", 0o755, 0, 0}, {"usr/share/doc/", 0o755, 0, 0}, {"usr/share/doc/kubectl-lanaccess/", 0o755, 0, 0},
+	} {
+		h := &tar.Header{Typeflag: tar.TypeDir, Name: dir.name, Mode: dir.mode, Uid: dir.uid, Gid: dir.gid, ModTime: created, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
 			return nil, err
 		}
 	}

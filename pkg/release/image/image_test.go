@@ -1,9 +1,13 @@
 package image
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -117,6 +121,8 @@ func checkLayout(t *testing.T, dir, wantVersion, wantCommit string) {
 
 	license, err := os.ReadFile(filepath.Join(releasetest.ModuleRoot(t), "LICENSE"))
 	require.NoError(t, err)
+	assert.Equal(t, wantVersion, m.Annotations["org.opencontainers.image.version"], "the index is annotated too")
+	assert.Equal(t, Source, m.Annotations["org.opencontainers.image.source"])
 	for i, desc := range m.Manifests {
 		platform := desc.Platform.OS + "/" + desc.Platform.Architecture
 		assert.Equal(t, Platforms[i], platform)
@@ -129,7 +135,7 @@ func checkLayout(t *testing.T, dir, wantVersion, wantCommit string) {
 			assert.Equal(t, desc.Platform.Architecture, cfg.Architecture)
 			assert.Equal(t, "65532:65532", cfg.Config.User)
 			assert.Equal(t, []string{"/usr/local/bin/kubectl-lanaccess"}, cfg.Config.Entrypoint)
-			assert.Equal(t, []string{"PATH=/usr/local/bin"}, cfg.Config.Env, "the Job's command, kubectl-lanaccess, is found on PATH")
+			assert.Equal(t, []string{"PATH=/usr/local/bin", "HOME=/home/nonroot"}, cfg.Config.Env, "the Job's command is found on PATH; ~ is a directory")
 			assert.Equal(t, wantVersion, cfg.Config.Labels["org.opencontainers.image.version"])
 			assert.Equal(t, wantCommit, cfg.Config.Labels["org.opencontainers.image.revision"])
 
@@ -227,4 +233,27 @@ func TestPushWritesTheIndexToARegistry(t *testing.T) {
 	got, err := pulled.Digest()
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+}
+
+// The layer holds a world-writable /tmp (sticky, as on any Linux) and the user's HOME, owned by
+// the user: read as tar headers (Unpack applies the umask).
+func TestTheLayerHasAWritableTmpAndTheUsersHome(t *testing.T) {
+	layer, err := filesystem(time.Unix(0, 0), []byte("bin"), []byte("license"))
+	require.NoError(t, err)
+	dirs := map[string]*tar.Header{}
+	tr := tar.NewReader(bytes.NewReader(layer))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		dirs[h.Name] = h
+	}
+	require.Contains(t, dirs, "tmp/")
+	assert.Equal(t, int64(0o1777), dirs["tmp/"].Mode)
+	require.Contains(t, dirs, "home/nonroot/")
+	assert.Equal(t, int64(0o700), dirs["home/nonroot/"].Mode)
+	assert.Equal(t, []int{65532, 65532}, []int{dirs["home/nonroot/"].Uid, dirs["home/nonroot/"].Gid}, "owned by %s", User)
+	assert.Equal(t, Home, "/home/nonroot")
 }

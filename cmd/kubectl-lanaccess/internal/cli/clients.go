@@ -24,6 +24,9 @@ type clients struct {
 	dynamic  dynamic.Interface
 	cluster  report.Cluster
 	warnings *kube.WarningCollector
+	// namespace is the kubeconfig context's namespace (in a pod, the ServiceAccount's), as
+	// kubectl resolves it; "default" when none is set.
+	namespace string
 }
 
 // newClients builds clients from kubectl's flags (kubeconfig, context, in-cluster config).
@@ -64,6 +67,9 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 		if kubeFlags.Context != nil && *kubeFlags.Context != "" {
 			c.cluster.Context = *kubeFlags.Context
 		}
+	}
+	if ns, _, err := kubeFlags.ToRawKubeConfigLoader().Namespace(); err == nil {
+		c.namespace = ns
 	}
 	if c.cluster.Context == "" {
 		c.cluster.Context = "(none)"

@@ -80,7 +80,7 @@ func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect c
 	if kubeFlags.Namespace != nil && !f.AllNamespaces {
 		sel.Namespace = *kubeFlags.Namespace
 	}
-	sel.AllNamespaces = sel.Namespace == ""
+	sel.AllNamespaces = f.AllNamespaces
 	return clusterTarget(kubeFlags, sel, connect), nil
 }
 
@@ -91,6 +91,7 @@ func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection,
 		if err != nil {
 			return workstationTarget{}, &ExitError{Code: exitCodeOfError(err), Err: fmt.Errorf("%w; without cluster access, describe the setup with --zone and --dns-server", err)}
 		}
+		sel.KubeconfigNamespace = c.namespace
 		t, err := discoverTarget(ctx, c.typed, c.dynamic, sel)
 		t.Cluster = c.cluster
 		if err != nil && !kube.IsUsage(err) {

@@ -136,9 +136,11 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	if err != nil {
 		return nil, err
 	}
+	// -n (or both Services named NAMESPACE/NAME) keeps discovery in those namespaces
+	// (Selection.Scope); -A, or neither, reads the whole cluster.
 	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: z, Host: f.Host, AllNamespaces: f.AllNamespaces}
-	if sel.Namespace = namespaceGiven(cmd); sel.Namespace == "" || f.AllNamespaces {
-		sel.Namespace, sel.AllNamespaces = "", true
+	if !f.AllNamespaces {
+		sel.Namespace = namespaceGiven(cmd)
 	}
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
@@ -243,5 +245,6 @@ const discoveryTimeout = time.Minute
 func discover(ctx context.Context, c *clients, sel kube.Selection) (*kube.Setup, error) {
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
+	sel.KubeconfigNamespace = c.namespace
 	return kube.Discover(ctx, c.typed, c.dynamic, sel)
 }

@@ -189,6 +189,7 @@ func (o *monitorOptions) source(ctx context.Context, log *slog.Logger) (monitor.
 		return &offlineMonitorSource{path: *p, opts: o.doctor.Path, ws: wsOpts}, flagpath.Source, nil
 	}
 	src := &clusterMonitorSource{clients: o.clients, sel: o.doctor.Selection, opts: o.doctor.Path, ws: wsOpts}
+	src.sel.KubeconfigNamespace = o.clients.namespace
 	first, cancel := context.WithTimeout(ctx, o.cfg.RunTimeout)
 	defer cancel()
 	if _, err := kube.Discover(first, src.clients.typed, src.clients.dynamic, src.sel); err != nil {
