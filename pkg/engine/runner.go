@@ -157,6 +157,7 @@ func (r *Runner) Run(ctx context.Context) []Result {
 		done[i] = make(chan struct{})
 		index[c.ID] = i
 	}
+	r.begin(ctx)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	var obsMu sync.Mutex
@@ -219,6 +220,15 @@ func (r *Runner) Run(ctx context.Context) []Result {
 		}
 	}
 	return out
+}
+
+// begin starts the selected checks' ungated slow work (Check.Begin) before any check waits.
+func (r *Runner) begin(ctx context.Context) {
+	for _, c := range r.Checks {
+		if ok, _ := r.selected(c.ID); ok && c.Begin != nil {
+			c.Begin(ctx)
+		}
+	}
 }
 
 func (r *Runner) waitDependencies(ctx context.Context, c Check, index map[string]int, done []chan struct{}, results []Result) string {
