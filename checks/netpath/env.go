@@ -32,8 +32,10 @@ type systemLookup struct {
 }
 
 // beginSystemLookup asks this machine's resolver for the probe host in the background, once
-// per run: on a workstation whose resolver is silent for the name the lookup costs a whole
-// probe timeout, which then runs beside the other probes instead of after them (LA402's Begin).
+// per run, then sends the system path's HTTPS request (the probe set shares its answer with
+// LA402): a resolver silent for the name, or a system path that does not answer (the lab's
+// public address), costs one probe timeout that runs beside the other probes instead of
+// after them (LA402's Begin).
 func (env *Env) beginSystemLookup(ctx context.Context) *systemLookup {
 	env.systemOnce.Do(func() {
 		l := &systemLookup{done: make(chan struct{})}
@@ -43,8 +45,11 @@ func (env *Env) beginSystemLookup(ctx context.Context) *systemLookup {
 			return
 		}
 		go func() {
-			defer close(l.done)
 			l.addrs, l.err = env.Probes.LookupHost(ctx, env.Path.Host.Name)
+			close(l.done)
+			if req, ok := systemPathRequest(&env.Path, env.Path.HTTPS, l.addrs); l.err == nil && ok {
+				_, _ = env.Probes.Get(ctx, req) // the answer is LA402's, through the probe set
+			}
 		}()
 	})
 	return env.system

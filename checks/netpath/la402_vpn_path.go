@@ -47,9 +47,8 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		return nothingToCompare(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.Host.Name, why),
 			map[string]any{"resolverError": why})
 	}
-	lan := targetAddrs(targets)
-	other := slices.DeleteFunc(slices.Clone(resolved), func(a netip.Addr) bool { return slices.Contains(lan, a) })
-	if len(other) == 0 {
+	vpnReq, ok := systemPathRequest(p, targets, resolved)
+	if !ok {
 		return nothingToCompare(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
 			p.Host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
@@ -62,8 +61,8 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		return nothingToCompare("no LAN address answered HTTPS (LA401 says why): nothing to compare the system resolver's path with",
 			map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
-	vpnAddr := netip.AddrPortFrom(other[0], targets[0].Addr.Port())
-	vpnReply, err := env.Probes.Get(ctx, probe.HTTPSRequest{Addr: vpnAddr, Host: p.Host.Name})
+	vpnAddr := vpnReq.Addr
+	vpnReply, err := env.Probes.Get(ctx, vpnReq)
 	if ctx.Err() != nil {
 		return engine.Outcome{Err: netInterrupted(ctx)}
 	}
@@ -81,6 +80,17 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	ev["lan"] = httpsEvidence(lanReply)
 	ev["system"] = httpsEvidence(vpnReply)
 	return engine.Outcome{Findings: comparePaths(p, pathAnswer{lanTarget.Addr, lanReply}, pathAnswer{vpnAddr, vpnReply}, ev)}
+}
+
+// systemPathRequest is the HTTPS request to the system resolver's path: its first address that
+// is not a LAN address, on the LAN's port (false: it gives only LAN addresses).
+func systemPathRequest(p *Path, targets []Target, resolved []netip.Addr) (probe.HTTPSRequest, bool) {
+	lan := targetAddrs(targets)
+	other := slices.DeleteFunc(slices.Clone(resolved), func(a netip.Addr) bool { return slices.Contains(lan, a) })
+	if len(other) == 0 || len(targets) == 0 {
+		return probe.HTTPSRequest{}, false
+	}
+	return probe.HTTPSRequest{Addr: netip.AddrPortFrom(other[0], targets[0].Addr.Port()), Host: p.Host.Name}, true
 }
 
 // pathAnswer is what one path's address answered over HTTPS.
