@@ -281,6 +281,13 @@ func (r *Runner) runOne(ctx context.Context, c Check) (o Outcome) {
 	}()
 	select {
 	case o = <-ch:
+		if runDeadlinePassed(ctx) {
+			// The outcome came at or after the run's deadline: what the check saw was cut by it
+			// (a probe's dial bounded by the same instant says "no answer" a moment before the
+			// context says why), so it did not finish in time and its verdict is unknown.
+			<-ctx.Done() // the deadline has passed: the context ends now
+			return Outcome{Err: fmt.Errorf("interrupted: %w", Interruption(ctx))}
+		}
 		switch {
 		case o.Err != nil && ctx.Err() != nil && context.Cause(ctx) != ctx.Err():
 			// The run ended for a named reason (its deadline): say it, with the check's error.
@@ -295,6 +302,12 @@ func (r *Runner) runOne(ctx context.Context, c Check) (o Outcome) {
 		}
 		return Outcome{Err: fmt.Errorf("check deadline of %s exceeded", timeout)}
 	}
+}
+
+// runDeadlinePassed reports whether the run's own deadline (not a check's) has come.
+func runDeadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // Interruption is why ctx ended: its cause when one was given (the run's deadline names

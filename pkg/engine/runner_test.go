@@ -231,3 +231,19 @@ func TestBeginStartsSlowWorkBesideTheOtherChecks(t *testing.T) {
 	assert.Equal(t, StatusPass, st["B1"])
 	assert.False(t, skippedBegun.Load(), "a check left out by --skip began its work")
 }
+
+// A check whose outcome arrives once the run's deadline has passed did not finish in time: a
+// probe cut by that deadline looks like silence ("no answer"), so the verdict is an ERROR naming
+// the run's end, never the check's PASS or SKIP.
+func TestAnOutcomeAfterTheRunsDeadlineIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 50*time.Millisecond, errors.New("the run's deadline"))
+	defer cancel()
+	late := Check{ID: "A1", Run: func(cctx context.Context) Outcome {
+		<-cctx.Done()
+		return Outcome{Skip: "the address did not answer: nothing to compare"}
+	}}
+	rs := (&Runner{Checks: []Check{late}}).Run(ctx)
+	require.Len(t, rs, 1)
+	assert.Equal(t, StatusError, rs[0].Status)
+	assert.Contains(t, rs[0].Reason, "the run's deadline")
+}
