@@ -47,8 +47,9 @@ bench: build ## doctor vs the manual procedure on the lab: healthy, dead address
 	$(GO) run ./lab/cmd/bench $(BENCH_ARGS)
 
 # The packages whose code runs goroutines, or lends its buffers to client-go's and net/http's:
-# their tests run again under the race detector (issue 23: the exec output cap raced).
-RACE_PKGS := ./pkg/engine/ ./pkg/kube/... ./pkg/probe/... ./cmd/kubectl-lanaccess/internal/cli/ ./cmd/kubectl-lanaccess/internal/monitor/
+# their tests run again under the race detector (issue 23: the exec output cap raced; issue 27:
+# LA402's lookup begun with the run, vpn-trace's MTU sweeps beside the next hops).
+RACE_PKGS := ./pkg/engine/ ./pkg/kube/... ./pkg/probe/... ./checks/netpath/ ./checks/vpn/... ./cmd/kubectl-lanaccess/internal/cli/ ./cmd/kubectl-lanaccess/internal/monitor/
 
 test-unit: ## unit tests (no root, no lab), then the race detector on the packages with goroutines; the first run builds promtool (the monitor's rules) into ~/.cache
 	$(GO) vet ./...

@@ -9,7 +9,9 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -78,22 +80,26 @@ func provesOf(id string) string {
 }
 
 // entries is the whole catalogue in order: each command's checks in the order they run. Every
-// check may emit the engine's "-MORE" note (more findings than a report shows).
-func entries() []Entry {
+// check may emit the engine's "-MORE" note (more findings than a report shows). It is built
+// once, on first use (every Get and ForCommand read it: building it per call read every
+// proves/ file again, 2 MB of a healthy doctor's allocations, issue 27), and shared: callers
+// get copies of the entries (All) or entries by value with clipped slices, never the table.
+var entries = sync.OnceValue(func() []Entry {
 	var all []Entry
 	for _, part := range [][]Entry{configuration, nodeListeners, dnsPath, httpsPath, vpnTrace, workstation} {
 		for _, e := range part {
 			e.Proves = provesOf(e.ID)
-			e.Codes = append(append([]Code(nil), e.Codes...), Code{Code: e.ID + engine.MoreSuffix,
-				Meaning: fmt.Sprintf("more than %d findings: the rest are counted, not shown", engine.MaxFindings)})
+			e.Codes = slices.Clip(append(append([]Code(nil), e.Codes...), Code{Code: e.ID + engine.MoreSuffix,
+				Meaning: fmt.Sprintf("more than %d findings: the rest are counted, not shown", engine.MaxFindings)}))
+			e.DependsOn = slices.Clip(e.DependsOn)
 			all = append(all, e)
 		}
 	}
 	return all
-}
+})
 
 // All returns every entry, in catalogue order.
-func All() []Entry { return entries() }
+func All() []Entry { return slices.Clone(entries()) }
 
 // ForCommand returns the entries of one command, in order.
 func ForCommand(command string) []Entry {

@@ -202,3 +202,18 @@ func TestCheckCarriesTheEntry(t *testing.T) {
 	assert.Equal(t, []string{"LA001"}, c.DependsOn)
 	assert.Panics(t, func() { Get("LA999") })
 }
+
+// The catalogue is built once and shared: what a caller does with the entries it gets (appending
+// a code, renaming an entry of All's slice) leaves the catalogue as it was.
+func TestTheSharedCatalogueCannotBeChangedThroughWhatItHandsOut(t *testing.T) {
+	e := Get("LA101")
+	n := len(e.Codes)
+	e.Codes = append(e.Codes, Code{Code: "LA101-EXTRA"})
+	e.DependsOn = append(e.DependsOn, "LA999")
+	all := All()
+	all[0].ID = "XX000"
+	again := Get("LA101")
+	if len(again.Codes) != n || again.Declares("LA101-EXTRA") || slices.Contains(again.DependsOn, "LA999") || All()[0].ID == "XX000" {
+		t.Fatalf("the catalogue changed through a copy: %+v", again)
+	}
+}

@@ -80,7 +80,7 @@ var httpsPath = []Entry{
 		ID: "LA402", Title: "HTTPS: the LAN path and the system resolver's path serve the same certificate and answer",
 		Section: HTTPSPath, Command: Doctor,
 		Codes: []Code{
-			code("LA402", "NO-SECOND-PATH", "there is no second path to compare from this machine (information: why)"),
+			code("LA402", "NO-SECOND-PATH", "there is no second path to compare from this machine: the check is SKIP with the reason (nothing was compared), the finding keeps the evidence"),
 			code("LA402", "CERT-DIFFERS", "the two paths serve different certificates"),
 			code("LA402", "ANSWER-DIFFERS", "the two paths answer differently"),
 			code("LA402", "SAME", "both paths serve the same certificate and answer (information)"),

@@ -7,6 +7,7 @@ package netpath
 import (
 	"context"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -18,6 +19,51 @@ type Env struct {
 	Path    Path
 	Probes  Prober
 	Options Options
+
+	systemOnce sync.Once
+	system     *systemLookup
+}
+
+// systemLookup is the system resolver's answer for the probe host, asked once per run.
+type systemLookup struct {
+	done  chan struct{}
+	addrs []netip.Addr
+	err   error
+}
+
+// beginSystemLookup asks this machine's resolver for the probe host in the background, once
+// per run, then sends the system path's HTTPS request (the probe set shares its answer with
+// LA402): a resolver silent for the name, or a system path that does not answer (the lab's
+// public address), costs one probe timeout that runs beside the other probes instead of
+// after them (LA402's Begin).
+func (env *Env) beginSystemLookup(ctx context.Context) *systemLookup {
+	env.systemOnce.Do(func() {
+		l := &systemLookup{done: make(chan struct{})}
+		env.system = l
+		if env.Probes == nil || env.Path.Host.Name == "" {
+			close(l.done)
+			return
+		}
+		go func() {
+			l.addrs, l.err = env.Probes.LookupHost(ctx, env.Path.Host.Name)
+			close(l.done)
+			if req, ok := systemPathRequest(&env.Path, env.Path.HTTPS, l.addrs); l.err == nil && ok {
+				_, _ = env.Probes.Get(ctx, req) // the answer is LA402's, through the probe set
+			}
+		}()
+	})
+	return env.system
+}
+
+// systemAddrs waits for the lookup begun by beginSystemLookup (beginning it when nothing did).
+func (env *Env) systemAddrs(ctx context.Context) ([]netip.Addr, error) {
+	l := env.beginSystemLookup(ctx)
+	select {
+	case <-l.done:
+		return l.addrs, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Options are the user's settings the path checks read, parsed before any check runs.

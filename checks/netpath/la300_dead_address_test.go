@@ -61,7 +61,9 @@ func TestADeadNodeCostsOneTimeoutAcrossTheWholeNetworkCatalogue(t *testing.T) {
 		"the dead address was contacted by one first probe per port only (:53: a UDP query and its retransmission; :443: one TCP connection)")
 	for _, r := range results {
 		switch r.ID {
-		case "LA402", "LA403":
+		case "LA402": // the system resolver knows no second path: nothing compared
+			assert.Equal(t, engine.StatusSkip, r.Status, "%s: %+v", r.ID, r.Findings)
+		case "LA403":
 			assert.Equal(t, engine.StatusPass, r.Status, "%s: %+v", r.ID, r.Findings)
 		default:
 			assert.Equal(t, engine.StatusFail, r.Status, "%s: %+v", r.ID, r.Findings)
@@ -93,8 +95,8 @@ func TestCancellingTheRunStopsEveryProbeAtOnce(t *testing.T) {
 	select {
 	case results := <-done:
 		for _, r := range results {
-			if r.Status == engine.StatusPass && r.ID == "LA402" {
-				continue // it asks no node address and may finish before the cancel
+			if r.Status == engine.StatusSkip && r.ID == "LA402" {
+				continue // it asks no node address and may finish (nothing to compare) before the cancel
 			}
 			assert.Equal(t, engine.StatusError, r.Status, "%s: %s", r.ID, r.Reason)
 			assert.Contains(t, r.Reason, "interrupted", r.ID)

@@ -14,10 +14,15 @@ import (
 
 // SamePathAnswer is LA402: the LAN path (a node address) and the path this machine's own
 // resolver gives (the VPN or public address) serve the same certificate and the same answer,
-// so a workstation moving between the two sees one site. When the system resolver gives no
-// other address there is nothing to compare: that is said (info), never a failure.
+// so a workstation moving between the two sees one site. When there is no second path to
+// compare (the system resolver gives no other address, or one side does not answer) the check
+// is SKIP with the reason: nothing was compared, so nothing passed. The system resolver is asked
+// when the run starts (Begin), beside the other probes: a resolver that stays silent for the
+// name costs one probe timeout that overlaps the rest of the run instead of following it.
 func SamePathAnswer(env *Env) engine.Check {
-	return catalogue.Check("LA402", func(ctx context.Context) engine.Outcome { return samePathAnswer(ctx, env) })
+	c := catalogue.Check("LA402", func(ctx context.Context) engine.Outcome { return samePathAnswer(ctx, env) })
+	c.Begin = func(ctx context.Context) { env.beginSystemLookup(ctx) }
+	return c
 }
 
 func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
@@ -25,12 +30,12 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	if !ok {
 		return out
 	}
-	info := func(msg string, ev map[string]any) engine.Outcome {
-		return engine.Outcome{Findings: []engine.Finding{{
+	nothingToCompare := func(msg string, ev map[string]any) engine.Outcome {
+		return engine.Outcome{Skip: msg, Findings: []engine.Finding{{
 			Code: "LA402-NO-SECOND-PATH", Severity: engine.SeverityInfo, Object: p.ProxyObject, Message: msg, Evidence: p.hostEvidence(ev),
 		}}}
 	}
-	resolved, err := env.Probes.LookupHost(ctx, p.Host.Name)
+	resolved, err := env.systemAddrs(ctx)
 	if ctx.Err() != nil {
 		return engine.Outcome{Err: netInterrupted(ctx)}
 	}
@@ -39,13 +44,12 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		if err != nil {
 			why = err.Error()
 		}
-		return info(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.Host.Name, why),
+		return nothingToCompare(fmt.Sprintf("this machine's resolver gives no address for %s (%s): there is no second path to compare from here", p.Host.Name, why),
 			map[string]any{"resolverError": why})
 	}
-	lan := targetAddrs(targets)
-	other := slices.DeleteFunc(slices.Clone(resolved), func(a netip.Addr) bool { return slices.Contains(lan, a) })
-	if len(other) == 0 {
-		return info(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
+	vpnReq, ok := systemPathRequest(p, targets, resolved)
+	if !ok {
+		return nothingToCompare(fmt.Sprintf("this machine's resolver already gives the LAN addresses for %s (%s): it uses the LAN DNS, so the other path cannot be reached by name from here",
 			p.Host.Name, probe.JoinAddrs(resolved)), map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
 
@@ -54,11 +58,11 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 		if ctx.Err() != nil {
 			return engine.Outcome{Err: netInterrupted(ctx)}
 		}
-		return info("no LAN address answered HTTPS (LA401 says why): nothing to compare the system resolver's path with",
+		return nothingToCompare("no LAN address answered HTTPS (LA401 says why): nothing to compare the system resolver's path with",
 			map[string]any{"resolved": probe.AddrStrings(resolved)})
 	}
-	vpnAddr := netip.AddrPortFrom(other[0], targets[0].Addr.Port())
-	vpnReply, err := env.Probes.Get(ctx, probe.HTTPSRequest{Addr: vpnAddr, Host: p.Host.Name})
+	vpnAddr := vpnReq.Addr
+	vpnReply, err := env.Probes.Get(ctx, vpnReq)
 	if ctx.Err() != nil {
 		return engine.Outcome{Err: netInterrupted(ctx)}
 	}
@@ -70,12 +74,23 @@ func samePathAnswer(ctx context.Context, env *Env) engine.Outcome {
 	}
 	if err != nil {
 		ev["error"] = err.Error()
-		return info(fmt.Sprintf("the system resolver's address %s for %s did not answer HTTPS from this machine (%v): not connected to the VPN? Nothing to compare",
+		return nothingToCompare(fmt.Sprintf("the system resolver's address %s for %s did not answer HTTPS from this machine (%v): not connected to the VPN? Nothing to compare",
 			vpnAddr.Addr(), p.Host.Name, err), ev)
 	}
 	ev["lan"] = httpsEvidence(lanReply)
 	ev["system"] = httpsEvidence(vpnReply)
 	return engine.Outcome{Findings: comparePaths(p, pathAnswer{lanTarget.Addr, lanReply}, pathAnswer{vpnAddr, vpnReply}, ev)}
+}
+
+// systemPathRequest is the HTTPS request to the system resolver's path: its first address that
+// is not a LAN address, on the LAN's port (false: it gives only LAN addresses).
+func systemPathRequest(p *Path, targets []Target, resolved []netip.Addr) (probe.HTTPSRequest, bool) {
+	lan := targetAddrs(targets)
+	other := slices.DeleteFunc(slices.Clone(resolved), func(a netip.Addr) bool { return slices.Contains(lan, a) })
+	if len(other) == 0 || len(targets) == 0 {
+		return probe.HTTPSRequest{}, false
+	}
+	return probe.HTTPSRequest{Addr: netip.AddrPortFrom(other[0], targets[0].Addr.Port()), Host: p.Host.Name}, true
 }
 
 // pathAnswer is what one path's address answered over HTTPS.

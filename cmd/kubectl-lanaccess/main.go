@@ -13,6 +13,9 @@ import (
 )
 
 func main() {
+	if needsRoots(os.Args[1:]) {
+		installFallbackRoots()
+	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	ctx, cancel := cli.InterruptContext(context.Background(), streams.ErrOut, os.Interrupt, syscall.SIGTERM)
 	err := cli.NewRootCommand(streams).ExecuteContext(ctx)

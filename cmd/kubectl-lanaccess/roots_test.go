@@ -12,10 +12,12 @@ import (
 
 // Where the system has no roots (the container image: no /etc/ssl), a certificate that chains
 // to a public root still verifies: the binary carries the fallback roots. The check runs in a
-// child process whose system roots are made unavailable before it starts (the roots load once,
-// at init).
+// child process whose system roots are made unavailable before it starts (the system roots load
+// once, on first use).
 func TestPublicRootsVerifyWithoutSystemRoots(t *testing.T) {
 	if os.Getenv("LANACCESS_ROOTS_CHILD") == "1" {
+		require.True(t, needsRoots([]string{"doctor"}), "main installs the roots before doctor runs")
+		installFallbackRoots()
 		verified := 0
 		for root := range bundle.Roots() {
 			if root.Constraint != nil {
@@ -34,4 +36,15 @@ func TestPublicRootsVerifyWithoutSystemRoots(t *testing.T) {
 	cmd.Env = append(os.Environ(), "LANACCESS_ROOTS_CHILD=1", "SSL_CERT_FILE=/nonexistent", "SSL_CERT_DIR=/nonexistent")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+// Only the commands that never connect start without the roots; anything else, or a command line
+// that starts with a flag, gets them.
+func TestOnlyOfflineCommandsSkipTheRoots(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"explain", "LA101"}, {"manifests", "rbac"}, {"completion", "bash"}, {"help"}} {
+		require.False(t, needsRoots(args), "%v", args)
+	}
+	for _, args := range [][]string{{"doctor"}, {"vpn-trace"}, {"client-check"}, {"client-config"}, {"monitor"}, {"cleanup"}, {"__complete", "doctor", "-n", ""}, {"--context", "x", "version"}, {}} {
+		require.True(t, needsRoots(args), "%v", args)
+	}
 }

@@ -64,6 +64,11 @@ type Check struct {
 	// Timeout bounds the whole check; zero means the runner's default.
 	Timeout time.Duration
 	Run     func(ctx context.Context) Outcome
+	// Begin, when set, is called once when the run starts, for a selected check, before the
+	// check waits for its dependencies or a slot. It must not block: it starts the slow work
+	// whose answer nothing upstream gates (LA402's system-resolver lookup), so that its latency
+	// runs beside the other checks instead of after them. ctx ends with the run.
+	Begin func(ctx context.Context)
 }
 
 // Result is the recorded verdict of one check.

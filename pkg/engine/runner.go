@@ -157,6 +157,7 @@ func (r *Runner) Run(ctx context.Context) []Result {
 		done[i] = make(chan struct{})
 		index[c.ID] = i
 	}
+	r.begin(ctx)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	var obsMu sync.Mutex
@@ -186,13 +187,17 @@ func (r *Runner) Run(ctx context.Context) []Result {
 			}
 			if why := r.waitDependencies(ctx, c, index, done, results); why != "" {
 				res.Status, res.Reason = StatusSkip, why
+				if ctx.Err() != nil {
+					// Not run because the run ended (Ctrl-C, the run's deadline): unknown.
+					res.Status = StatusError
+				}
 				finish()
 				return
 			}
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				res.Status, res.Reason = StatusError, "interrupted before it started: "+ctx.Err().Error()
+				res.Status, res.Reason = StatusError, "interrupted before it started: "+Interruption(ctx).Error()
 				finish()
 				return
 			}
@@ -221,6 +226,15 @@ func (r *Runner) Run(ctx context.Context) []Result {
 	return out
 }
 
+// begin starts the selected checks' ungated slow work (Check.Begin) before any check waits.
+func (r *Runner) begin(ctx context.Context) {
+	for _, c := range r.Checks {
+		if ok, _ := r.selected(c.ID); ok && c.Begin != nil {
+			c.Begin(ctx)
+		}
+	}
+}
+
 func (r *Runner) waitDependencies(ctx context.Context, c Check, index map[string]int, done []chan struct{}, results []Result) string {
 	deps := append([]string{}, c.DependsOn...)
 	sort.Strings(deps)
@@ -235,7 +249,7 @@ func (r *Runner) waitDependencies(ctx context.Context, c Check, index map[string
 		select {
 		case <-done[j]:
 		case <-ctx.Done():
-			return "interrupted: " + ctx.Err().Error()
+			return "interrupted while waiting for " + d + ": " + Interruption(ctx).Error()
 		}
 		switch results[j].Status {
 		case StatusFail, StatusError, StatusSkip:
@@ -267,14 +281,40 @@ func (r *Runner) runOne(ctx context.Context, c Check) (o Outcome) {
 	}()
 	select {
 	case o = <-ch:
-		if o.Err != nil && errors.Is(o.Err, context.DeadlineExceeded) && cctx.Err() != nil && ctx.Err() == nil {
+		if runDeadlinePassed(ctx) {
+			// The outcome came at or after the run's deadline: what the check saw was cut by it
+			// (a probe's dial bounded by the same instant says "no answer" a moment before the
+			// context says why), so it did not finish in time and its verdict is unknown.
+			<-ctx.Done() // the deadline has passed: the context ends now
+			return Outcome{Err: fmt.Errorf("interrupted: %w", Interruption(ctx))}
+		}
+		switch {
+		case o.Err != nil && ctx.Err() != nil && context.Cause(ctx) != ctx.Err():
+			// The run ended for a named reason (its deadline): say it, with the check's error.
+			o.Err = fmt.Errorf("%w (%w)", Interruption(ctx), o.Err)
+		case o.Err != nil && errors.Is(o.Err, context.DeadlineExceeded) && cctx.Err() != nil && ctx.Err() == nil:
 			o.Err = fmt.Errorf("check deadline of %s exceeded: %w", timeout, o.Err)
 		}
 		return o
 	case <-cctx.Done():
 		if ctx.Err() != nil {
-			return Outcome{Err: fmt.Errorf("interrupted: %w", ctx.Err())}
+			return Outcome{Err: fmt.Errorf("interrupted: %w", Interruption(ctx))}
 		}
 		return Outcome{Err: fmt.Errorf("check deadline of %s exceeded", timeout)}
 	}
+}
+
+// runDeadlinePassed reports whether the run's own deadline (not a check's) has come.
+func runDeadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// Interruption is why ctx ended: its cause when one was given (the run's deadline names
+// itself), else its error (context canceled on Ctrl-C).
+func Interruption(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil {
+		return c
+	}
+	return ctx.Err()
 }

@@ -206,3 +206,44 @@ func TestFindingsPastTheCapAreCountedNotShownKeepingTheMostSevere(t *testing.T) 
 	assert.Equal(t, "LA104-MORE", last.Code)
 	assert.Contains(t, last.Message, "152 more findings")
 }
+
+// Begin starts a check's slow, ungated work when the run starts: the work is in flight while
+// the first checks still run (the slow check here waits for it inside a run of one slot, after
+// the other check), and a check the user did not select begins nothing.
+func TestBeginStartsSlowWorkBesideTheOtherChecks(t *testing.T) {
+	begun := make(chan struct{})
+	var skippedBegun atomic.Bool
+	first := Check{ID: "A1", Run: func(ctx context.Context) Outcome {
+		select { // A1 runs only while B1's work is already in flight
+		case <-begun:
+			return Outcome{}
+		case <-ctx.Done():
+			return Outcome{Err: errors.New("B1's work had not begun while A1 ran")}
+		}
+	}}
+	slow := Check{ID: "B1", DependsOn: []string{"A1"},
+		Begin: func(context.Context) { close(begun) },
+		Run:   func(context.Context) Outcome { return Outcome{} }}
+	skipped := Check{ID: "C1", Begin: func(context.Context) { skippedBegun.Store(true) }, Run: func(context.Context) Outcome { return Outcome{} }}
+	r := &Runner{Checks: []Check{first, slow, skipped}, Skip: []string{"C1"}, Parallel: 1}
+	st := statuses(r.Run(t.Context()))
+	assert.Equal(t, StatusPass, st["A1"])
+	assert.Equal(t, StatusPass, st["B1"])
+	assert.False(t, skippedBegun.Load(), "a check left out by --skip began its work")
+}
+
+// A check whose outcome arrives once the run's deadline has passed did not finish in time: a
+// probe cut by that deadline looks like silence ("no answer"), so the verdict is an ERROR naming
+// the run's end, never the check's PASS or SKIP.
+func TestAnOutcomeAfterTheRunsDeadlineIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 50*time.Millisecond, errors.New("the run's deadline"))
+	defer cancel()
+	late := Check{ID: "A1", Run: func(cctx context.Context) Outcome {
+		<-cctx.Done()
+		return Outcome{Skip: "the address did not answer: nothing to compare"}
+	}}
+	rs := (&Runner{Checks: []Check{late}}).Run(ctx)
+	require.Len(t, rs, 1)
+	assert.Equal(t, StatusError, rs[0].Status)
+	assert.Contains(t, rs[0].Reason, "the run's deadline")
+}

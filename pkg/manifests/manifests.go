@@ -14,6 +14,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -69,7 +70,9 @@ var helper = helperData{
 	OwnersLabel: podexec.HelperOwnersLabel, OwnersAllowed: podexec.HelperOwnersAllowed,
 }
 
-var templates = template.Must(parseTemplates())
+// templates are parsed on first use: the commands that print no manifest (doctor's every run,
+// version) do not pay for it at start-up.
+var templates = sync.OnceValue(func() *template.Template { return template.Must(parseTemplates()) })
 
 func parseTemplates() (*template.Template, error) {
 	// {% %}: the GitHub Actions workflow keeps its own ${{ }} expressions.
@@ -170,7 +173,7 @@ func Render(manifest string, o Options) ([]byte, error) {
 		var docs []string
 		for _, f := range m.Files {
 			var b bytes.Buffer
-			if err := templates.ExecuteTemplate(&b, f, data); err != nil {
+			if err := templates().ExecuteTemplate(&b, f, data); err != nil {
 				return nil, fmt.Errorf("manifest %s: %w", manifest, err)
 			}
 			docs = append(docs, strings.TrimRight(b.String(), "\n")+"\n")

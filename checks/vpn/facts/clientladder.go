@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -128,6 +129,7 @@ func (g *Gatherer) clientHops(ctx context.Context, tun Tunnel, lt Targets, local
 		return HopResult{State: HopAnswered, Detail: fmt.Sprint("resolved to ", addrs)}
 	})
 	c.public(lt.Public)
+	c.sweeps.Wait()
 	return c.w.ladder
 }
 
@@ -139,6 +141,8 @@ type clientWalk struct {
 	name   string
 	w      *walker
 	mtu    func(to netip.AddrPort) *MTUProbe
+	// sweeps are the MTU sweeps in flight beside the next hops (clientHops waits for them).
+	sweeps sync.WaitGroup
 }
 
 func (c *clientWalk) step(hop string, addr netip.Addr, target, method string, run func(context.Context) HopResult) {
@@ -160,7 +164,9 @@ func (c *clientWalk) query(to netip.AddrPort) func(context.Context) HopResult {
 		rcode, err := c.prober.QueryA(ctx, to, c.name)
 		r := queryResult(ctx, rcode, err, c.limit)
 		if r.State == HopAnswered && c.mtu != nil {
-			r.MTU = c.mtu(to)
+			mtu := &MTUProbe{}
+			r.MTU = mtu
+			c.sweeps.Go(func() { *mtu = *c.mtu(to) })
 		}
 		return r
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
@@ -98,20 +99,42 @@ const (
 	mtuProbeLimit = time.Second
 )
 
+// mtuParallel bounds the sizes of one sweep in flight at once.
+const mtuParallel = 4
+
 // sweepMTU probes each size with send, bounded in count (at most len(mtuSweep)+1+mtuRefine).
+// The small packet goes first (when it does not pass, this is not an MTU question); the other
+// sizes of the fixed sweep are independent and go out together, a few at a time, so that a
+// sweep costs a few round trips and a black hole one probe limit, not one per size. send must
+// be safe for concurrent use. The bisections that follow depend on each other's answers.
 func sweepMTU(full int, send func(size int) SizeResult) MTUProbe {
 	m := MTUProbe{Full: full}
-	sizes := append(slices.Clone(mtuSweep), full)
-	for _, size := range sizes {
-		if size > full || slices.ContainsFunc(m.Sizes, func(s SizeResult) bool { return s.Size == size }) {
-			continue
-		}
-		r := send(size)
-		m.Sizes = append(m.Sizes, r)
-		if size == mtuSweep[0] && r.State != SizePassed {
-			return m // the small packet did not pass: not an MTU question
+	var sizes []int
+	for _, size := range append(slices.Clone(mtuSweep), full) {
+		if size <= full && !slices.Contains(sizes, size) {
+			sizes = append(sizes, size)
 		}
 	}
+	if len(sizes) == 0 {
+		return m
+	}
+	first := send(sizes[0])
+	m.Sizes = append(m.Sizes, first)
+	if sizes[0] == mtuSweep[0] && first.State != SizePassed {
+		return m // the small packet did not pass: not an MTU question
+	}
+	rest := make([]SizeResult, len(sizes)-1)
+	sem := make(chan struct{}, mtuParallel)
+	var wg sync.WaitGroup
+	for i, size := range sizes[1:] {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rest[i] = send(size)
+		})
+	}
+	wg.Wait()
+	m.Sizes = append(m.Sizes, rest...)
 	for i := 0; i < mtuRefine && m.BlackHole(); i++ {
 		lo, hi := m.Largest(), m.FirstSilent()
 		if hi-lo <= 8 {
@@ -157,20 +180,20 @@ func (g *Gatherer) podMTU(ctx context.Context, m *podMemos, tb toolbox, routes [
 	if err != nil || perr != nil || full < 576 || full > 65536 {
 		return MTUProbe{Unmeasured: fmt.Sprintf("the MTU of %s was not readable (%v)", route.Iface, firstLine(out))}
 	}
-	unmeasured := ""
+	var unmeasured firstNote
 	probe := sweepMTU(full, func(size int) SizeResult {
-		if unmeasured != "" {
+		if unmeasured.get() != "" {
 			return SizeResult{Size: size, State: SizeSilent}
 		}
 		cmd := []string{"ping", "-M", "do", "-s", strconv.Itoa(size - 28), "-c", "1", "-W", secs(mtuProbeLimit), addr.String()}
 		out, errOut, err := g.exec(ctx, m, cmd, mtuProbeLimit+5*time.Second)
 		if o := probeOutput(out+errOut, err); strings.Contains(o, "invalid option") || strings.Contains(o, "unrecognized option") {
-			unmeasured = "this ping cannot set Don't Fragment (-M do): " + firstLine(o)
+			unmeasured.set("this ping cannot set Don't Fragment (-M do): " + firstLine(o))
 		}
 		return pingSizeResult(size, out+"\n"+errOut, err)
 	})
-	if unmeasured != "" {
-		return MTUProbe{Unmeasured: unmeasured}
+	if n := unmeasured.get(); n != "" {
+		return MTUProbe{Unmeasured: n}
 	}
 	return probe
 }
@@ -183,21 +206,41 @@ func (g *Gatherer) clientMTU(ctx context.Context, to netip.AddrPort, local netip
 	if err != nil {
 		return MTUProbe{Unmeasured: "the MTU of the interface holding " + local.String() + " was not readable: " + err.Error()}
 	}
-	unmeasured := ""
+	var unmeasured firstNote
 	probe := sweepMTU(full, func(size int) SizeResult {
-		if unmeasured != "" {
+		if unmeasured.get() != "" {
 			return SizeResult{Size: size, State: SizeSilent}
 		}
 		pctx, cancel := context.WithTimeout(ctx, mtuProbeLimit)
 		defer cancel()
 		r, err := g.seams.Prober.SendDF(pctx, to, size)
 		if err != nil {
-			unmeasured = err.Error()
+			unmeasured.set(err.Error())
 		}
 		return r
 	})
-	if unmeasured != "" {
-		return MTUProbe{Unmeasured: unmeasured}
+	if n := unmeasured.get(); n != "" {
+		return MTUProbe{Unmeasured: n}
 	}
 	return probe
+}
+
+// firstNote keeps the first note set by a sweep's concurrent probes.
+type firstNote struct {
+	mu   sync.Mutex
+	note string
+}
+
+func (n *firstNote) set(s string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.note == "" {
+		n.note = s
+	}
+}
+
+func (n *firstNote) get() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.note
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/linuxnet"
@@ -46,6 +47,7 @@ func (g *Gatherer) walkPodLadder(ctx context.Context, m *podMemos) (Ladder, erro
 	} else {
 		p.w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
 	}
+	p.sweeps.Wait()
 	return p.w.ladder, nil
 }
 
@@ -58,6 +60,9 @@ type podWalk struct {
 	limit  time.Duration
 	routes []linuxnet.Route
 	w      *walker
+	// sweeps are the MTU sweeps in flight: a hop's sweep runs beside the next hops, which
+	// do not depend on it.
+	sweeps sync.WaitGroup
 }
 
 func (p *podWalk) probe(hop, target string, probes []podProbe) func() HopResult {
@@ -65,13 +70,15 @@ func (p *podWalk) probe(hop, target string, probes []podProbe) func() HopResult 
 }
 
 // withMTU sweeps a hop that answered with Don't-Fragment packets: the peer (through the
-// tunnel) and the pod (through the pod network).
+// tunnel) and the pod (through the pod network). The sweep runs in the background while the
+// walk goes on; walkPodLadder waits for it before the ladder is read.
 func (p *podWalk) withMTU(addr netip.Addr, run func() HopResult) func() HopResult {
 	return func() HopResult {
 		r := run()
 		if r.State == HopAnswered {
-			mtu := p.g.podMTU(p.ctx, p.m, p.tb, p.routes, addr)
-			r.MTU = &mtu
+			mtu := &MTUProbe{}
+			r.MTU = mtu
+			p.sweeps.Go(func() { *mtu = p.g.podMTU(p.ctx, p.m, p.tb, p.routes, addr) })
 		}
 		return r
 	}

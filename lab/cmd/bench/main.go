@@ -1,10 +1,11 @@
 // Command bench measures doctor on the lab against the seed's manual procedure, at 3 and 30
-// addresses, with a dead address and on a loaded cluster, the plugin's start-up and the
+// addresses, with a dead address and on a loaded cluster, the plugin's start-up, vpn-trace on
+// the broken lab and the full doctor (helper pods included), and the
 // monitor (one run's cost, memory after 1,000 runs, the scrape time with 30 addresses), and
 // prints one table (`make bench`). It needs root and a lab (`lab up`); everything it changes
 // in the lab is taken back on the way out, also on Ctrl-C.
 //
-//	go run ./lab/cmd/bench [-runs 5] [-skip dead,many,scale,startup,monitor] [-json FILE]
+//	go run ./lab/cmd/bench [-runs 5] [-skip dead,many,scale,startup,monitor,commands] [-json FILE]
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -67,13 +69,13 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.monitorRuns, "monitor-runs", 1000, "runs of the monitor at -monitor-interval (its memory after 10 runs and after these)")
 	flag.DurationVar(&o.monitorInterval, "monitor-interval", 100*time.Millisecond, "the monitor's --interval for -monitor-runs")
 	flag.IntVar(&o.monitorScrapes, "monitor-scrapes", 50, "scrapes of the monitor's /metrics with -addresses addresses (in the many scenario)")
-	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup, monitor (comma-separated)")
+	flag.StringVar(&skip, "skip", "", "scenarios to leave out: dead, many, scale, startup, monitor, commands (comma-separated)")
 	flag.Parse()
 	o.skip = map[string]bool{}
 	for s := range strings.SplitSeq(skip, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			if !strings.Contains("dead many scale startup monitor", s) {
-				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup, monitor)", s)
+			if !slices.Contains([]string{"dead", "many", "scale", "startup", "monitor", "commands"}, s) {
+				return o, fmt.Errorf("-skip %s: not a scenario (dead, many, scale, startup, monitor, commands)", s)
 			}
 			o.skip[s] = true
 		}
@@ -206,7 +208,7 @@ func hold(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Inte
 
 // measure runs every scenario that -skip leaves in.
 func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) (bench.Report, error) {
-	rep := bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second,
+	rep := bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second, HopTimeout: 2 * time.Second,
 		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
 	var err error
 	if o.skip["startup"] {
@@ -246,6 +248,12 @@ func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.I
 	if o.skip["scale"] {
 		rep.Skipped = append(rep.Skipped, "loaded cluster (-skip)")
 	} else if rep.Loaded, err = b.Scaled(ctx, o.load, loader); err != nil {
+		return rep, err
+	}
+	// Last: it gives the audited ServiceAccount vpn-trace's opt-in grants as well.
+	if o.skip["commands"] {
+		rep.Skipped = append(rep.Skipped, "vpn-trace and the full doctor (-skip)")
+	} else if rep.Commands, err = b.Commands(ctx); err != nil {
 		return rep, err
 	}
 	return rep, nil

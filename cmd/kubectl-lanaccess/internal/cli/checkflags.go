@@ -26,11 +26,14 @@ type CheckFlags struct {
 	ExecTimeout time.Duration
 	Wait        time.Duration
 	Interval    time.Duration
-	JUnitFile   string
-	JSONFile    string
-	ConfigFile  string
-	Color       string
-	Verbose     bool
+	// Deadline bounds one whole run (reading the cluster, every check, the helpers' start):
+	// when it comes, what finished is reported and the rest is ERROR naming it (exit 3).
+	Deadline   time.Duration
+	JUnitFile  string
+	JSONFile   string
+	ConfigFile string
+	Color      string
+	Verbose    bool
 	// NoWrap keeps each finding on one line (default: wrapped to the terminal, 80 columns when
 	// the output is not a terminal).
 	NoWrap bool
@@ -38,8 +41,15 @@ type CheckFlags struct {
 
 // NewCheckFlags returns the defaults.
 func NewCheckFlags() *CheckFlags {
-	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Color: "auto"}
+	return &CheckFlags{Output: "text", FailOn: "fail", Timeout: 2 * time.Second, ExecTimeout: 20 * time.Second, Interval: 5 * time.Second, Deadline: DefaultDeadline, Color: "auto"}
 }
+
+// DefaultDeadline bounds a whole run of doctor, vpn-trace or client-check. A healthy run
+// takes seconds (doctor about 2 s with its helper pods, vpn-trace about one hop timeout plus
+// a second, make bench); the bound is for the run that hangs on an API server or a node that
+// does not answer, and leaves room for one command at --exec-timeout's default (20 s) behind a
+// helper pod's start: a CI job gets one number that it can rely on.
+const DefaultDeadline = 2 * time.Minute
 
 // selectionExamples are the --only and --skip examples of each check command's help: IDs and a
 // finding code of that command's own catalogue (TestSelectionExamplesAreValid runs them).
@@ -64,6 +74,7 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
 	fs.DurationVar(&f.ExecTimeout, "exec-timeout", f.ExecTimeout, "deadline of each command run in a pod or on a node (a helper pod's start is bounded separately)")
 	fs.DurationVar(&f.Wait, "wait", 0, "re-run until everything passes or this much time has passed (CI after a deploy), e.g. 3m")
 	fs.DurationVar(&f.Interval, "wait-interval", f.Interval, "pause between --wait attempts")
+	fs.DurationVar(&f.Deadline, "deadline", f.Deadline, "bound on one whole run (each --wait attempt): when it comes, what finished is reported and what did not is ERROR (exit 3)")
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
@@ -97,6 +108,9 @@ func (f *CheckFlags) Validate() error {
 	}
 	if f.Wait < 0 || f.Interval <= 0 {
 		return usageErr("--wait must be >= 0 and --wait-interval > 0")
+	}
+	if f.Deadline <= 0 {
+		return usageErr("--deadline must be positive, got %s", f.Deadline)
 	}
 	return nil
 }

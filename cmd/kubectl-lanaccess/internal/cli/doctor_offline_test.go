@@ -57,6 +57,9 @@ func TestDoctorWithAddressesChecksThePathsWithoutTheCluster(t *testing.T) {
 	require.Len(t, doc.Checks, len(catalogue.ForCommand(catalogue.Doctor)), "every check of the catalogue is reported")
 	for _, c := range doc.Checks {
 		switch {
+		case c.ID == "LA402": // the tests' resolver knows no second path: nothing compared
+			assert.Equal(t, "skip", c.Status, c.ID)
+			assert.Contains(t, c.Reason, "no second path to compare", c.ID)
 		case strings.HasPrefix(c.ID, "LA3"), strings.HasPrefix(c.ID, "LA4"):
 			assert.Equal(t, "pass", c.Status, "%s: %s %+v", c.ID, c.Reason, c.Findings)
 		default:

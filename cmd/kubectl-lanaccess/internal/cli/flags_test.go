@@ -52,12 +52,14 @@ func runLevel(command string) map[string]proof {
 		"fail-on":       {Args: []string{"--fail-on", "warn"}, Read: func(o any) any { return c(o).FailOn }},
 		"wait":          {Args: []string{"--wait", "1m"}, Read: func(o any) any { return c(o).Wait }},
 		"wait-interval": {Args: []string{"--wait-interval", "1m"}, Read: func(o any) any { return c(o).Interval }},
-		"junit-file":    {Args: []string{"--junit-file", "x.xml"}, Read: func(o any) any { return c(o).JUnitFile }},
-		"json-file":     {Args: []string{"--json-file", "x.json"}, Read: func(o any) any { return c(o).JSONFile }},
-		"config":        {Test: "TestConfigFileSetsFlagsThatTheCommandLineDoesNot"},
-		"color":         {Args: []string{"--color", "always"}, Read: func(o any) any { return c(o).Color }},
-		"verbose":       {Args: []string{"--verbose"}, Read: func(o any) any { return c(o).Verbose }},
-		"no-wrap":       {Args: []string{"--no-wrap"}, Read: func(o any) any { return c(o).NoWrap }},
+		// runOnce bounds the run with it (TestTheDeadlineReportsWhatFinishedAndErrorsTheRest).
+		"deadline":   {Args: []string{"--deadline", "7s"}, Read: func(o any) any { return c(o).Deadline }},
+		"junit-file": {Args: []string{"--junit-file", "x.xml"}, Read: func(o any) any { return c(o).JUnitFile }},
+		"json-file":  {Args: []string{"--json-file", "x.json"}, Read: func(o any) any { return c(o).JSONFile }},
+		"config":     {Test: "TestConfigFileSetsFlagsThatTheCommandLineDoesNot"},
+		"color":      {Args: []string{"--color", "always"}, Read: func(o any) any { return c(o).Color }},
+		"verbose":    {Args: []string{"--verbose"}, Read: func(o any) any { return c(o).Verbose }},
+		"no-wrap":    {Args: []string{"--no-wrap"}, Read: func(o any) any { return c(o).NoWrap }},
 	}
 }
 

@@ -108,7 +108,18 @@ func exitCodeOfError(err error) int {
 	return ExitUnevaluated
 }
 
+// deadlineReached is the cause of a run's end at --deadline: every check that had not finished
+// is ERROR with it as the reason.
+type deadlineReached struct{ d time.Duration }
+
+func (e *deadlineReached) Error() string {
+	return fmt.Sprintf("the run's deadline (--deadline %s) was reached before it finished", e.d)
+}
+
 func runOnce(ctx context.Context, f *CheckFlags, command string, prepare preparer, progress *report.Progress) (report.Report, int, error) {
+	reached := &deadlineReached{d: f.Deadline}
+	ctx, cancel := context.WithTimeoutCause(ctx, f.Deadline, reached)
+	defer cancel()
 	progress.Message("reading the cluster…")
 	a, err := prepare.Prepare(ctx, progress)
 	if a.Cleanup != nil {
@@ -116,6 +127,9 @@ func runOnce(ctx context.Context, f *CheckFlags, command string, prepare prepare
 	}
 	rep := a.Header
 	if err != nil {
+		if errors.Is(context.Cause(ctx), reached) {
+			err = &ExitError{Code: ExitUnevaluated, Err: fmt.Errorf("%w: %w", reached, err)}
+		}
 		return rep, 0, err
 	}
 	runner := &engine.Runner{Checks: a.Checks, Only: f.Only, Skip: f.Skip, Observe: progress.Observe, Parallel: 4}
@@ -125,7 +139,11 @@ func runOnce(ctx context.Context, f *CheckFlags, command string, prepare prepare
 	rep.Command = command
 	rep.FailOnWarn = f.FailOn == "warn"
 	rep.Results = runner.Run(ctx)
-	return rep, exitCodeFor(rep.Results, rep.FailOnWarn), nil
+	code := exitCodeFor(rep.Results, rep.FailOnWarn)
+	if errors.Is(context.Cause(ctx), reached) && engine.Summarize(rep.Results).Error > 0 {
+		code = ExitUnevaluated // the run is incomplete: a CI job must not read it as a verdict
+	}
+	return rep, code, nil
 }
 
 // exitCodeFor: 1 when something failed (or warned with --fail-on=warn); 3 when nothing failed
