@@ -4,6 +4,9 @@ package config
 
 import (
 	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
@@ -51,6 +54,17 @@ func Checks(env *Env) []engine.Check {
 // so a check names exactly what it reads.
 func unreadOf(s *kube.Setup, id, ns string) string {
 	return s.UnreadReason(catalogue.Get(id).ReadKeys(ns)...)
+}
+
+// serviceUnread is unreadOf for LA102 and LA103: they read the nodes only for a Service with
+// externalTrafficPolicy Local (localPolicyFindings), so nodes that were not read leave a
+// Cluster Service fully judged.
+func serviceUnread(s *kube.Setup, id string, svc *corev1.Service) string {
+	keys := catalogue.Get(id).ReadKeys(svc.Namespace)
+	if svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == kube.ReadKey("", "nodes", "") })
+	}
+	return s.UnreadReason(keys...)
 }
 
 func check(env *Env, id string, judge func(*kube.Setup) engine.Outcome) engine.Check {

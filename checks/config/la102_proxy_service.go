@@ -61,7 +61,7 @@ func proxyService(s *kube.Setup) engine.Outcome {
 	if f, ok := singleReplica(s.ProxyWorkload, s.ProxyPods, obj); ok {
 		findings = append(findings, f)
 	}
-	return engine.Partial("LA102", findings, unreadOf(s, "LA102", svc.Namespace))
+	return engine.Partial("LA102", findings, serviceUnread(s, "LA102", svc))
 }
 
 // proxyPortName names a port as Traefik's chart does (web, websecure).

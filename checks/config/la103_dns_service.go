@@ -53,7 +53,7 @@ func dnsService(s *kube.Setup) engine.Outcome {
 	}
 	findings = append(findings, endpointFindings(s, "LA103", svc, s.DNSPods, "DNS")...)
 	findings = append(findings, localPolicyFindings(s, "LA103", svc)...)
-	return engine.Partial("LA103", findings, unreadOf(s, "LA103", svc.Namespace))
+	return engine.Partial("LA103", findings, serviceUnread(s, "LA103", svc))
 }
 
 // dnsPodSpec is the DNS workload's pod template, else the spec of its first pod.

@@ -154,13 +154,15 @@ func TestEveryPodIPIsARealAddressInItsNode(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, netip.MustParsePrefix(node.PodCIDR).Contains(netip.MustParseAddr(p.Status.PodIP)),
 			"pod %s/%s IP %s from its node's pod CIDR %s", p.Namespace, p.Name, p.Status.PodIP, node.PodCIDR)
-		// A dedicated node's pod has its own namespace, the IP on its eth0.
-		ns, dev := node.Name, "pods0"
+		// A dedicated node's pod has its own namespace, the IP on its eth0 with the mask of the
+		// node's pod CIDR, as the real ptp plugin sets it from host-local's range.
+		ns, dev, want := node.Name, "pods0", p.Status.PodIP+"/32"
 		if node.Dedicated {
 			ns, dev = lab.PodNetNS(p.UID), "eth0"
+			want = fmt.Sprintf("%s/%d", p.Status.PodIP, netip.MustParsePrefix(node.PodCIDR).Bits())
 		}
 		addrs := lab.MustExec(t, ns, "ip", "-4", "-br", "addr", "show", "dev", dev)
-		assert.Contains(t, addrs, p.Status.PodIP+"/32", "pod %s/%s", p.Namespace, p.Name)
+		assert.Contains(t, addrs, want, "pod %s/%s", p.Namespace, p.Name)
 		checked++
 	}
 	assert.GreaterOrEqual(t, checked, 7, "coredns, traefik, 2 lan-dns, grafana, web, openvpn")

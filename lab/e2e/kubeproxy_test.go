@@ -227,7 +227,7 @@ func TestCoreDNSSeesTheSourceRealKubeProxyLeavesUnderEachPolicy(t *testing.T) {
 		t.Logf("cluster policy, %d queries from %s: %d refused (same-node replica), %d answered (masqueraded)", n, lab.InternetDNS(), refused, allowed)
 		f := la104ACLFinding(t)
 		assert.Equal(t, "LA104-MASQUERADED-SOURCE", f.Code, "%+v", f)
-		assert.Contains(t, f.Message, addr+" ("+same+"'s own address", "the masquerade address the lab shows is named")
+		assert.Contains(t, fmt.Sprint(f.Evidence["answered"]), addr+" ("+same+"'s own address", "the masquerade address the lab shows is named")
 		assert.Contains(t, f.Remediation, `"externalTrafficPolicy":"Local"`)
 	})
 
