@@ -37,10 +37,20 @@ type aclSource struct {
 	is   string
 }
 
+// maxSourceAddresses bounds the DNS Service addresses whose masquerade sources are asked (each
+// gives up to three sources, each one query of the model).
+const maxSourceAddresses = 32
+
 // masqueradeSources are the addresses kube-proxy's masquerade gives LAN queries sent to the
 // DNS Service's addresses: per node carrying one, its own address and its pod network's.
-func masqueradeSources(s *kube.Setup) []aclSource {
-	var out []aclSource
+// complete is false when the Service has more addresses than maxSourceAddresses.
+func masqueradeSources(s *kube.Setup) (out []aclSource, complete bool) {
+	byAddr := map[netip.Addr][]*corev1.Node{}
+	for i := range s.Nodes {
+		for _, a := range kubeobj.NodeInternalIPs(&s.Nodes[i]) {
+			byAddr[a] = append(byAddr[a], &s.Nodes[i])
+		}
+	}
 	seen := map[netip.Addr]bool{}
 	add := func(a netip.Addr, is string) {
 		if a.IsValid() && !seen[a] {
@@ -48,13 +58,16 @@ func masqueradeSources(s *kube.Setup) []aclSource {
 			out = append(out, aclSource{a, is})
 		}
 	}
-	for _, ip := range s.DNSService.Spec.ExternalIPs {
+	ips := s.DNSService.Spec.ExternalIPs
+	complete = len(ips) <= maxSourceAddresses
+	for _, ip := range ips[:min(len(ips), maxSourceAddresses)] {
 		a, err := netip.ParseAddr(ip)
 		if err != nil {
 			continue
 		}
-		for _, n := range kubeobj.NodesWithInternalIP(s.Nodes, a) {
-			add(a.Unmap(), n.Name+"'s own address (a replica on another node, native routing)")
+		a = a.Unmap()
+		for _, n := range byAddr[a] {
+			add(a, n.Name+"'s own address (a replica on another node, native routing)")
 			if p, err := netip.ParsePrefix(n.Spec.PodCIDR); err == nil && p.Addr().Is4() == a.Is4() {
 				p = p.Masked()
 				add(p.Addr(), n.Name+"'s overlay address (a replica on the same node, VXLAN CNI)")
@@ -62,7 +75,7 @@ func masqueradeSources(s *kube.Setup) []aclSource {
 			}
 		}
 	}
-	return out
+	return out, complete
 }
 
 // sourceFindings judges the zone's answer where it depends on the query's source (an acl, a
@@ -96,7 +109,7 @@ func sourceFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.
 			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Local"},
 			Message:  fmt.Sprintf("%s decides what the zone answers by the workstation's own address: %s has externalTrafficPolicy Local, so kube-proxy does not masquerade LAN queries", decider, kubeobj.ServiceRef(svc))}}
 	}
-	sources := masqueradeSources(s)
+	sources, complete := masqueradeSources(s)
 	if len(sources) == 0 {
 		why := "no node carries one of " + kubeobj.ServiceRef(svc) + "'s addresses"
 		if u := s.UnreadReason(kube.ReadKey("", "nodes", "")); u != "" {
@@ -115,6 +128,11 @@ func sourceFindings(s *kube.Setup, cf *corefile.Corefile, port string) []engine.
 		} else {
 			right = append(right, label)
 		}
+	}
+	if len(wrong) == 0 && !complete {
+		return []engine.Finding{{Code: "LA104-SOURCE-UNKNOWN", Severity: engine.SeverityWarn, Object: obj,
+			Evidence: map[string]any{"by": decider, "externalTrafficPolicy": "Cluster", "answered": right},
+			Message:  fmt.Sprintf("%s decides what the zone answers by the query's source; the masquerade addresses of the first %d of %s's %d addresses get the zone's answer, the others were not asked", decider, maxSourceAddresses, kubeobj.ServiceRef(svc), len(svc.Spec.ExternalIPs))}}
 	}
 	if len(wrong) == 0 {
 		return []engine.Finding{{Code: "LA104-BY-SOURCE", Severity: engine.SeverityInfo, Object: obj,

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 )
 
@@ -88,4 +90,35 @@ func TestLA104SourceJudgementWithoutNodesIsAWarning(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"LA104-SOURCE-UNKNOWN"}, codes, "%+v", o.Findings)
+}
+
+// The sources asked are bounded (maxSourceAddresses of the Service's addresses): past the bound,
+// an acl that let every asked source through is a warning that says what was not asked.
+func TestLA104SourceJudgementIsBounded(t *testing.T) {
+	objs := corpusObjects(t, "acl-lan-subnet-only")
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *corev1.Service:
+			if o.Namespace == "lan-dns" && o.Name == "lan-dns" {
+				for i := range maxSourceAddresses {
+					o.Spec.ExternalIPs = append(o.Spec.ExternalIPs, fmt.Sprintf("192.0.2.%d", i+1))
+				}
+			}
+		case *corev1.ConfigMap:
+			if o.Namespace == "lan-dns" && o.Name == "lan-dns" {
+				o.Data["Corefile"] = replaceOnce(t, o.Data["Corefile"], "allow net 10.0.10.0/24", "allow net 10.0.10.0/24 10.244.0.0/16")
+			}
+		}
+	}
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, CorefileConfig(c.env(t, kube.Selection{AllNamespaces: true})))
+	var got []engine.Finding
+	for _, f := range o.Findings {
+		if strings.Contains(f.Code, "SOURCE") {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "%+v", o.Findings)
+	assert.Equal(t, "LA104-SOURCE-UNKNOWN", got[0].Code)
+	assert.Contains(t, got[0].Message, "the others were not asked")
 }
