@@ -82,7 +82,7 @@ var configuration = []Entry{
 			code("LA104", "SYNTAX", "the Corefile does not parse: a restarting pod crashes"),
 			code("LA104", "DIRECTIVE", "a directive or plugin argument CoreDNS refuses at start-up"),
 			code("LA104", "MASQUERADED-SOURCE", "an acl or view decides by the source, and kube-proxy's masquerade (externalTrafficPolicy Cluster) makes LAN queries miss the zone's answer"),
-			code("LA104", "SOURCE-UNKNOWN", "an acl or view decides by the source, and the masquerade's addresses cannot be told (the nodes were not read)"),
+			code("LA104", "SOURCE-UNKNOWN", "an acl or view decides by the source, and the masquerade's addresses cannot all be told (nodes not read, or past the bound of addresses asked)"),
 			code("LA104", "BY-SOURCE", "an acl or view decides the zone's answer by the source: whose address it sees (information)"),
 			code("LA104", "ZONE-DEFINED-TWICE", "two server blocks (one often imported) serve the same zone and port: CoreDNS refuses to start"),
 			code("LA104", "IMPORT", "what the Corefile imports from the pods' ConfigMaps, read and checked with it (information)"),
