@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
@@ -41,11 +43,12 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 	if !env.NoHelpers && env.Shells == nil {
 		return engine.Outcome{Err: errors.New("no node shell provider in the environment (Env.Shells is nil)")}
 	}
-	nodes, orphans := listenerNodes(env.Setup.Nodes, env.Setup.ProxyService, env.Setup.DNSService)
+	owners, searched := placeUnlisted(ctx, env)
+	nodes, orphans := listenerNodes(env.Setup.Nodes, owners, env.Setup.ProxyService, env.Setup.DNSService)
 	var findings []engine.Finding
 	for _, a := range orphans {
 		findings = append(findings, engine.Finding{Code: "LA201-NO-NODE", Severity: engine.SeverityInfo, Object: a.String(),
-			Message: "no node has this externalIP as its InternalIP, so there is no node to read (LA101 reports it)"})
+			Message: "no node lists this externalIP in status.addresses" + searched + ", so there is no node to read (LA101 reports it)"})
 	}
 	if len(nodes) == 0 {
 		return engine.Outcome{Skip: "no node carries any of the Services' externalIPs (see LA101)", Findings: findings}
@@ -103,6 +106,40 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Findings: findings, Skip: strings.Join(notPermitted, "; ")}
 	}
 	return engine.Outcome{Findings: findings}
+}
+
+// placeUnlisted finds, through the run's node reader (shared with LA101, LA202 and LA203, so
+// a node is read once), the nodes whose own stack carries an externalIP that no node's
+// status.addresses list: a second NIC's address. searched completes "no node lists it" for
+// the addresses still unplaced.
+func placeUnlisted(ctx context.Context, env *Env) (owners map[netip.Addr][]string, searched string) {
+	unlisted := unlistedAddrs(env.Setup.Nodes, env.Setup.ProxyService, env.Setup.DNSService)
+	if len(unlisted) == 0 {
+		return nil, ""
+	}
+	if ok, why := env.Reader.Available(); !ok || env.NoHelpers {
+		if why == "" {
+			why = "--no-helpers"
+		}
+		return nil, " (the nodes' own addresses were not read: " + why + ")"
+	}
+	placed := noderead.PlaceAddrs(ctx, env.Reader, env.Setup.Nodes, unlisted)
+	owners = map[netip.Addr][]string{}
+	for a, p := range placed.Places {
+		for _, o := range p.Owners {
+			owners[a] = append(owners[a], o.Node)
+		}
+	}
+	switch {
+	case len(placed.Read) == 0:
+		searched = fmt.Sprintf(" and no node could be read to find it (%d could not be read)", len(placed.Unread))
+	case placed.Searched && len(placed.Unread) == 0:
+		searched = fmt.Sprintf(" and no interface of the %d Ready Linux nodes read carries it", len(placed.Read))
+	default:
+		searched = fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)",
+			len(placed.Read), len(placed.Unread), noderead.MaxNodesSearched)
+	}
+	return owners, searched
 }
 
 func readNode(ctx context.Context, env *Env, n listenerNode, backends map[string]bool) nodeListenerResult {

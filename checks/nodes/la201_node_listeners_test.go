@@ -24,6 +24,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -47,7 +48,7 @@ func la201Node(name, ip string) corev1.Node {
 		Status: corev1.NodeStatus{
 			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64"},
+			NodeInfo:   corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
 		},
 	}
 }
@@ -424,4 +425,60 @@ func TestAHelperThatCannotBeDeletedIsAWarningWithTheCleanupCommand(t *testing.T)
 		assert.Contains(t, x.Message, "cannot delete resource")
 		assert.Equal(t, "kubectl lanaccess cleanup -n lanaccess --run-id t1", x.Remediation)
 	}
+}
+
+// A second NIC: node-3 carries 10.0.10.23 on lan1, an address its status.addresses do not
+// list (recorded in a namespace shaped so: addrs-second-nic.txt, tables-second-nic.txt with a
+// listener on 10.0.10.23:443 and another on 10.0.10.13:80). kube-proxy captures the externalIP
+// on node-3 whatever the interface, so LA201 reads node-3 and judges sockets on 10.0.10.23.
+func TestAnAddressOnASecondInterfaceIsReadOnTheNodeThatCarriesIt(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.Setup.ProxyService.Spec.ExternalIPs = append(f.env.Setup.ProxyService.Spec.ExternalIPs, "10.0.10.23")
+	clean := func(ip string) string {
+		return "@@lanaccess-ip-addr\n2: eth0    inet " + ip + "/24 scope global eth0\\\n@@lanaccess-links\neth0\nlo\n"
+	}
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").
+		node("node-2", la201Recording(t, "tables-clean.txt"), "").
+		node("node-3", la201Recording(t, "tables-second-nic.txt"), "")
+	f.exec.On("kube-system/kube-proxy-node-1", "@@lanaccess-ip-addr", kubetest.Reply{Stdout: clean("10.0.10.11")}).
+		On("kube-system/kube-proxy-node-2", "@@lanaccess-ip-addr", kubetest.Reply{Stdout: clean("10.0.10.12")}).
+		On("kube-system/kube-proxy-node-3", "@@lanaccess-ip-addr", kubetest.Reply{Stdout: la201Recording(t, "addrs-second-nic.txt")})
+	f.env.Reader = &noderead.NodeNetReader{Shells: f.env.Shells, Limit: 5 * time.Second}
+	st, _, fs := f.run(t)
+	require.Equal(t, engine.StatusFail, st, "%+v", fs)
+	fails := engine.WithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fails, 1, "the listener on the InternalIP's port 80 is not on a captured address: %+v", fails)
+	assert.Equal(t, "node-3 (10.0.10.23)", fails[0].Object)
+	assert.Equal(t, "10.0.10.23:443", fails[0].Evidence["socket"])
+	assert.Contains(t, fails[0].Message, "traefik/traefik")
+	for _, x := range fs {
+		assert.NotEqual(t, "LA201-NO-NODE", x.Code, "the address is placed: %+v", x)
+	}
+}
+
+// Without the node reads, the same address is said to be unplaced, with why.
+func TestAnUnlistedAddressWithoutNodeReadsSaysTheNodesWereNotRead(t *testing.T) {
+	f := newLA201Fixture(t)
+	f.env.Setup.ProxyService.Spec.ExternalIPs = append(f.env.Setup.ProxyService.Spec.ExternalIPs, "10.0.10.23")
+	f.node("node-1", la201Recording(t, "tables-clean.txt"), "").node("node-2", la201Recording(t, "tables-clean.txt"), "")
+	f.env.Reader = &noderead.NodeNetReader{Unavailable: "the test reads no node"}
+	_, _, fs := f.run(t)
+	var said string
+	for _, x := range fs {
+		if x.Code == "LA201-NO-NODE" {
+			said = x.Message
+		}
+	}
+	assert.Contains(t, said, "not read: the test reads no node")
+}
+
+// An address a node lists as its ExternalIP (status.addresses) is that node's, read like an
+// InternalIP.
+func TestAnExternalIPTypedNodeAddressIsCarried(t *testing.T) {
+	n := la201Node("node-1", "192.168.5.11")
+	n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "10.0.10.11"})
+	got, orphans := listenerNodes([]corev1.Node{n}, nil, targetsService("traefik", "traefik", []string{"10.0.10.11"}, corev1.ServicePort{Port: 443}))
+	require.Len(t, got, 1)
+	assert.Empty(t, orphans)
+	assert.Equal(t, "node-1", got[0].Node.Name)
 }

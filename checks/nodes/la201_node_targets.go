@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
 
 // servicePortKey is a port as kube-proxy captures it on an externalIP: number and transport.
@@ -60,13 +61,26 @@ func (n listenerNode) carries(a netip.Addr) bool {
 	return false
 }
 
-// listenerNodes returns the nodes whose InternalIP is an externalIP of one of services, in the
-// order of the Setup's nodes, and the addresses no node carries (LA101 reports those).
-func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
-	byAddr := map[netip.Addr]int{}
+// listenerNodes returns the nodes that carry an externalIP of one of services, in name order,
+// and the addresses no node carries as far as the API and the node reads tell (LA101 reports
+// those). A node carries an address its status.addresses list (InternalIP or ExternalIP), or
+// one the node reads found on its own stack (owners: a second NIC's address, which
+// status.addresses do not list). kube-proxy captures an externalIP on whichever node owns it
+// (its rules match the destination address, not an interface), so LA201 reads that node.
+func listenerNodes(nodes []corev1.Node, owners map[netip.Addr][]string, services ...*corev1.Service) ([]listenerNode, []netip.Addr) {
+	byAddr := map[netip.Addr][]int{}
+	byName := map[string]int{}
 	for i := range nodes {
-		for _, a := range kubeobj.NodeInternalIPs(&nodes[i]) {
-			byAddr[a] = i
+		byName[nodes[i].Name] = i
+		for _, a := range noderead.NodeStatusAddrs(&nodes[i]) {
+			byAddr[a] = append(byAddr[a], i)
+		}
+	}
+	for a, names := range owners {
+		for _, name := range names {
+			if i, ok := byName[name]; ok && !slices.Contains(byAddr[a.Unmap()], i) {
+				byAddr[a.Unmap()] = append(byAddr[a.Unmap()], i)
+			}
 		}
 	}
 	b := listenerNodeSet{index: map[string]int{}}
@@ -75,18 +89,42 @@ func listenerNodes(nodes []corev1.Node, services ...*corev1.Service) ([]listener
 			continue
 		}
 		for _, a := range kubeobj.ExternalAddrs(svc) {
-			i, ok := byAddr[a]
+			carriers, ok := byAddr[a]
 			if !ok {
 				if !slices.Contains(b.orphans, a) {
 					b.orphans = append(b.orphans, a)
 				}
 				continue
 			}
-			b.add(&nodes[i], a, svc)
+			for _, i := range carriers {
+				b.add(&nodes[i], a, svc)
+			}
 		}
 	}
 	sort.SliceStable(b.out, func(i, j int) bool { return b.out[i].Node.Name < b.out[j].Node.Name })
 	return b.out, b.orphans
+}
+
+// unlistedAddrs are the externalIPs of services that no node's status.addresses list.
+func unlistedAddrs(nodes []corev1.Node, services ...*corev1.Service) []netip.Addr {
+	listed := map[netip.Addr]bool{}
+	for i := range nodes {
+		for _, a := range noderead.NodeStatusAddrs(&nodes[i]) {
+			listed[a] = true
+		}
+	}
+	var out []netip.Addr
+	for _, svc := range services {
+		if svc == nil {
+			continue
+		}
+		for _, a := range kubeobj.ExternalAddrs(svc) {
+			if !listed[a] && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // listenerNodeSet gathers listenerNodes, one per node.

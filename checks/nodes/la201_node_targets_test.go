@@ -22,7 +22,7 @@ func TestListenerNodesTakeTheServicesTCPAndUDPPortsAndNameTheOrphans(t *testing.
 		corev1.ServicePort{Port: 65536 + 80})                          // refused by the API server: never port 80
 	dns := targetsService("lan-dns", "lan-dns", []string{"10.0.10.11"},
 		corev1.ServicePort{Port: 53, Protocol: corev1.ProtocolUDP}, corev1.ServicePort{Port: 443})
-	got, orphans := listenerNodes(nodes, proxy, nil, dns)
+	got, orphans := listenerNodes(nodes, nil, proxy, nil, dns)
 	require.Len(t, got, 2)
 	assert.Equal(t, "node-1", got[0].Node.Name, "sorted by node name")
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.0.10.11")}, got[0].Addrs)
@@ -36,7 +36,7 @@ func TestListenerNodesTakeTheServicesTCPAndUDPPortsAndNameTheOrphans(t *testing.
 
 func TestPodClaimsFollowHostIPExceptWithHostNetwork(t *testing.T) {
 	nodes := []corev1.Node{la201Node("node-1", "10.0.10.11")}
-	ln, _ := listenerNodes(nodes, targetsService("traefik", "traefik", []string{"10.0.10.11"}, corev1.ServicePort{Port: 443}))
+	ln, _ := listenerNodes(nodes, nil, targetsService("traefik", "traefik", []string{"10.0.10.11"}, corev1.ServicePort{Port: 443}))
 	require.Len(t, ln, 1)
 	pod := func(name string, hostNetwork bool, ports ...corev1.ContainerPort) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},

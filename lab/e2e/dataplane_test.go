@@ -115,6 +115,27 @@ func TestLA101PassesAnAddressOnANodesSecondInterfaceAndNamesIt(t *testing.T) {
 	}
 	assert.Contains(t, said, "node node-3 on lan1", "%+v", c.Findings)
 
+	// LA201 reads node-3 for that address too: a process bound on it holds a captured port.
+	r = doctor(t, "--only", "LA201")
+	c = r.check(t, "LA201")
+	require.Equal(t, "pass", c.Status, "%+v", c.Findings)
+	assert.NotContains(t, codes(c), "LA201-NO-NODE", "node-3 carries the address")
+	t.Run("listener on the second interface", func(t *testing.T) {
+		lab.StartListenerOn(t, "node-3", second, 443, "tcp")
+		r := doctor(t, "--only", "LA201")
+		c := r.check(t, "LA201")
+		require.Equal(t, "fail", c.Status, "%+v", c.Findings)
+		var fails []string
+		for _, f := range c.Findings {
+			if f.Severity == "fail" {
+				fails = append(fails, f.Object+" "+f.Message)
+			}
+		}
+		require.Len(t, fails, 1, "%+v", c.Findings)
+		assert.Contains(t, fails[0], "node-3 (10.0.10.13, "+second+")")
+		assert.Contains(t, fails[0], second+":443/tcp")
+	})
+
 	// Read-only, the nodes are not read: the address is routed to no node that doctor can see.
 	r = doctor(t, "--only", "LA101", "--no-helpers")
 	c = r.check(t, "LA101")
