@@ -71,6 +71,8 @@ func dnsDeployment(s *kube.Setup) engine.Outcome {
 	findings = append(findings, capabilityFindings(spec, obj, dep)...)
 	findings = append(findings, probeFindings(s, spec, obj)...)
 	findings = append(findings, rootFindings(spec, obj, dep)...)
+	findings = append(findings, hardeningFindings(spec, obj, dep)...)
+	findings = append(findings, rolloutFindings(s, dep, replicas, obj)...)
 	findings = append(findings, placementFindings(s.DNSPods, obj, notReadyCause(s, spec))...)
 	return engine.Partial("LA105", findings, unread)
 }
