@@ -77,6 +77,8 @@ var vpnTrace = []Entry{
 		Codes: []Code{
 			code("VPN005", "NAT-UNKNOWN", "whether the pool is masqueraded is unknown"),
 			code("VPN005", "MASQUERADED", "the pool is source-translated on its way out (information)"),
+			code("VPN005", "MASQUERADE-SCOPE", "the masquerade rules do not match the pool's packets to the ladder's pod or VIP (an out-interface or destination that excludes them)"),
+			code("VPN005", "MASQUERADE-SCOPE-UNKNOWN", "the masquerade is limited to an out-interface and the pod's uplink was not read"),
 			code("VPN005", "ROUTED-BACK", "the pool is not masqueraded, but the cluster routes it back: the nodes' routes (BGP) or a pod answering through the tunnel (information)"),
 			code("VPN005", "NO-MASQUERADE", "no masquerade for the client pool: replies go nowhere"),
 			code("VPN005", "POLICY-MISMATCH", "a NetworkPolicy stops matching once the pool is masqueraded"),

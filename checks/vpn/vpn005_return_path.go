@@ -2,6 +2,7 @@ package vpn
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
@@ -40,8 +41,7 @@ func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) 
 			raw = append(raw, rule.Raw)
 		}
 		ev["rules"] = raw
-		fs = append(fs, engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
-			Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, strings.Join(raw, "; "))})
+		fs = append(fs, scopeFindings(run, p, rb, raw, ev)...)
 	case rb.Back:
 		fs = append(fs, engine.Finding{Code: "VPN005-ROUTED-BACK", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
 			Message: fmt.Sprintf("the pool %s is not masqueraded, but the cluster routes the pool back: %s", n.Pool, strings.Join(rb.How, "; "))})
@@ -59,4 +59,72 @@ func returnPathFindings(run *facts.Run, p *facts.Pod) ([]engine.Finding, error) 
 	}
 	fs = append(fs, policyFindings(run, p)...)
 	return fs, err
+}
+
+// ladderDest is an address the ladders send the pool's packets to, with what it is.
+type ladderDest struct {
+	addr netip.Addr
+	desc string
+}
+
+// natScope judges a masquerade by the packets the ladders send, not by the rules' presence: a
+// rule limited by `-o tun0`, or by a destination, translates only the packets it matches
+// (pkg/linuxnet NATRule.Matches), and the pool's packets to the ladder's pod and VIP leave
+// through the pod's uplink (the default route's interface) with the VIP still as their
+// destination (the pod's own namespace has no kube-proxy rules; the node DNATs it after).
+// missed are the ladder's destinations no rule translates; unknown those that depend on an
+// out-interface when the uplink was not read. Both are empty without rules (no masquerade).
+func natScope(run *facts.Run, p *facts.Pod) (missed, unknown []string) {
+	if len(p.NAT.Rules) == 0 || run.TargetsErr != nil {
+		return nil, nil
+	}
+	var dests []ladderDest
+	if t := run.Targets; t.PodIP.IsValid() {
+		dests = append(dests, ladderDest{t.PodIP, t.PodDesc})
+	}
+	if t := run.Targets; t.VIP.IsValid() {
+		dests = append(dests, ladderDest{t.VIP, t.VIPDesc})
+	}
+	for _, d := range dests {
+		matched, known := false, true
+		for _, r := range p.NAT.Rules {
+			m, k := r.Matches(d.addr, p.Tunnel.Uplink)
+			matched = matched || m
+			known = known && k
+		}
+		switch {
+		case matched:
+		case !known:
+			unknown = append(unknown, fmt.Sprintf("%s (%s)", d.addr, d.desc))
+		default:
+			missed = append(missed, fmt.Sprintf("%s (%s)", d.addr, d.desc))
+		}
+	}
+	return missed, unknown
+}
+
+// scopeFindings: the masquerade's verdict for the ladder's packets (natScope).
+func scopeFindings(run *facts.Run, p *facts.Pod, rb returnRoute, raw []string, ev map[string]any) []engine.Finding {
+	obj, n, uplink := p.Object(), p.NAT, p.Tunnel.Uplink
+	missed, unknown := natScope(run, p)
+	rules := strings.Join(raw, "; ")
+	info := engine.Finding{Code: "VPN005-MASQUERADED", Severity: engine.SeverityInfo, Object: obj, Evidence: ev,
+		Message: fmt.Sprintf("the pool %s is source-translated on its way out (%s)", n.Pool, rules)}
+	switch {
+	case len(missed) == 0 && len(unknown) == 0:
+		return []engine.Finding{info}
+	case rb.Back:
+		info.Message += fmt.Sprintf("; packets to %s are not, and the cluster routes the pool back: %s", strings.Join(append(missed, unknown...), ", "), strings.Join(rb.How, "; "))
+		return []engine.Finding{info}
+	case len(missed) > 0:
+		ev["untranslated"] = missed
+		ev["uplink"] = uplink
+		return []engine.Finding{{Code: "VPN005-MASQUERADE-SCOPE", Severity: engine.SeverityFail, Object: obj, Evidence: ev,
+			Message:     fmt.Sprintf("the masquerade (%s) does not match the pool's packets to %s, which leave through %s: they reach pods with a %s source, and the replies have no route back to the pool", rules, strings.Join(missed, ", "), uplink, n.Pool),
+			Remediation: masqueradeFix(p)}}
+	default:
+		ev["unknown"] = unknown
+		return []engine.Finding{{Code: "VPN005-MASQUERADE-SCOPE-UNKNOWN", Severity: engine.SeverityWarn, Object: obj, Evidence: ev,
+			Message: fmt.Sprintf("the masquerade (%s) is limited to an out-interface, and the pod's uplink (its default route's interface) was not read: whether packets to %s are translated is unknown", rules, strings.Join(unknown, ", "))}}
+	}
 }

@@ -113,3 +113,20 @@ func TestAPoolTheClusterRoutesBackIsNotAFailure(t *testing.T) {
 	require.Equal(t, engine.StatusPass, st, messages(fs))
 	assert.Contains(t, fs[0].Message, "the cluster routes the pool back")
 }
+
+// A masquerade limited to `-o tun0` (recorded from a namespace holding that one rule) matches
+// none of the pool's packets to the ladder's pod and VIP, which leave through eth0: the pool
+// keeps its source there, as without any rule.
+func TestAMasqueradeScopedToTheTunnelIsNoMasqueradeForTheLadder(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq-tun0"}, nil)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	require.Equal(t, engine.StatusFail, st, messages(fs))
+	fail := engine.WithSeverity(fs, engine.SeverityFail)
+	require.Len(t, fail, 1, messages(fs))
+	assert.Equal(t, "VPN005-MASQUERADE-SCOPE", fail[0].Code)
+	assert.Contains(t, fail[0].Message, "-A POSTROUTING -s 10.8.0.0/24 -o tun0 -j MASQUERADE")
+	assert.Contains(t, fail[0].Message, "10.244.1.7")
+	assert.Contains(t, fail[0].Message, "10.96.0.10")
+	assert.Contains(t, fail[0].Message, "leave through eth0")
+	assert.Contains(t, fail[0].Remediation, "- -o\n        - eth0\n        - -j\n        - MASQUERADE", "the fix masquerades out of the uplink")
+}

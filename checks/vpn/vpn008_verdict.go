@@ -77,7 +77,7 @@ func podVerdict(run *facts.Run, p *facts.Pod) verdict {
 		}
 	}
 	if noReturnPath(run, p) {
-		return returnPathVerdict(p, ev, "")
+		return returnPathVerdict(run, p, ev, "")
 	}
 	if v, ok := policyVerdict(run, p, engine.SeverityWarn, ev); ok {
 		return v
@@ -182,7 +182,7 @@ func worksVerdict(run *facts.Run, p *facts.Pod, d durability, o origin, ev map[s
 	if !d.inManifest() {
 		s = "No broken layer found: forwarding is on, given to every new pod by its node or CNI (" + o.sentence() + ")"
 	}
-	if p.NAT.Masqueraded() {
+	if missed, unknown := natScope(run, p); p.NAT.Masqueraded() && len(missed)+len(unknown) == 0 {
 		s += ", the client pool is masqueraded"
 	}
 	switch {
@@ -234,7 +234,7 @@ func ladderVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, fromClient b
 // forwarding is on: the return path, a policy, or the CNI.
 func clientPodHopVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, where string, ev map[string]any) verdict {
 	if noReturnPath(run, p) {
-		return returnPathVerdict(p, ev, fmt.Sprintf(" (from this machine: the server answered, %s was silent)", h.Target))
+		return returnPathVerdict(run, p, ev, fmt.Sprintf(" (from this machine: the server answered, %s was silent)", h.Target))
 	}
 	if v, ok := policyVerdict(run, p, engine.SeverityFail, ev); ok {
 		return v
@@ -247,7 +247,11 @@ func clientPodHopVerdict(run *facts.Run, p *facts.Pod, h facts.HopResult, where 
 // noReturnPath: the nat table was read, the pool is not masqueraded, and the cluster is not
 // seen routing it back.
 func noReturnPath(run *facts.Run, p *facts.Pod) bool {
-	return p.NATErr == nil && p.NAT.Unknown == "" && !p.NAT.Masqueraded() && !routedBack(run, p).Back
+	if p.NATErr != nil || p.NAT.Unknown != "" || routedBack(run, p).Back {
+		return false
+	}
+	missed, _ := natScope(run, p)
+	return !p.NAT.Masqueraded() || len(missed) > 0
 }
 
 // policyVerdict: a NetworkPolicy written for the wrong source, or one that isolates the VPN
@@ -274,9 +278,13 @@ func cniPoliciesSaid(run *facts.Run, p *facts.Pod) string {
 	return "; " + fs[0].Message
 }
 
-func returnPathVerdict(p *facts.Pod, ev map[string]any, seen string) verdict {
+func returnPathVerdict(run *facts.Run, p *facts.Pod, ev map[string]any, seen string) verdict {
+	why := "is not masqueraded"
+	if missed, _ := natScope(run, p); len(missed) > 0 {
+		why = "is masqueraded, but not for the packets the ladder sends to " + strings.Join(missed, ", ")
+	}
 	return verdict{Severity: engine.SeverityFail, Layer: "return path", Evidence: ev,
-		Sentence: fmt.Sprintf("The return path: forwarding is on in %s, but the client pool %s is not masqueraded, so replies go to addresses the cluster network does not route back%s; masquerade the pool in the pod.", p.Object(), p.NAT.Pool, seen),
+		Sentence: fmt.Sprintf("The return path: forwarding is on in %s, but the client pool %s %s, so replies go to addresses the cluster network does not route back%s; masquerade the pool in the pod.", p.Object(), p.NAT.Pool, why, seen),
 		Fix:      masqueradeFix(p)}
 }
 

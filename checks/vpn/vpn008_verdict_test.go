@@ -66,6 +66,16 @@ func TestNoMasqueradeIsTheReturnPathVerdict(t *testing.T) {
 	assert.Contains(t, v.Remediation, "masquerade-vpn-clients")
 }
 
+func TestAMasqueradeScopedToTheTunnelIsTheReturnPathVerdict(t *testing.T) {
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq-tun0"}, enableForwardInit(true))
+	st, v := verdictOf(t, f)
+	assert.Equal(t, engine.StatusFail, st)
+	assert.Equal(t, "return path", v.Evidence["layer"])
+	assert.Contains(t, v.Message, "is masqueraded, but not for the packets the ladder sends to 10.244.1.7")
+	assert.NotContains(t, v.Message, "No broken layer")
+	assert.Contains(t, v.Remediation, "masquerade-vpn-clients")
+}
+
 func TestTheReturnPathSeenFromTheClient(t *testing.T) {
 	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-empty"}, func(p *corev1.Pod, o *Options) {
 		enableForwardInit(true)(p, o)

@@ -189,3 +189,24 @@ func TestVPNTraceReadsTheNodesRoutesBackToThePool(t *testing.T) {
 	none := findingByCode(t, r, "VPN005", "VPN005-NO-MASQUERADE")
 	assert.Contains(t, none.Message, fmt.Sprintf("node %s (the ladder's pod's) has neither a route to 10.8.0.0/24 nor a default route: its replies to the pool are dropped there", m[1]))
 }
+
+// A masquerade limited to the tunnel (`-o tun0`) is not a masquerade of the packets the ladder
+// sends out of eth0: with no route back to the pool, VPN005 says so and names the rule, where it
+// used to call the pool masqueraded. Putting the image's own rule back (`-o eth0`) passes.
+func TestVPN005JudgesTheMasqueradeByThePacketsTheLadderSends(t *testing.T) {
+	lab.DropReturnRoute(t)
+	t.Run("scoped to tun0", func(t *testing.T) {
+		lab.ScopeMasquerade(t, "tun0")
+		r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
+		status, _, fs := r.check(t, "VPN005")
+		require.Equal(t, "fail", status, findingText(fs))
+		f := findingByCode(t, r, "VPN005", "VPN005-MASQUERADE-SCOPE")
+		assert.Contains(t, f.Message, "-o tun0 -j MASQUERADE")
+		assert.Contains(t, f.Message, "leave through eth0")
+		assert.Contains(t, f.Remediation, "MASQUERADE")
+	})
+	r := runLanaccess(t, "", vpnTraceTimeout, "vpn-trace", "-n", "vpn", "--only", "VPN001,VPN005")
+	status, _, fs := r.check(t, "VPN005")
+	assert.Equal(t, "pass", status, findingText(fs))
+	findingByCode(t, r, "VPN005", "VPN005-MASQUERADED")
+}

@@ -146,6 +146,22 @@ func (l *Lab) DropMasquerade(tb testing.TB) {
 	cleanup(tb, "DropMasquerade", func(ctx context.Context) error { return l.faults.RestoreNATRules(ctx, removed) })
 }
 
+// ScopeMasquerade replaces the VPN pod's masquerade of the pool by one limited to outIface
+// (`-s POOL -o OUTIFACE -j MASQUERADE`, as a chart that masquerades out of the tunnel writes
+// it) until cleanup.
+func (l *Lab) ScopeMasquerade(tb testing.TB, outIface string) {
+	tb.Helper()
+	l.DropMasquerade(tb)
+	ctx, cancel := opCtx()
+	defer cancel()
+	rule := "-A POSTROUTING -s " + l.layout.VPNPool + " -o " + outIface + " -j MASQUERADE"
+	must(tb, "scope masquerade", l.faults.RestoreNATRules(ctx, []string{rule}))
+	cleanup(tb, "ScopeMasquerade", func(ctx context.Context) error {
+		_, err := l.faults.DropMasquerade(ctx)
+		return err
+	})
+}
+
 // DropReturnRoute removes the pod network's routes back to the VPN pool until cleanup.
 func (l *Lab) DropReturnRoute(tb testing.TB) {
 	tb.Helper()

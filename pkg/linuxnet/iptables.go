@@ -189,3 +189,28 @@ func (t NATTable) SourceNATFor(pool netip.Prefix) []NATRule {
 	walk("POSTROUTING", 0)
 	return out
 }
+
+// Matches reports whether the rule's destination and out-interface matches take a packet to
+// dst leaving through outIface (the source is SourceNATFor's business). known is false when
+// the rule names an out-interface and outIface is unknown (""). iptables reads an interface
+// name ending in "+" as a prefix (iptables(8): "If the interface name ends in a "+", then any
+// interface which begins with this name will match"), and "!" negates either match.
+func (r NATRule) Matches(dst netip.Addr, outIface string) (match, known bool) {
+	if r.Dest.IsValid() && r.Dest.Contains(dst.Unmap()) == r.DestNegated {
+		return false, true
+	}
+	if r.OutIface == "" {
+		return true, true
+	}
+	if outIface == "" {
+		return false, false
+	}
+	name, neg := strings.CutPrefix(r.OutIface, "!")
+	var same bool
+	if prefix, ok := strings.CutSuffix(name, "+"); ok {
+		same = strings.HasPrefix(outIface, prefix)
+	} else {
+		same = outIface == name
+	}
+	return same != neg, true
+}
