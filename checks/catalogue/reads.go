@@ -69,6 +69,9 @@ var (
 	// vpnPods: the VPN Role also lets vpn-trace find its pods when only the VPN namespace is granted.
 	vpnPods = reads(setupPods, []m.Read{{Resources: []string{"pods"}, Grant: m.GrantVPNExec, Scope: m.VPNNamespace}})
 	vpnExec = []m.Read{{Resources: []string{"pods/exec"}, Verbs: []string{"create"}, Grant: m.GrantVPNExec, Scope: m.VPNNamespace}}
+	// proveFixes is --prove-fixes: a pod carrying each forwarding fix, created with dryRun=All
+	// after asking whether this identity may.
+	proveFixes = []m.Read{{Resources: []string{"pods"}, Verbs: []string{"create"}, Grant: m.GrantVPNDryRun, Scope: m.VPNNamespace, Optional: true}}
 	// nodeReads: vpn-trace reads the VPN pods' nodes through the trusted system DaemonSets' pods:
 	// the node, the pods on it, and the DaemonSet a reader pod belongs to (podexec.ReaderTrust).
 	nodeReads = []m.Read{

@@ -37,7 +37,7 @@ var vpnTrace = []Entry{
 	{
 		ID: "VPN003", Title: "Forwarding is set by the manifest, so it survives restarts and new replicas",
 		Section: VPNTrace, Command: VPNTraceCmd, DependsOn: []string{"VPN001"},
-		Reads: reads(vpnExec, owner, durability, cni, nodeReads),
+		Reads: reads(vpnExec, owner, durability, proveFixes, cni, nodeReads),
 		Codes: []Code{
 			code("VPN003", "FIX-BROKEN", "the manifest's way of setting forwarding cannot work here (admission, allowlist, privileges)"),
 			code("VPN003", "SYSCTL-FORBIDDEN", "the kubelet refused a sysctl in this namespace"),

@@ -166,10 +166,42 @@ func chooseVariant(d facts.Durability, owner facts.Workload, node string) (strin
 	default:
 		why = append(why, "the kubelet allowlist is unknown ("+d.AllowlistErr.Error()+"), so a privileged initContainer, which works on any kubelet")
 	}
+	if len(d.Admissions) > 0 {
+		variant, why = admittedVariant(d, owner, variant, why)
+		return variant, strings.Join(why, "; ")
+	}
 	if restricted {
-		why = append(why, fmt.Sprintf("namespace %s enforces Pod Security %q, which rejects both a privileged container and an unsafe sysctl: label it pod-security.kubernetes.io/enforce=privileged (the OpenVPN container's NET_ADMIN already needs that)", owner.Namespace, d.PodSecurity))
+		why = append(why, fmt.Sprintf("namespace %s enforces Pod Security %q, which rejects both a privileged container and an unsafe sysctl: label it pod-security.kubernetes.io/enforce=privileged (the OpenVPN container's NET_ADMIN already needs that); read from the namespace label, %s", owner.Namespace, d.PodSecurity, d.NotProven))
 	}
 	return variant, strings.Join(why, "; ")
+}
+
+// admittedVariant takes the API server's word (--prove-fixes: a dry-run pod carrying each
+// variant) over the namespace label: it runs Pod Security, ValidatingAdmissionPolicies and
+// webhooks, which a label cannot tell. A refused variant gives way to the other when the API
+// server admits that one and the kubelet can run it (the sysctl variant only where the
+// kubelet allowlists the sysctl, which admission does not check).
+func admittedVariant(d facts.Durability, owner facts.Workload, variant string, why []string) (string, []string) {
+	a := d.Admissions[variant]
+	if a.Admitted {
+		return variant, append(why, "the API server admits a pod carrying it (dry-run, --prove-fixes)")
+	}
+	other := variantSysctls
+	if variant == variantSysctls {
+		other = variantInitContainer
+	}
+	runnable := other == variantInitContainer || (d.AllowlistErr == nil && allowlisted(d.Allowlist))
+	if o := d.Admissions[other]; o.Admitted && runnable {
+		return other, append(why, fmt.Sprintf("but the API server refuses a pod carrying it (dry-run: %s), and admits one with %s instead, so %s", a.Refusal, other, other))
+	}
+	why = append(why, fmt.Sprintf("the API server refuses a pod carrying it (dry-run: %s)", a.Refusal))
+	if o := d.Admissions[other]; !o.Admitted {
+		why = append(why, fmt.Sprintf("and one carrying %s too (dry-run: %s)", other, o.Refusal))
+	}
+	if d.PodSecurity != "" && d.PodSecurity != "privileged" {
+		why = append(why, fmt.Sprintf("namespace %s enforces Pod Security %q: label it pod-security.kubernetes.io/enforce=privileged (the OpenVPN container's NET_ADMIN already needs that), or ask whoever wrote the refusing policy", owner.Namespace, d.PodSecurity))
+	}
+	return variant, why
 }
 
 func (d durability) evidence() map[string]any {
@@ -179,6 +211,18 @@ func (d durability) evidence() map[string]any {
 	}
 	if d.in.PodSecurity != "" {
 		ev["podSecurityEnforce"] = d.in.PodSecurity
+	}
+	if len(d.in.Admissions) == 0 {
+		ev["admission"] = d.in.NotProven
+	} else {
+		adm := map[string]string{}
+		for v, a := range d.in.Admissions {
+			adm[v] = "admitted (dry-run)"
+			if !a.Admitted {
+				adm[v] = "refused (dry-run): " + a.Refusal
+			}
+		}
+		ev["admission"] = adm
 	}
 	if d.in.AllowlistErr == nil {
 		ev["allowedUnsafeSysctls"] = d.in.Allowlist

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
 
@@ -159,6 +160,42 @@ func TestTheForwardingFixAppliedToTheDeploymentMakesTheNextReplicaDurable(t *tes
 			st, _, fs = next.run(t, VPNDurability(next.env))
 			require.Equal(t, engine.StatusPass, st, messages(fs))
 			assert.Equal(t, "VPN003-SET-BY-MANIFEST", fs[0].Code, messages(fs))
+		})
+	}
+}
+
+// With --prove-fixes the API server's dry-run answers choose the variant, and its words say why.
+func TestTheAPIServersDryRunChoosesTheVariant(t *testing.T) {
+	owner := facts.Workload{Kind: "Deployment", Namespace: "vpn", Name: "openvpn"}
+	refused := func(msg string) facts.Admission { return facts.Admission{Refusal: msg} }
+	admitted := facts.Admission{Admitted: true}
+	tests := []struct {
+		name    string
+		d       facts.Durability
+		variant string
+		says    []string
+	}{
+		{"not proven: the label is read, and said to be", facts.Durability{PodSecurity: "baseline", NotProven: "not proven by the API server: --prove-fixes ..."},
+			variantInitContainer, []string{"read from the namespace label", "--prove-fixes"}},
+		{"the allowlisted sysctl is refused, the initContainer admitted", facts.Durability{Allowlist: []string{"net.ipv4.ip_forward"},
+			Admissions: map[string]facts.Admission{variantSysctls: refused("a ValidatingAdmissionPolicy denies sysctls"), variantInitContainer: admitted}},
+			variantInitContainer, []string{"a ValidatingAdmissionPolicy denies sysctls", "admits one with initContainer"}},
+		{"an initContainer admitted", facts.Durability{Admissions: map[string]facts.Admission{variantSysctls: admitted, variantInitContainer: admitted}},
+			variantInitContainer, []string{"the API server admits a pod carrying it"}},
+		{"both refused by Pod Security", facts.Durability{PodSecurity: "baseline", Admissions: map[string]facts.Admission{
+			variantSysctls: refused(`violates PodSecurity "baseline:latest": forbidden sysctls`), variantInitContainer: refused(`violates PodSecurity "baseline:latest": privileged`)}},
+			variantInitContainer, []string{`dry-run: violates PodSecurity "baseline:latest": privileged`, "forbidden sysctls", "enforce=privileged"}},
+		{"the sysctl admitted but not allowlisted stays refused", facts.Durability{Allowlist: []string{},
+			Admissions: map[string]facts.Admission{variantSysctls: admitted, variantInitContainer: refused("webhook says no")}},
+			variantInitContainer, []string{"webhook says no", "does not allowlist"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, why := chooseVariant(tt.d, owner, "node-vpn")
+			assert.Equal(t, tt.variant, v)
+			for _, s := range tt.says {
+				assert.Contains(t, why, s)
+			}
 		})
 	}
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// Fix variants for a durable ip_forward=1.
+// Fix variants for a durable ip_forward=1 (their fragments are facts', which --prove-fixes
+// dry-runs).
 const (
-	variantInitContainer = "initContainer"
-	variantSysctls       = "securityContext.sysctls"
+	variantInitContainer = facts.VariantInitContainer
+	variantSysctls       = facts.VariantSysctls
 )
 
 // forwardingFix is the manifest change for the owner, with the chart's switch named when a
@@ -32,14 +33,9 @@ func forwardingFix(d durability) string {
 func forwardingFixYAML(w facts.Workload, variant string) string {
 	spec := map[string]any{}
 	if variant == variantSysctls {
-		spec["securityContext"] = corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_forward", Value: "1"}}}
+		spec["securityContext"] = corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{facts.ForwardSysctl()}}
 	} else {
-		spec["initContainers"] = []corev1.Container{{
-			Name:            "enable-ip-forward",
-			Image:           "busybox:1.36.1",
-			Command:         []string{"sysctl", "-w", "net.ipv4.ip_forward=1"},
-			SecurityContext: &corev1.SecurityContext{Privileged: new(true)},
-		}}
+		spec["initContainers"] = []corev1.Container{facts.ForwardInitContainer()}
 	}
 	return templatePatch(w, "enable-ip-forward.yaml", spec)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 )
@@ -209,4 +211,45 @@ func TestVPN005JudgesTheMasqueradeByThePacketsTheLadderSends(t *testing.T) {
 	status, _, fs := r.check(t, "VPN005")
 	assert.Equal(t, "pass", status, findingText(fs))
 	findingByCode(t, r, "VPN005", "VPN005-MASQUERADED")
+}
+
+// --prove-fixes asks the lab's API server (its PodSecurity admission) about a pod carrying
+// each forwarding fix, with dryRun=All: under enforce=baseline both are refused in the API
+// server's own words, and nothing is stored; without the label the initContainer is admitted.
+func TestVPN003ProvesTheFixWithTheAPIServersDryRun(t *testing.T) {
+	setPodSecurity := func(t *testing.T, level string) {
+		t.Helper()
+		value := "null"
+		if level != "" {
+			value = `"` + level + `"`
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := lab.Client.CoreV1().Namespaces().Patch(ctx, "vpn", types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":`+value+`}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	admission := func(t *testing.T, args ...string) any {
+		t.Helper()
+		r := runLanaccess(t, "", vpnTraceTimeout, append([]string{"vpn-trace", "-n", "vpn", "--only", "VPN001,VPN002,VPN003"}, args...)...)
+		return findingByCode(t, r, "VPN003", "VPN003-OFF-NOT-IN-MANIFEST").Evidence["admission"]
+	}
+	podsBefore := len(runningPods(t, "vpn", ""))
+
+	setPodSecurity(t, "baseline")
+	t.Cleanup(func() { setPodSecurity(t, "") })
+	adm, ok := admission(t, "--prove-fixes").(map[string]any)
+	require.True(t, ok, "the dry-run answers are in the evidence: %v", adm)
+	assert.Contains(t, fmt.Sprint(adm["initContainer"]), `refused (dry-run)`)
+	assert.Contains(t, fmt.Sprint(adm["initContainer"]), `violates PodSecurity "baseline:latest"`)
+	assert.Contains(t, fmt.Sprint(adm["initContainer"]), "privileged")
+	assert.Contains(t, fmt.Sprint(adm["securityContext.sysctls"]), "forbidden sysctls")
+	assert.Len(t, runningPods(t, "vpn", ""), podsBefore, "a dry-run stores nothing")
+
+	setPodSecurity(t, "")
+	adm, ok = admission(t, "--prove-fixes").(map[string]any)
+	require.True(t, ok, "%v", adm)
+	assert.Equal(t, "admitted (dry-run)", adm["initContainer"])
+
+	assert.Contains(t, fmt.Sprint(admission(t)), "--prove-fixes", "without the flag, the evidence says it is not proven")
 }

@@ -118,6 +118,7 @@ func All() []Manifest {
 		{Name: "rbac-doctor", Description: "namespace, read-only ServiceAccount and ClusterRole: doctor --no-helpers, vpn-trace's reads, client-config", Files: []string{"rbac-doctor.yaml"}},
 		{Name: "rbac-helpers", Description: "opt-in: helper pods for LA201 in their own namespace, admitted by shape (ServiceAccount kubectl-lanaccess-helpers)", Files: []string{"rbac-helpers.yaml"}},
 		{Name: "rbac-vpn-exec", Description: "opt-in: exec into the VPN pods' namespace for vpn-trace (ServiceAccount kubectl-lanaccess-vpn)", Files: []string{"rbac-vpn-exec.yaml"}},
+		{Name: "rbac-vpn-dryrun", Description: "opt-in: vpn-trace --prove-fixes creates each fixed VPN pod with dryRun=All, i.e. create pods there (ServiceAccount kubectl-lanaccess-vpn-dryrun)", Files: []string{"rbac-vpn-dryrun.yaml"}},
 		{Name: "rbac-node-read", Description: "opt-in: vpn-trace reads the VPN pods' nodes through kube-system's trusted DaemonSets, i.e. exec there (ServiceAccount kubectl-lanaccess-node-read)", Files: []string{"rbac-node-read.yaml"}},
 		{Name: "rbac-node-configz", Description: "opt-in: the kubelet's configz for VPN003, i.e. nodes/proxy (ServiceAccount kubectl-lanaccess-configz)", Files: []string{"rbac-node-configz.yaml"}},
 		{Name: "job", Description: "doctor as an in-cluster Job (no kubeconfig)", Files: []string{"job.yaml"}},

@@ -15,6 +15,9 @@ const (
 	GrantDoctor Grant = "rbac-doctor"
 	// GrantVPNExec is the opt-in Role in the VPN pods' namespace (exec).
 	GrantVPNExec Grant = "rbac-vpn-exec"
+	// GrantVPNDryRun is the opt-in Role in the VPN pods' namespace that lets --prove-fixes
+	// create pods with dryRun=All (RBAC cannot restrict it to dry-runs).
+	GrantVPNDryRun Grant = "rbac-vpn-dryrun"
 	// GrantNodeConfigz is the opt-in ClusterRole for the kubelet's configz (nodes/proxy).
 	GrantNodeConfigz Grant = "rbac-node-configz"
 	// GrantHelpers is the opt-in Role in the helper pods' namespace.
@@ -30,6 +33,8 @@ func (g Grant) ServiceAccount() string {
 	switch g {
 	case GrantVPNExec:
 		return "kubectl-lanaccess-vpn"
+	case GrantVPNDryRun:
+		return "kubectl-lanaccess-vpn-dryrun"
 	case GrantNodeConfigz:
 		return "kubectl-lanaccess-configz"
 	case GrantHelpers:
@@ -42,7 +47,7 @@ func (g Grant) ServiceAccount() string {
 
 // Grants lists the bundles, the read-only one first.
 func Grants() []Grant {
-	return []Grant{GrantDoctor, GrantHelpers, GrantVPNExec, GrantNodeConfigz, GrantNodeRead}
+	return []Grant{GrantDoctor, GrantHelpers, GrantVPNExec, GrantVPNDryRun, GrantNodeConfigz, GrantNodeRead}
 }
 
 // Scope says in which namespaces a permission is exercised.

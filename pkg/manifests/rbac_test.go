@@ -84,6 +84,7 @@ func (o rbacObjects) grantRole(t *testing.T) map[Grant]struct {
 		GrantDoctor:      {clusterRole("kubectl-lanaccess-doctor"), "ClusterRole kubectl-lanaccess-doctor"},
 		GrantNodeConfigz: {clusterRole("kubectl-lanaccess-node-configz"), "ClusterRole kubectl-lanaccess-node-configz"},
 		GrantVPNExec:     {role("vpn/kubectl-lanaccess-vpn-exec"), "Role vpn/kubectl-lanaccess-vpn-exec"},
+		GrantVPNDryRun:   {role("vpn/kubectl-lanaccess-vpn-dryrun"), "Role vpn/kubectl-lanaccess-vpn-dryrun"},
 		GrantHelpers:     {role(podexec.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"), "Role " + podexec.DefaultHelperNamespace + "/kubectl-lanaccess-helpers"},
 		GrantNodeRead:    {role("kube-system/kubectl-lanaccess-node-read"), "Role kube-system/kubectl-lanaccess-node-read"},
 	}

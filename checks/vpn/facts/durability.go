@@ -27,6 +27,7 @@ func (g *Gatherer) readDurability(ctx context.Context, m *podMemos, nsLabels map
 			}
 		}
 	}
+	d.Admissions, d.NotProven = g.proveFixes(ctx, m)
 	return d
 }
 

@@ -38,6 +38,9 @@ type Options struct {
 	// (zero values: discovered). PodTarget's port 0 means "ping it".
 	ClusterDNS netip.Addr
 	PodTarget  netip.AddrPort
+	// ProveFixes asks the API server, with a dry-run create, whether a pod carrying each
+	// forwarding fix would be admitted (--prove-fixes).
+	ProveFixes bool
 }
 
 // Need names facts a check judges; Gather reads them (and what they depend on) once.
@@ -173,6 +176,10 @@ type Durability struct {
 	AllowlistErr error
 	// SysctlForbidden are the messages of the namespace's SysctlForbidden events.
 	SysctlForbidden []string
+	// Admissions are the API server's answers to a dry-run pod carrying each fix variant
+	// (by Variant*); NotProven says why there are none.
+	Admissions map[string]Admission
+	NotProven  string
 }
 
 // TunIface is a tun or tap interface with its IPv4 addresses.

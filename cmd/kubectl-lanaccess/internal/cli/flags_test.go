@@ -107,6 +107,7 @@ func checkCommandProofs() map[string]map[string]proof {
 			"hop-timeout":    {Args: []string{"--hop-timeout", "7s"}, Read: func(o any) any { return vpn(o).VPN.HopTimeout }},
 			"cluster-dns":    {Args: []string{"--cluster-dns", "10.96.0.10"}, Read: func(o any) any { return vpn(o).VPN.ClusterDNS }},
 			"pod-target":     {Args: []string{"--pod-target", "10.244.1.5"}, Read: func(o any) any { return vpn(o).VPN.PodTarget }},
+			"prove-fixes":    {Args: []string{"--prove-fixes"}, Read: func(o any) any { return vpn(o).VPN.ProveFixes }},
 		}),
 		"client-check": with(runLevel(catalogue.ClientCheck), map[string]proof{
 			"timeout":      {Args: []string{"--timeout", "7s"}, Read: func(o any) any { return cc(o).DNS.(*probe.DNSClient).Timeout }},

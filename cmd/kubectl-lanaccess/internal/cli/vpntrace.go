@@ -22,6 +22,8 @@ type VPNTraceFlags struct {
 	Raw        vpn.Flags
 	FromClient bool
 	HopTimeout time.Duration
+	// ProveFixes dry-runs each forwarding fix (VPN003).
+	ProveFixes bool
 	// AllNamespaces searches every namespace, whatever -n says.
 	AllNamespaces bool
 }
@@ -42,6 +44,7 @@ func (f *VPNTraceFlags) AddFlags(cmd *cobra.Command) {
 	fs.DurationVar(&f.HopTimeout, "hop-timeout", f.HopTimeout, "deadline of each hop of the ladder")
 	fs.StringVar(&f.Raw.ClusterDNS, "cluster-dns", "", "cluster DNS Service VIP for the VIP hop (default: kube-system/kube-dns)")
 	fs.StringVar(&f.Raw.PodTarget, "pod-target", "", "pod IP[:port] for the pod hop (default: a ready pod of another workload)")
+	fs.BoolVar(&f.ProveFixes, "prove-fixes", false, "ask the API server whether a VPN pod carrying each forwarding fix is admitted (a dry-run create: nothing is stored; needs rbac-vpn-dryrun)")
 }
 
 // VPNTraceOptions is vpn-trace's validated input.
@@ -70,7 +73,7 @@ func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptio
 			return nil, usageErr("invalid --namespace: %v", err)
 		}
 	}
-	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout, ExecTimeout: f.Checks.ExecTimeout})
+	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout, ExecTimeout: f.Checks.ExecTimeout, ProveFixes: f.ProveFixes})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
