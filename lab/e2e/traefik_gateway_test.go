@@ -373,3 +373,44 @@ func createGatewayObject(t *testing.T, dc dynamic.Interface, resource, kind, ns,
 		_ = client.Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 }
+
+// Without the kubernetescrd provider nothing registers traefik.io Middlewares as ExtensionRef
+// filters (traefik v3.7.9 pkg/config/static/static_config.go calls FillExtensionBuilderRegistry
+// only when providers.kubernetesCRD is set): Traefik answers the rule with 500, even for a
+// forwardAuth Middleware that exists, and LA107 says the route is refused, not protected.
+func TestLA107GatewayExtensionRefWithoutTheCRDProviderAgreesWithTraefik(t *testing.T) {
+	start := time.Now()
+	dc, err := dynamic.NewForConfig(lab.Config)
+	require.NoError(t, err)
+	patchTraefik(t, func(c *corev1.Container) {
+		var args []string
+		for _, a := range c.Args {
+			if a != "--providers.kubernetescrd" {
+				args = append(args, a)
+			}
+		}
+		c.Args = append(args, "--providers.kubernetesgateway")
+	}, func(p corev1.Pod) bool {
+		return strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--providers.kubernetesgateway")
+	})
+	createGateways(t, dc)
+	c := gatewayCase{name: "gw-nocrd", status: http.StatusInternalServerError, code: "LA107-ROUTE-REFUSED"}
+	createGatewayObject(t, dc, "httproutes", "HTTPRoute", "monitoring", c.name, map[string]any{
+		"parentRefs": []any{map[string]any{"name": "lan", "sectionName": "websecure"}},
+		"hostnames":  []any{c.name + ".apps.example.com"},
+		"rules": []any{map[string]any{
+			"filters":     []any{map[string]any{"type": "ExtensionRef", "extensionRef": map[string]any{"group": "traefik.io", "kind": "Middleware", "name": "gw-sso"}}},
+			"backendRefs": []any{map[string]any{"name": "grafana", "port": int64(80)}},
+		}},
+	})
+	eventually(t, 60*time.Second, func() error { return traefikRouteStatus(dc, c) })
+	var answer string
+	eventually(t, 30*time.Second, func() error {
+		var err error
+		answer, err = gatewayAnswer(c)
+		return err
+	})
+	_, la107, codes := la107Codes(t)
+	assert.Equal(t, c.code, codes["HTTPRoute monitoring/gw-nocrd"], "Traefik answers %s: %+v", answer, la107.Findings)
+	t.Logf("ExtensionRef without the CRD provider: Traefik %s, LA107 %s; test %s", answer, codes["HTTPRoute monitoring/gw-nocrd"], time.Since(start))
+}
