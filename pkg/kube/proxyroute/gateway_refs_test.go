@@ -170,11 +170,26 @@ func TestASecondListenerOfTheSameProtocolPortAndHostnameIsNotAttached(t *testing
 	assert.Contains(t, r.NotServed, "listener web before it has the same protocol, port and hostname")
 }
 
-func TestAProviderSetToFalseIsOff(t *testing.T) {
-	s := gatewaySetup(TraefikGatewayController, webListenerFromAll, httpRoute("wiki", "wiki"))
-	c := &s.ProxyWorkload.Spec.Template.Spec.Containers[0]
-	c.Args = append(append([]string{}, chart41Args...), "--providers.kubernetesgateway=false")
-	s.DeriveModels("")
-	assert.False(t, s.Traefik.Gateway)
-	assert.Contains(t, routeNamed(t, s, "wiki").NotServed, "does not run the kubernetesGateway provider")
+// paerser enables a section only for "true" (any case), and a disabled section's options are
+// ignored.
+func TestAProviderSetToAnythingButTrueIsOff(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		on   bool
+	}{
+		{args: []string{"--providers.kubernetesgateway=false"}},
+		{args: []string{"--providers.kubernetesgateway=1"}},
+		{args: []string{"--providers.kubernetesgateway=false", "--providers.kubernetesgateway.experimentalchannel=true"}},
+		{args: []string{"--providers.kubernetesgateway=TRUE"}, on: true},
+		{args: []string{"--providers.kubernetesgateway.experimentalchannel=true"}, on: true},
+	} {
+		s := gatewaySetup(TraefikGatewayController, webListenerFromAll, httpRoute("wiki", "wiki"))
+		c := &s.ProxyWorkload.Spec.Template.Spec.Containers[0]
+		c.Args = append(append([]string{}, chart41Args...), tc.args...)
+		s.DeriveModels("")
+		assert.Equal(t, tc.on, s.Traefik.Gateway, "%v", tc.args)
+		if !tc.on {
+			assert.Contains(t, routeNamed(t, s, "wiki").NotServed, "does not run the kubernetesGateway provider", "%v", tc.args)
+		}
+	}
 }

@@ -242,11 +242,12 @@ func (s *builder) readTraefikConfig() TraefikConfig {
 }
 
 // providerEnabled: a provider section is enabled by its flag alone or =true, or by one of its
-// options; --providers.NAME=false disables it (paerser leaves a section set to false nil).
+// options. Any other value disables it, options included: paerser marks a section node whose
+// value is not "true" (any case) Disabled and leaves it nil (github.com/traefik/paerser v0.2.2
+// parser/nodes_metadata.go, node.Disabled; element_fill.go fill returns at once).
 func providerEnabled(args map[string]string, section string) bool {
 	if v, set := args[section]; set {
-		on, err := strconv.ParseBool(v)
-		return on || err != nil
+		return strings.EqualFold(v, "true")
 	}
 	for k := range args {
 		if strings.HasPrefix(k, section+".") {
