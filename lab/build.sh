@@ -110,8 +110,8 @@ build_coredns() {
 # directory of its repository that the module zip lacks (./pkg/config/dynamic/ext); the open-source
 # build extends nothing (both types are empty structs there), so the module gives that directory
 # itself; its other replaces and excludes are copied. The CRDs the lab applies come from the same
-# module (docs/content/reference/dynamic-configuration). The Gateway API provider is not enabled
-# in the lab: its CRDs (sigs.k8s.io/gateway-api) are not shipped.
+# module (docs/content/reference/dynamic-configuration). The Gateway API's CRDs are a component of
+# their own (gateway-api, below).
 build_traefik() {
   local out=$1 work moddir
   work=$(mktemp -d)
@@ -148,6 +148,30 @@ GO
     -o "$out/traefik" github.com/traefik/traefik/v3/cmd/traefik)
   mkdir -p "$out/crds"
   cp "$moddir/docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml" "$out/crds/traefik.yaml"
+  chmod -R u+w "$out/crds"
+  rm -rf "$work"
+}
+
+# The Gateway API's CRDs for Traefik's kubernetesgateway provider: the standard channel
+# (config/crd/standard) of sigs.k8s.io/gateway-api at the version Traefik's go.mod requires, from
+# the module proxy. The standard channel serves every kind and version the provider watches
+# without experimentalChannel (pkg/provider/kubernetes/gateway/client.go WatchAll: GatewayClass,
+# Gateway, HTTPRoute, GRPCRoute, TLSRoute, BackendTLSPolicy v1, ReferenceGrant v1beta1); only
+# TCPRoute (v1alpha2, experimental) is left out, which Traefik watches with experimentalChannel
+# only. The channel's ValidatingAdmissionPolicy (safe upgrades) is not a CRD and is not shipped.
+build_gateway_api() {
+  local out=$1 work moddir want
+  work=$(mktemp -d)
+  moddir=$(cd "$work" && go mod download -json "github.com/traefik/traefik/v3@$TRAEFIK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  want=$(awk '$1 == "sigs.k8s.io/gateway-api" {print $2; exit}' "$moddir/go.mod")
+  if [ "$want" != "$GATEWAY_API_VERSION" ]; then
+    log "Traefik $TRAEFIK_VERSION requires sigs.k8s.io/gateway-api $want, versions.env says $GATEWAY_API_VERSION"
+    return 1
+  fi
+  moddir=$(cd "$work" && go mod download -json "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$out/crds"
+  cp "$moddir"/config/crd/standard/gateway.networking.k8s.io_*.yaml "$out/crds/"
+  rm -f "$out/crds/gateway.networking.k8s.io_vap_safeupgrades.yaml"
   chmod -R u+w "$out/crds"
   rm -rf "$work"
 }
@@ -207,6 +231,7 @@ only=${1:-all}
 [ "$only" = all ] || [ "$only" = kwok ] && done_or_build kwok "$cache/kwok-$KWOK_VERSION" build_kwok
 [ "$only" = all ] || [ "$only" = kubernetes ] && done_or_build kubernetes "$cache/kubernetes-$K8S_VERSION" build_kubernetes
 [ "$only" = all ] || [ "$only" = traefik ] && done_or_build traefik "$cache/traefik-$TRAEFIK_VERSION" build_traefik
+[ "$only" = all ] || [ "$only" = gateway-api ] && done_or_build gateway-api "$cache/gateway-api-$GATEWAY_API_VERSION" build_gateway_api
 [ "$only" = all ] || [ "$only" = cni-plugins ] && done_or_build cni-plugins "$cache/cni-plugins-$CNI_PLUGINS_VERSION" build_cni_plugins
 [ "$only" = workstation ] && workstation_dir && done_or_build workstation "$WORKSTATION_DIR" build_workstation
 exit 0

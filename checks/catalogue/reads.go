@@ -26,7 +26,7 @@ var (
 		m.CustomReads("traefik.io", "ingressroutes", "middlewares"),
 		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares"),
 		m.CustomReads("projectcontour.io", "httpproxies"),
-		m.CustomReads("gateway.networking.k8s.io", "gatewayclasses", "gateways", "httproutes"),
+		m.CustomReads("gateway.networking.k8s.io", "gatewayclasses", "gateways", "httproutes", "referencegrants"),
 	}
 	accessReview = []m.Read{{Group: "authorization.k8s.io", Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}}}
 	nodes        = []m.Read{m.Reads("", m.Cluster, "nodes")}

@@ -44,6 +44,9 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if len(via) > 0 {
 		ev["entryPoints"] = via
 	}
+	if len(r.Listeners) > 0 {
+		ev["listeners"] = r.Listeners
+	}
 	if r.Unjudged != "" && r.Served {
 		return unjudgedRoute(r, ev)
 	}
@@ -51,6 +54,12 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	case !r.Served && !r.Refused:
 		return []engine.Finding{{Code: "LA107-NOT-SERVED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("not served by the proxy (%s): %s is not reached through the LAN addresses by this route, and its audience is not checked here", r.NotServed, hostsText(r.Hosts))}}
+	case r.Refused && r.RefusedStatus != 0:
+		// Proven on the lab's Traefik (lab/e2e traefik_gateway_test.go): the router stays, its
+		// service is an error.
+		return []engine.Finding{{Code: "LA107-ROUTE-REFUSED", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
+			Message:     fmt.Sprintf("Traefik cannot serve this rule (%s), so %s answers %d: nothing is exposed by it, but it is not the route it looks like", r.NotServed, hostsText(r.Hosts), r.RefusedStatus),
+			Remediation: failingRuleRemedy(r)}}
 	case r.Refused:
 		return []engine.Finding{{Code: "LA107-ROUTE-REFUSED", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 			Message:     fmt.Sprintf("Traefik refuses this route (%s), so %s answers 404: nothing is exposed by it, but it is not the protected route it looks like", r.NotServed, hostsText(r.Hosts)),
@@ -216,6 +225,29 @@ func audienceRemedy(s *kube.Setup, r proxyroute.Route) string {
 		steps = append(steps, remedy.JSONPatch(r.Namespace, "ingressroute", r.Name, op))
 	}
 	return strings.Join(append(steps, review), "\n")
+}
+
+// failingRuleRemedy makes Traefik serve an HTTPRoute rule it answers with 500: a ReferenceGrant
+// in the backends' namespace when they lack one (the grant Traefik's isReferenceGranted looks
+// for), else the filter to fix. Once served, the rule is judged like any other.
+func failingRuleRemedy(r proxyroute.Route) string {
+	if len(r.MissingGrants) == 0 {
+		return "# a diagnosis: use only the filters Traefik's Gateway provider supports (RequestRedirect, RequestHeaderModifier,\n" +
+			"# ResponseHeaderModifier, URLRewrite, ExtensionRef to a traefik.io Middleware) in " + r.Object
+	}
+	byNS := map[string][]proxyroute.Backend{}
+	var order []string
+	for _, b := range r.MissingGrants {
+		if _, ok := byNS[b.Namespace]; !ok {
+			order = append(order, b.Namespace)
+		}
+		byNS[b.Namespace] = append(byNS[b.Namespace], b)
+	}
+	steps := []string{remedy.Commentf("# if HTTPRoutes of namespace %s may send requests there: let them, in the backends' namespace", r.Namespace)}
+	for _, ns := range order {
+		steps = append(steps, remedy.Apply(remedy.YAML(proxyroute.ReferenceGrantFor(r.Namespace, byNS[ns]).Object)))
+	}
+	return strings.Join(steps, "\n")
 }
 
 // refusedRemedy makes Traefik accept a route it refuses for a cross-namespace middleware:

@@ -271,3 +271,45 @@ func assertRunsNoCommand(t *testing.T, fix, word string) {
 		assert.NotEqual(t, word, name, "text of the cluster became a command:\n%s", fix)
 	}
 }
+
+// An HTTPRoute whose only backend is a Service of another namespace without a ReferenceGrant:
+// Traefik answers its host with 500 (proven on the lab's Traefik, lab/e2e
+// traefik_gateway_test.go gw-xns-backend). LA107 says so, and its fix, the ReferenceGrant,
+// applied, makes the route served: judged then as any served route (here without
+// authentication).
+func TestAudienceHTTPRouteBackendWithoutReferenceGrantRoundTrips(t *testing.T) {
+	more, err := fixture.Decode("overlay", []byte(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: referencegrants.gateway.networking.k8s.io}
+spec:
+  group: gateway.networking.k8s.io
+  scope: Namespaced
+  names: {kind: ReferenceGrant, plural: referencegrants, singular: referencegrant, listKind: ReferenceGrantList}
+  versions: [{name: v1beta1, served: true, storage: true}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wiki, namespace: wiki}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: traefik-gateway, namespace: traefik}]
+  hostnames: [wiki.apps.example.com]
+  rules: [{backendRefs: [{group: "", kind: Service, name: wiki, namespace: docs, port: 80}]}]
+`))
+	require.NoError(t, err)
+	objs, err := fixture.Overlay(append(corpusObjects(t, "traefik-41-gateway-httproute"), more...)...)
+	require.NoError(t, err)
+	c := newCluster(t, objs)
+	_, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	f := configFindings(o, engine.SeverityWarn, "HTTPRoute wiki/wiki")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Equal(t, "LA107-ROUTE-REFUSED", f[0].Code)
+	assert.Contains(t, f[0].Message, "so wiki.apps.example.com answers 500")
+	assert.Contains(t, f[0].Remediation, "kind: ReferenceGrant")
+	assert.Contains(t, f[0].Remediation, "namespace: docs")
+	c.Apply(t, f[0].Remediation)
+	_, o = runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	f = configFindings(o, engine.SeverityWarn, "HTTPRoute wiki/wiki")
+	require.Len(t, f, 1, "%+v", o.Findings)
+	assert.Equal(t, "LA107-NO-AUTH", f[0].Code, "the granted route is served")
+}

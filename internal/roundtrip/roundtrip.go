@@ -86,6 +86,7 @@ var resources = map[string]schema.GroupVersionResource{
 var dynamicResources = map[string]schema.GroupVersionResource{
 	"middleware.traefik.io":                    {Group: "traefik.io", Version: "v1alpha1", Resource: "middlewares"},
 	"httproute.gateway.networking.k8s.io":      {Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"},
+	"referencegrant.gateway.networking.k8s.io": {Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"},
 	"ingressroute":                             {Group: "traefik.io", Version: "v1alpha1", Resource: "ingressroutes"},
 	"ingressroutes.traefik.io":                 {Group: "traefik.io", Version: "v1alpha1", Resource: "ingressroutes"},
 	"middleware":                               {Group: "traefik.io", Version: "v1alpha1", Resource: "middlewares"},

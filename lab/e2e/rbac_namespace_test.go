@@ -25,7 +25,7 @@ func TestDoctorAsANamespaceOnlyIdentity(t *testing.T) {
 	rules = append(rules,
 		rbacv1.PolicyRule{APIGroups: []string{"traefik.io", "traefik.containo.us"}, Resources: []string{"ingressroutes", "middlewares"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"projectcontour.io"}, Resources: []string{"httpproxies"}, Verbs: []string{"get", "list"}},
-		rbacv1.PolicyRule{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gateways", "httproutes"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gateways", "httproutes", "referencegrants"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"kyverno.io"}, Resources: []string{"policies"}, Verbs: []string{"get", "list"}})
 	kubeconfig := lab.SwapRBAC(t, "namespace-only", labkit.Grant{Namespace: "traefik", Rules: rules})
 

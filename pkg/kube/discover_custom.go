@@ -38,7 +38,7 @@ func (d *discoverer) readCustomResources() error {
 		}
 	}
 	for i, versions := range GatewayAPIResources() {
-		into := []*[]unstructured.Unstructured{&s.GatewayClasses, &s.Gateways, &s.HTTPRoutes}[i]
+		into := []*[]unstructured.Unstructured{&s.GatewayClasses, &s.Gateways, &s.HTTPRoutes, &s.ReferenceGrants}[i]
 		if err := d.readFirstServedVersion(versions, into); err != nil {
 			return err
 		}

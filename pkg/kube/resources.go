@@ -67,13 +67,14 @@ func GatekeeperConstraint(kind string) DynamicResource {
 const GatewayAPIGroup = "gateway.networking.k8s.io"
 
 // GatewayAPIResources are the Gateway API kinds the route model reads, each in the versions
-// discovery tries in order (v1 since Gateway API 1.0; v1beta1 before): the first one the API
-// server serves is read, never both (they are the same objects).
+// discovery tries in order (v1 since Gateway API 1.0, ReferenceGrant v1 since 1.5; v1beta1
+// before): the first one the API server serves is read, never both (they are the same objects).
 func GatewayAPIResources() [][]DynamicResource {
 	kinds := []struct {
 		resource, kind string
 		namespaced     bool
-	}{{"gatewayclasses", "GatewayClass", false}, {"gateways", "Gateway", true}, {"httproutes", "HTTPRoute", true}}
+	}{{"gatewayclasses", "GatewayClass", false}, {"gateways", "Gateway", true}, {"httproutes", "HTTPRoute", true},
+		{"referencegrants", "ReferenceGrant", true}}
 	out := make([][]DynamicResource, 0, len(kinds))
 	for _, k := range kinds {
 		out = append(out, []DynamicResource{

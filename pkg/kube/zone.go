@@ -70,7 +70,7 @@ func (s *Setup) DeriveModels(host string) {
 		ProxyService: s.ProxyService, ProxyWorkload: s.ProxyWorkload, ProxyPods: s.ProxyPods,
 		Services: s.Services, Ingresses: s.Ingresses, IngressClasses: s.IngressClasses,
 		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
-		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes,
+		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, ReferenceGrants: s.ReferenceGrants,
 		Namespaces: s.Namespaces, Zone: s.Zone,
 		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)

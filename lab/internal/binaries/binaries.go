@@ -25,6 +25,8 @@ type Set struct {
 	Traefik    string `json:"traefik"`
 	// CNIPlugins holds the reference CNI plugins (ptp, host-local, loopback, portmap, tuning).
 	CNIPlugins string `json:"cniPlugins"`
+	// GatewayAPI holds the Gateway API's CRDs (standard channel) at the version Traefik requires.
+	GatewayAPI string `json:"gatewayAPI"`
 }
 
 func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
@@ -41,6 +43,10 @@ func (s Set) TraefikBin() string    { return filepath.Join(s.Traefik, "traefik")
 // TraefikCRDs is the directory of Traefik's CRDs, shipped with its binary from the module it
 // was built from.
 func (s Set) TraefikCRDs() string { return filepath.Join(s.Traefik, "crds") }
+
+// GatewayAPICRDs is the directory of the Gateway API's CRDs Traefik's kubernetesgateway
+// provider reads.
+func (s Set) GatewayAPICRDs() string { return filepath.Join(s.GatewayAPI, "crds") }
 
 // Build runs build.sh (a no-op when everything is cached); its progress goes to progress.
 func Build(ctx context.Context, labDir string, progress io.Writer) (Set, error) {
@@ -77,10 +83,12 @@ func Parse(out string) (Set, error) {
 			s.Traefik = dir
 		case "cni-plugins":
 			s.CNIPlugins = dir
+		case "gateway-api":
+			s.GatewayAPI = dir
 		}
 	}
 	var missing []string
-	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins} {
+	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins, "gateway-api": s.GatewayAPI} {
 		if dir == "" {
 			missing = append(missing, name)
 		}

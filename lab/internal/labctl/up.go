@@ -122,7 +122,7 @@ func (b *bringUp) steps() []step {
 		step{name: "apply the namespaces", run: func(ctx context.Context) error {
 			return b.applier.ApplyFile(ctx, filepath.Join(manifests, "00-namespaces.yaml"))
 		}},
-		step{name: "apply Traefik's CRDs", run: func(ctx context.Context) error { return applyTraefikCRDs(ctx, b.applier, b.st.Binaries) }},
+		step{name: "apply Traefik's and the Gateway API's CRDs", run: func(ctx context.Context) error { return applyTraefikCRDs(ctx, b.applier, b.st.Binaries) }},
 		step{name: "create the secrets", run: func(ctx context.Context) error { return createSecrets(ctx, b.client, l) }},
 		step{name: "apply the base manifests", run: func(ctx context.Context) error { return b.applier.ApplyDir(ctx, manifests) }, lap: "manifests applied"},
 		step{name: "wait for the deployments", run: func(ctx context.Context) error {

@@ -40,11 +40,12 @@ type gatewayListener struct {
 		} `json:"namespaces"`
 		Kinds []routeGroupKind `json:"kinds"`
 	} `json:"allowedRoutes"`
+	TLS *listenerTLS `json:"tls"`
 }
 
 type routeGroupKind struct {
-	Group string `json:"group"`
-	Kind  string `json:"kind"`
+	Group *string `json:"group"`
+	Kind  string  `json:"kind"`
 }
 
 type gatewaySpec struct {
@@ -78,6 +79,18 @@ type backendRef struct {
 	Name      string  `json:"name"`
 }
 
+// groupKind is the reference's group ("core" for the API's "" as Traefik names it) and kind.
+func (b backendRef) groupKind() (string, string) {
+	group, kind := groupCore, "Service"
+	if b.Group != nil && *b.Group != "" {
+		group = *b.Group
+	}
+	if b.Kind != nil {
+		kind = *b.Kind
+	}
+	return group, kind
+}
+
 type routeFilter struct {
 	Type            string                 `json:"type"`
 	RequestRedirect *requestRedirectFilter `json:"requestRedirect"`
@@ -96,7 +109,8 @@ func (s *builder) httpRoutes() []Route {
 		if raw, ok := hr.Object["spec"].(map[string]any); !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec) != nil {
 			continue
 		}
-		via, known, notServed, unsure := s.attachHTTPRoute(hr, spec)
+		a, known, notServed := s.attachHTTPRoute(hr, spec)
+		via, unsure := a.via, strings.Join(a.unsure, "; ")
 		rules := len(spec.Rules)
 		if rules == 0 {
 			rules = 1 // the API defaults an HTTPRoute without rules to one matching every path
@@ -104,10 +118,11 @@ func (s *builder) httpRoutes() []Route {
 		for i := range rules {
 			r := httpRouteRule(hr, spec, i, notServed)
 			r.ServedUnsure = unsure
+			r.Listeners = a.listeners
 			if i < len(spec.Rules) {
 				r.Redirects = requestRedirect(spec.Rules[i].Filters)
 				for _, f := range spec.Rules[i].Filters {
-					if f.Type != "ExtensionRef" || f.ExtensionRef == nil || f.ExtensionRef.Kind != "Middleware" || !strings.HasPrefix(f.ExtensionRef.Group, "traefik.") {
+					if f.Type != "ExtensionRef" || f.ExtensionRef == nil || !s.middlewareFilter(f.ExtensionRef.Group, f.ExtensionRef.Kind) {
 						continue
 					}
 					r.Middlewares = append(r.Middlewares, MiddlewareRef{Namespace: hr.GetNamespace(), Name: f.ExtensionRef.Name,
@@ -118,6 +133,9 @@ func (s *builder) httpRoutes() []Route {
 				r.EntryPoints = append(r.EntryPoints, e.Name)
 			}
 			s.reach(&r, via, known)
+			if i < len(spec.Rules) {
+				s.refuseFailingRule(&r, hr.GetNamespace(), spec.Rules[i].Filters, spec.Rules[i].BackendRefs)
+			}
 			out = append(out, r)
 		}
 	}
@@ -197,12 +215,11 @@ func httpRouteBackends(refs []backendRef, namespace string) []Backend {
 	return out
 }
 
-// attachHTTPRoute finds the Traefik entry points an HTTPRoute is served on. known is false when
-// the proxy's entry points are not known; notServed says why no Traefik listener takes it;
-// unsure why that may be so.
-func (s *builder) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSpec) (via []EntryPoint, known bool, notServed, unsure string) {
+// attachHTTPRoute finds the Traefik listeners and entry points an HTTPRoute is served on. known
+// is false when the proxy's entry points are not known; notServed says why no Traefik listener
+// takes it.
+func (s *builder) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSpec) (a attachment, known bool, notServed string) {
 	known = s.Traefik.EntryPointsKnown
-	var a attachment
 	for _, ref := range spec.ParentRefs {
 		if (ref.Group != nil && *ref.Group != gatewayAPIGroup) || (ref.Kind != nil && *ref.Kind != "Gateway") {
 			continue
@@ -216,22 +233,24 @@ func (s *builder) attachHTTPRoute(hr unstructured.Unstructured, spec httpRouteSp
 			continue
 		}
 		for _, l := range gw.Listeners {
-			s.attachToListener(p, l, &a)
+			s.attachToListener(p, gw, l, &a)
 		}
 	}
 	if len(a.via) == 0 && known {
 		if len(a.why) == 0 {
 			a.why = append(a.why, "it names no Gateway listener")
 		}
-		return nil, known, "not attached to a Traefik listener: " + strings.Join(a.why, "; "), ""
+		return attachment{}, known, "not attached to a Traefik listener: " + strings.Join(a.why, "; ")
 	}
-	return a.via, known, "", strings.Join(a.unsure, "; ")
+	return a, known, ""
 }
 
-// attachment is what an HTTPRoute's parents make of it: the entry points that serve it, why a
-// parent does not take it, and why it may not be served after all.
+// attachment is what an HTTPRoute's parents make of it: the entry points that serve it (and
+// the listeners, "Gateway ns/name listener L (:port) on entry point E"), why a parent does not
+// take it, and why it may not be served after all.
 type attachment struct {
 	via         []EntryPoint
+	listeners   []string
 	why, unsure []string
 }
 
@@ -293,8 +312,12 @@ func (s *builder) traefikGateway(p routeParent, a *attachment) (gatewaySpec, boo
 // attachToListener adds the entry point of listener l to a when l takes the route: p names it,
 // it allows routes of the route's namespace (or may: a is told), a hostname of the route
 // matches it, and an entry point of the proxy serves its port. Else a is told why not.
-func (s *builder) attachToListener(p routeParent, l gatewayListener, a *attachment) {
+func (s *builder) attachToListener(p routeParent, gw gatewaySpec, l gatewayListener, a *attachment) {
 	if !p.takes(l) {
+		return
+	}
+	if why := s.listenerDetached(gw, l, p.ns); why != "" {
+		a.why = append(a.why, fmt.Sprintf("Traefik does not attach listener %s of Gateway %s: %s", l.Name, p.gateway(), why))
 		return
 	}
 	allowed, maybe := s.listenerAllows(l, p.ns, p.route.GetNamespace())
@@ -317,6 +340,13 @@ func (s *builder) attachToListener(p routeParent, l gatewayListener, a *attachme
 		a.why = append(a.why, fmt.Sprintf("listener %s (port %d) of Gateway %s matches no entry point of the proxy", l.Name, l.Port, p.gateway()))
 		return
 	}
+	label := fmt.Sprintf("Gateway %s listener %s (:%d/%s) on entry point %s", p.gateway(), l.Name, l.Port, l.Protocol, e.Name)
+	if e.Exposed() {
+		label += ", reached by " + strings.Join(e.LAN, ", ")
+	} else {
+		label += ", which no Service port on the LAN addresses reaches"
+	}
+	a.listeners = append(a.listeners, label)
 	if !slices.ContainsFunc(a.via, func(x EntryPoint) bool { return x.Name == e.Name }) {
 		a.via = append(a.via, e)
 	}
@@ -325,7 +355,7 @@ func (s *builder) attachToListener(p routeParent, l gatewayListener, a *attachme
 // listenerAllows applies allowedRoutes.namespaces (default Same; Gateway API spec). maybe says
 // why it cannot be told (a selector over a namespace whose labels were not read).
 func (s *builder) listenerAllows(l gatewayListener, gwNS, routeNS string) (bool, string) {
-	if len(l.Allowed.Kinds) > 0 && !slices.ContainsFunc(l.Allowed.Kinds, func(k routeGroupKind) bool { return k.Kind == "HTTPRoute" }) {
+	if len(l.Allowed.Kinds) > 0 && !slices.ContainsFunc(l.Allowed.Kinds, func(k routeGroupKind) bool { return k.Kind == "HTTPRoute" && k.group() == gatewayAPIGroup }) {
 		return false, ""
 	}
 	switch l.Allowed.Namespaces.From {

@@ -58,6 +58,8 @@ func TestHTTPRoutesOnATraefikGatewayAreServedOnTheListenersEntryPoint(t *testing
 	assert.Equal(t, ReachLAN, r.Reach)
 	assert.Equal(t, []string{"wiki.apps.example.com"}, r.Hosts)
 	assert.Empty(t, r.Authentication())
+	assert.Len(t, r.Listeners, 1)
+	assert.Contains(t, r.Listeners[0], "Gateway traefik/gw listener web (:8000/HTTP) on entry point web, reached by 80/TCP of Service traefik/traefik")
 }
 
 func TestHTTPRouteExtensionRefMiddlewareAuthenticates(t *testing.T) {

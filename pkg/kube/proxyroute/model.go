@@ -30,6 +30,8 @@ type Objects struct {
 	GatewayClasses       []unstructured.Unstructured
 	Gateways             []unstructured.Unstructured
 	HTTPRoutes           []unstructured.Unstructured
+	// ReferenceGrants let an HTTPRoute or a Gateway name an object of another namespace.
+	ReferenceGrants []unstructured.Unstructured
 	// HTTPProxies are Contour's routes.
 	HTTPProxies []unstructured.Unstructured
 	Namespaces  []corev1.Namespace

@@ -70,8 +70,11 @@ type Route struct {
 	// TLS: the router itself terminates TLS (an IngressRoute's spec.tls, an Ingress's
 	// router.tls annotation), whatever its entry points say.
 	TLS bool
-	// Via are the entry points Traefik serves it on, with how the LAN reaches each.
-	Via []EntryPoint
+	// Via are the entry points Traefik serves it on, with how the LAN reaches each; Listeners
+	// are the Gateway listeners an HTTPRoute is served through ("Gateway traefik/gw listener
+	// websecure (:8443/HTTPS) on entry point websecure").
+	Via       []EntryPoint
+	Listeners []string
 	// Reach says whether the LAN reaches it; ReachWhy explains a Reach other than ReachLAN.
 	Reach    Reach
 	ReachWhy string
@@ -85,7 +88,12 @@ type Route struct {
 	NotServed    string
 	Refused      bool
 	ServedUnsure string
-	Reviewed     bool
+	// RefusedStatus is what Traefik answers for the host of a refused route: 0 for 404 (no
+	// router), 500 for an HTTPRoute rule whose router Traefik keeps with an error service.
+	// MissingGrants are the backends of such a rule that a ReferenceGrant would let it name.
+	RefusedStatus int
+	MissingGrants []Backend
+	Reviewed      bool
 	// RuleFilters is the number of filters of an HTTPRoute's rule (a fix appends to them).
 	RuleFilters int
 	// Redirects says how the model knows the route answers every request with a redirect ("":
@@ -110,8 +118,10 @@ type Route struct {
 
 // Backend is one backend of a route.
 type Backend struct {
-	// Kind is Service or TraefikService (an IngressRoute's services[].kind, default Service).
+	// Kind is Service or TraefikService (an IngressRoute's services[].kind, default Service);
+	// Group is an HTTPRoute backendRef's group as Traefik names it ("core" for Services).
 	Kind      string
+	Group     string
 	Namespace string
 	Name      string
 }

@@ -44,8 +44,12 @@ type TraefikConfig struct {
 	// CrossProviderNamespaces is the ingress provider's crossProviderNamespaces (nil: unset,
 	// every namespace may name middlewares).
 	CrossProviderNamespaces []string
-	// Gateway: the Kubernetes Gateway provider is enabled.
+	// Gateway: the Kubernetes Gateway provider is enabled. CRD: the Kubernetes CRD provider is,
+	// which is what registers traefik.io Middlewares as the Gateway provider's ExtensionRef
+	// filters (traefik/traefik v3.7.9 pkg/config/static/static_config.go: FillExtensionBuilderRegistry
+	// only when providers.kubernetesCRD is set).
 	Gateway bool
+	CRD     bool
 	// Unsure lists what may change the configuration without being read (a file, TRAEFIK_*).
 	Unsure []string
 }
@@ -231,14 +235,26 @@ func (s *builder) readTraefikConfig() TraefikConfig {
 	if v, set := args["providers.kubernetesingress.crossprovidernamespaces"]; set {
 		cfg.CrossProviderNamespaces = append([]string{}, kubeobj.SplitFlagList(v)...)
 	}
-	_, cfg.Gateway = args["providers.kubernetesgateway"]
-	for k := range args {
-		if strings.HasPrefix(k, "providers.kubernetesgateway.") {
-			cfg.Gateway = true
-		}
-	}
+	cfg.Gateway = providerEnabled(args, "providers.kubernetesgateway")
+	cfg.CRD = providerEnabled(args, "providers.kubernetescrd")
 	s.exposeEntryPoints(&cfg, spec)
 	return cfg
+}
+
+// providerEnabled: a provider section is enabled by its flag alone or =true, or by one of its
+// options. Any other value disables it, options included: paerser marks a section node whose
+// value is not "true" (any case) Disabled and leaves it nil (github.com/traefik/paerser v0.2.2
+// parser/nodes_metadata.go, node.Disabled; element_fill.go fill returns at once).
+func providerEnabled(args map[string]string, section string) bool {
+	if v, set := args[section]; set {
+		return strings.EqualFold(v, "true")
+	}
+	for k := range args {
+		if strings.HasPrefix(k, section+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // entryPointsOf reads --entryPoints.NAME.address=[HOST]:PORT[/tcp|udp] (traefik/traefik
