@@ -232,8 +232,8 @@ func audienceRemedy(s *kube.Setup, r proxyroute.Route) string {
 // for), else the filter to fix. Once served, the rule is judged like any other.
 func failingRuleRemedy(r proxyroute.Route) string {
 	if len(r.MissingGrants) == 0 {
-		return "# a diagnosis: use only the filters Traefik's Gateway provider supports (RequestRedirect, RequestHeaderModifier,\n" +
-			"# ResponseHeaderModifier, URLRewrite, ExtensionRef to a traefik.io Middleware) in " + r.Object
+		return remedy.Comment("a diagnosis: use only the filters Traefik's Gateway provider supports (RequestRedirect, RequestHeaderModifier,") + "\n" +
+			remedy.Comment("ResponseHeaderModifier, URLRewrite, ExtensionRef to a traefik.io Middleware) in "+r.Object)
 	}
 	byNS := map[string][]proxyroute.Backend{}
 	var order []string
