@@ -25,6 +25,8 @@ type Set struct {
 	Traefik    string `json:"traefik"`
 	// CNIPlugins holds the reference CNI plugins (ptp, host-local, loopback, portmap, tuning).
 	CNIPlugins string `json:"cniPlugins"`
+	// KubeNetworkPolicies holds the NetworkPolicy enforcer and its module's install.yaml.
+	KubeNetworkPolicies string `json:"kubeNetworkPolicies"`
 }
 
 func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
@@ -37,6 +39,16 @@ func (s Set) KwokBin() string       { return filepath.Join(s.Kwok, "kwok") }
 func (s Set) KwokStagesDir() string { return filepath.Join(s.Kwok, "stages") }
 func (s Set) CoreDNSBin() string    { return filepath.Join(s.CoreDNS, "coredns") }
 func (s Set) TraefikBin() string    { return filepath.Join(s.Traefik, "traefik") }
+
+// KubeNetworkPoliciesBin is the NetworkPolicy enforcer (sigs.k8s.io/kube-network-policies/cmd).
+func (s Set) KubeNetworkPoliciesBin() string {
+	return filepath.Join(s.KubeNetworkPolicies, "kube-network-policies")
+}
+
+// KubeNetworkPoliciesManifest is the enforcer's install.yaml, from the module it was built from.
+func (s Set) KubeNetworkPoliciesManifest() string {
+	return filepath.Join(s.KubeNetworkPolicies, "install.yaml")
+}
 
 // TraefikCRDs is the directory of Traefik's CRDs, shipped with its binary from the module it
 // was built from.
@@ -77,10 +89,13 @@ func Parse(out string) (Set, error) {
 			s.Traefik = dir
 		case "cni-plugins":
 			s.CNIPlugins = dir
+		case "kube-network-policies":
+			s.KubeNetworkPolicies = dir
 		}
 	}
 	var missing []string
-	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins} {
+	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins,
+		"kube-network-policies": s.KubeNetworkPolicies} {
 		if dir == "" {
 			missing = append(missing, name)
 		}
