@@ -223,3 +223,25 @@ func TestEnforcerAndVPN005ReadPoliciesAlike(t *testing.T) {
 		})
 	}
 }
+
+// TestEnforcerJudgesTheVPNPodsEgressByItsAddressOnly: without masquerade the clients' packets
+// leave the VPN pod with their pool addresses, and kube-network-policies finds the source pod
+// by the packet's source address (evaluatePacket, getPodAssignedToIP): no pod, no egress
+// policy, so it lets them through although a policy denies the VPN pod every egress. VPN005
+// keeps saying EGRESS-DENIED: the API applies an egress policy to what the selected pod sends,
+// and enforcers that judge by the pod's interface do not let a pod send from addresses that
+// are not its own (Calico's workload source check, unless allowedSourcePrefixes says
+// otherwise). This enforcer's pass is its own behaviour, not a rule for doctor.
+func TestEnforcerJudgesTheVPNPodsEgressByItsAddressOnly(t *testing.T) {
+	lab.SetVPNPodIPForward(t, true)
+	waitTunnel(t)
+	lab.DropMasquerade(t)
+	dnsIP := runningPods(t, "kube-system", "k8s-app=kube-dns")[0].Status.PodIP
+	lab.CreateNetworkPolicy(t, policy("vpn", "vpn-deny-egress", networkingv1.NetworkPolicySpec{PodSelector: openvpnPods,
+		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}}))
+	waitPolicy(t, dnsIP, false) // the pod's own packets carry its address: dropped
+	r := traceFromLaptop(t)
+	_, state := podHop(t, r)
+	assert.Equal(t, "answered", state, "the clients' unmasqueraded packets pass this enforcer: %s", hopLines(t, r, "VPN007"))
+	assert.Contains(t, checkCodes(t, r, "VPN005"), "VPN005-EGRESS-DENIED")
+}
