@@ -187,6 +187,19 @@ build_cni_plugins() {
   GOBIN=$out go install -trimpath -ldflags "-s -w" $pkgs
 }
 
+# The NetworkPolicy enforcer (lab/internal/netpol): sigs.k8s.io/kube-network-policies, the one
+# kind ships, from the module proxy (its module builds as it is). go install names the binary after
+# its package directory (cmd); the cache holds it as kube-network-policies, with the module's own
+# install.yaml, whose ServiceAccount, ClusterRole and binding the lab applies (not its DaemonSet).
+build_kube_network_policies() {
+  local out=$1 moddir
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kube-network-policies/cmd@$KUBE_NETWORK_POLICIES_VERSION"
+  mv "$out/cmd" "$out/kube-network-policies"
+  moddir=$(cd "$(mktemp -d)" && go mod download -json "sigs.k8s.io/kube-network-policies@$KUBE_NETWORK_POLICIES_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  cp "$moddir/install.yaml" "$out/install.yaml"
+  chmod u+w "$out/install.yaml"
+}
+
 # The Linux workstation (lab/internal/workstation): Debian's own systemd-resolved, NetworkManager,
 # D-Bus and dnsmasq (the LAN's DHCP server), extracted into root/ from their .deb files, never
 # installed (systemd-resolved's postinst would point this machine's /etc/resolv.conf at a stub).
@@ -233,5 +246,6 @@ only=${1:-all}
 [ "$only" = all ] || [ "$only" = traefik ] && done_or_build traefik "$cache/traefik-$TRAEFIK_VERSION" build_traefik
 [ "$only" = all ] || [ "$only" = gateway-api ] && done_or_build gateway-api "$cache/gateway-api-$GATEWAY_API_VERSION" build_gateway_api
 [ "$only" = all ] || [ "$only" = cni-plugins ] && done_or_build cni-plugins "$cache/cni-plugins-$CNI_PLUGINS_VERSION" build_cni_plugins
+[ "$only" = all ] || [ "$only" = kube-network-policies ] && done_or_build kube-network-policies "$cache/kube-network-policies-$KUBE_NETWORK_POLICIES_VERSION" build_kube_network_policies
 [ "$only" = workstation ] && workstation_dir && done_or_build workstation "$WORKSTATION_DIR" build_workstation
 exit 0

@@ -209,6 +209,9 @@ func policyMismatches(nps []networkingv1.NetworkPolicy, p *facts.Pod) []policyMi
 	pool, masqueraded, podIP := p.NAT.Pool, p.NAT.Masqueraded(), p.Pod.Status.PodIP
 	var out []policyMismatch
 	for _, np := range nps {
+		if !isolatesIngress(np) {
+			continue // its ingress rules are never applied: nothing to mismatch
+		}
 		name := "NetworkPolicy " + np.Namespace + "/" + np.Name
 		for i, rule := range np.Spec.Ingress {
 			admitsPool, admitsPod := false, false
@@ -229,6 +232,19 @@ func policyMismatches(nps []networkingv1.NetworkPolicy, p *facts.Pod) []policyMi
 		}
 	}
 	return out
+}
+
+// isolatesIngress reports whether np's ingress rules apply at all. policyTypes says which
+// directions a policy isolates; ingress rules of a policy whose policyTypes leaves Ingress
+// out are ignored (k8s.io/api networking/v1 types.go, NetworkPolicySpec.PolicyTypes; an empty
+// list is defaulted to Ingress, plus Egress when there are egress rules:
+// pkg/apis/networking/v1/defaults.go SetDefaults_NetworkPolicy). The real enforcer in the lab
+// agrees: kube-network-policies evaluates a policy only for the types it lists
+// (pkg/networkpolicy/networkpolicy.go, evaluator), and an egress-only policy with an ingress
+// rule for the pool let the masqueraded packets through while VPN005 called it a mismatch
+// (lab/e2e TestEnforcerAndVPN005ReadPoliciesAlike).
+func isolatesIngress(np networkingv1.NetworkPolicy) bool {
+	return len(np.Spec.PolicyTypes) == 0 || slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
 }
 
 // addPeerFix appends peer to the sources of the policy's ingress rule i (a JSON patch: the

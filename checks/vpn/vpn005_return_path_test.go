@@ -60,6 +60,24 @@ func TestAPolicyWrittenForThePoolStopsMatchingOnceMasqueraded(t *testing.T) {
 	assert.Equal(t, engine.StatusPass, st, messages(fs))
 }
 
+func TestIngressRulesOfAnEgressOnlyPolicyAreNotAMismatch(t *testing.T) {
+	// policyTypes [Egress]: the ingress rule is never applied (the lab's enforcer let the
+	// masqueraded packets through), so it cannot stop matching them either.
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "egress-only"},
+		Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.8.0.0/16"}}}}}}}
+	f := newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, np)
+	st, _, fs := f.run(t, VPNReturnPath(f.env))
+	assert.Equal(t, engine.StatusPass, st, messages(fs))
+
+	np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
+	f = newVPNFixture(t, vpnScenario{forwarding: "1", nat: "nat-masq"}, nil, np)
+	st, _, fs = f.run(t, VPNReturnPath(f.env))
+	assert.Equal(t, engine.StatusWarn, st, messages(fs))
+}
+
 // policyFrom reads back the fixture's (patched) policy web/allow-vpn-clients or vpn/from-vpn.
 func policyFrom(t *testing.T, f *vpnFixture) *networkingv1.NetworkPolicy {
 	t.Helper()

@@ -27,6 +27,8 @@ type Set struct {
 	CNIPlugins string `json:"cniPlugins"`
 	// GatewayAPI holds the Gateway API's CRDs (standard channel) at the version Traefik requires.
 	GatewayAPI string `json:"gatewayAPI"`
+	// KubeNetworkPolicies holds the NetworkPolicy enforcer and its module's install.yaml.
+	KubeNetworkPolicies string `json:"kubeNetworkPolicies"`
 }
 
 func (s Set) EtcdBin() string       { return filepath.Join(s.Etcd, "etcd") }
@@ -39,6 +41,16 @@ func (s Set) KwokBin() string       { return filepath.Join(s.Kwok, "kwok") }
 func (s Set) KwokStagesDir() string { return filepath.Join(s.Kwok, "stages") }
 func (s Set) CoreDNSBin() string    { return filepath.Join(s.CoreDNS, "coredns") }
 func (s Set) TraefikBin() string    { return filepath.Join(s.Traefik, "traefik") }
+
+// KubeNetworkPoliciesBin is the NetworkPolicy enforcer (sigs.k8s.io/kube-network-policies/cmd).
+func (s Set) KubeNetworkPoliciesBin() string {
+	return filepath.Join(s.KubeNetworkPolicies, "kube-network-policies")
+}
+
+// KubeNetworkPoliciesManifest is the enforcer's install.yaml, from the module it was built from.
+func (s Set) KubeNetworkPoliciesManifest() string {
+	return filepath.Join(s.KubeNetworkPolicies, "install.yaml")
+}
 
 // TraefikCRDs is the directory of Traefik's CRDs, shipped with its binary from the module it
 // was built from.
@@ -85,10 +97,13 @@ func Parse(out string) (Set, error) {
 			s.CNIPlugins = dir
 		case "gateway-api":
 			s.GatewayAPI = dir
+		case "kube-network-policies":
+			s.KubeNetworkPolicies = dir
 		}
 	}
 	var missing []string
-	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins, "gateway-api": s.GatewayAPI} {
+	for name, dir := range map[string]string{"etcd": s.Etcd, "kubernetes": s.Kubernetes, "kwok": s.Kwok, "coredns": s.CoreDNS, "traefik": s.Traefik, "cni-plugins": s.CNIPlugins,
+		"gateway-api": s.GatewayAPI, "kube-network-policies": s.KubeNetworkPolicies} {
 		if dir == "" {
 			missing = append(missing, name)
 		}

@@ -1,7 +1,8 @@
 // Package labctl brings the lab up and down: network, PKI, control plane, kwok nodes, the
 // daemon that plays the kubelet's runtime (a process of its own: package daemon, which labctl
-// only starts, finds and stops), one real kube-proxy per node, the seed's manifests, the
-// internet and the laptop; and reports its status. Up runs as named steps, and its errors name the step that failed.
+// only starts, finds and stops), one real kube-proxy and one real NetworkPolicy enforcer per
+// node, the seed's manifests, the internet and the laptop; and reports its status. Up runs as
+// named steps, and its errors name the step that failed.
 package labctl
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netns"
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/netpol"
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/procs"
 )
 
@@ -53,6 +55,7 @@ func expected(l layout.Layout, st State) map[string]string {
 	for _, n := range l.Nodes {
 		m[ProcKwok(n.NS)] = st.Binaries.KwokBin()
 		m[kubeproxy.ProcName(n.NS)] = kubeproxy.Match(l, n.NS)
+		m[netpol.ProcName(n.NS)] = netpol.Match(n.NS)
 		if HasKubeletShim(n) {
 			m[ProcKubeletShim(n.NS)] = kubeletShimMatch(l, n.NS)
 		}

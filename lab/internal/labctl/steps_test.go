@@ -69,5 +69,6 @@ func TestEveryBringUpStepHasItsOwnName(t *testing.T) {
 	// The phases `lab up` reports, in order (the laptop's workstation starts once the network
 	// exists, before the control plane).
 	assert.Equal(t, []string{"certificates and kubeconfigs", "network namespaces", "workstation", "etcd and kube-apiserver",
-		"controllers, kwok nodes, daemon", "manifests applied", "deployments available", "DNS, HTTPS and VPN answer"}, laps)
+		"controllers, kwok nodes, daemon", "manifests applied", "deployments available", "DNS, HTTPS and VPN answer",
+		"NetworkPolicy enforcers ready"}, laps)
 }

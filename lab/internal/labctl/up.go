@@ -123,6 +123,9 @@ func (b *bringUp) steps() []step {
 			return b.applier.ApplyFile(ctx, filepath.Join(manifests, "00-namespaces.yaml"))
 		}},
 		step{name: "apply Traefik's and the Gateway API's CRDs", run: func(ctx context.Context) error { return applyTraefikCRDs(ctx, b.applier, b.st.Binaries) }},
+	)
+	steps = append(steps, b.netpolSteps()...)
+	steps = append(steps,
 		step{name: "create the secrets", run: func(ctx context.Context) error { return createSecrets(ctx, b.client, l) }},
 		step{name: "apply the base manifests", run: func(ctx context.Context) error { return b.applier.ApplyDir(ctx, manifests) }, lap: "manifests applied"},
 		step{name: "wait for the deployments", run: func(ctx context.Context) error {
@@ -132,6 +135,7 @@ func (b *bringUp) steps() []step {
 		b.waitStep("zone DNS on every node address", zoneAnswers(l), ""),
 		b.waitStep("HTTPS 302 through the proxy", proxyRedirects(l), ""),
 		b.waitStep("VPN tunnel from the laptop", tunnelUp(l), "DNS, HTTPS and VPN answer"),
+		b.waitStep("the NetworkPolicy enforcers", netpolReady(l), "NetworkPolicy enforcers ready"),
 	)
 	return steps
 }
