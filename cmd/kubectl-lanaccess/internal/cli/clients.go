@@ -61,7 +61,9 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the dynamic client: %w", err)}
 	}
-	c := &clients{config: cfg, typed: typed, dynamic: dyn, warnings: w, cluster: report.Cluster{Server: cfg.Host}}
+	// Custom resources of API groups the cluster does not serve are not asked for (one
+	// discovery question instead of a 404 per group and version tried).
+	c := &clients{config: cfg, typed: typed, dynamic: kube.ServedOnly(typed.Discovery(), dyn), warnings: w, cluster: report.Cluster{Server: cfg.Host}}
 	if raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		c.cluster.Context = raw.CurrentContext
 		if kubeFlags.Context != nil && *kubeFlags.Context != "" {
