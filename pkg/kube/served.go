@@ -2,6 +2,9 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,28 +18,63 @@ import (
 // ServedOnly wraps dyn so that reading a custom resource of an API group/version the API
 // server does not serve is answered "not found" without a request, as the server itself would
 // answer it (404: IsNotInstalled). Which group/versions are served is asked once, on the first
-// read, through disc (ServerGroups: GET /api and /apis); when that fails, every read goes to
-// the server as before. Discovery tries several groups and versions a cluster may or may not
-// serve (Traefik's two groups, Gateway API's v1 and v1beta1, Kyverno, Gatekeeper, Contour,
-// Calico, Cilium): on a cluster that serves none, one question replaces a dozen 404s.
-func ServedOnly(disc discovery.DiscoveryInterface, dyn dynamic.Interface) dynamic.Interface {
-	if disc == nil || dyn == nil {
+// read, with groups (APIGroups); when that fails, every read goes to the server as before.
+// Discovery tries several groups and versions a cluster may or may not serve (Traefik's two
+// groups, Gateway API's v1 and v1beta1, Kyverno, Gatekeeper, Contour, Calico, Cilium): on a
+// cluster that serves none, one question replaces a dozen 404s.
+func ServedOnly(groups func() (*metav1.APIGroupList, error), dyn dynamic.Interface) dynamic.Interface {
+	if groups == nil || dyn == nil {
 		return dyn
 	}
-	return &servedOnly{Interface: dyn, disc: disc}
+	return &servedOnly{Interface: dyn, groups: groups}
+}
+
+// APIGroups asks the API server which groups and versions it serves: one GET /apis as JSON
+// (the core group, /api, is always served), without the aggregated discovery document that
+// ServerGroups would fetch and decode with every resource of every group; through
+// ServerGroups when disc has no REST client (a fake).
+func APIGroups(disc discovery.DiscoveryInterface) func() (*metav1.APIGroupList, error) {
+	if disc == nil {
+		return nil
+	}
+	return func() (*metav1.APIGroupList, error) {
+		rc := disc.RESTClient()
+		if rc == nil || reflect.ValueOf(rc).IsNil() {
+			return disc.ServerGroups()
+		}
+		raw, err := rc.Get().AbsPath("/apis").SetHeader("Accept", "application/json").Do(context.Background()).Raw()
+		if err != nil {
+			return nil, err
+		}
+		var l metav1.APIGroupList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, fmt.Errorf("GET /apis: %w", err)
+		}
+		return &l, nil
+	}
 }
 
 type servedOnly struct {
 	dynamic.Interface
-	disc   discovery.DiscoveryInterface
+	groups func() (*metav1.APIGroupList, error)
 	once   sync.Once
 	served map[string]bool // "group/version"; nil: unknown
+}
+
+// servedKnown reports whether dyn (a ServedOnly) knows that gv is not served.
+func servedKnown(dyn dynamic.Interface, gv schema.GroupVersion) (served, known bool) {
+	s, ok := dyn.(*servedOnly)
+	if !ok {
+		return false, false
+	}
+	served = s.isServed(gv)
+	return served, s.served != nil
 }
 
 // isServed reports whether gv is served; true when that is not known.
 func (s *servedOnly) isServed(gv schema.GroupVersion) bool {
 	s.once.Do(func() {
-		groups, err := s.disc.ServerGroups()
+		groups, err := s.groups()
 		if err != nil || groups == nil {
 			return
 		}

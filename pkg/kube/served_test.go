@@ -31,7 +31,7 @@ func servedFixture(t *testing.T, groupVersions ...string) (*fakediscovery.FakeDi
 // serves is asked; the served set is asked once.
 func TestAnUnservedGroupVersionIsNotAskedFor(t *testing.T) {
 	disc, dyn := servedFixture(t, "traefik.io/v1alpha1")
-	s := ServedOnly(disc, dyn)
+	s := ServedOnly(APIGroups(disc), dyn)
 	io, containo := TraefikIngressRoutes()[0], TraefikIngressRoutes()[1]
 	_, err := s.Resource(containo.GVR).List(t.Context(), metav1.ListOptions{})
 	require.Error(t, err)
@@ -57,8 +57,21 @@ func TestUnknownServedGroupsAskTheServer(t *testing.T) {
 	disc.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("discovery failed")
 	})
-	s := ServedOnly(disc, dyn)
+	s := ServedOnly(APIGroups(disc), dyn)
 	_, err := s.Resource(TraefikIngressRoutes()[1].GVR).List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, dyn.Actions(), 1)
+}
+
+// What discovery did not read and the cluster does not serve is known not installed.
+func TestServedKnownTellsAnUnservedGroupVersion(t *testing.T) {
+	disc, dyn := servedFixture(t, "traefik.io/v1alpha1")
+	s := ServedOnly(APIGroups(disc), dyn)
+	served, known := servedKnown(s, CalicoInstallations().GVR.GroupVersion())
+	assert.True(t, known)
+	assert.False(t, served)
+	served, known = servedKnown(s, TraefikIngressRoutes()[0].GVR.GroupVersion())
+	assert.True(t, known && served)
+	_, known = servedKnown(dyn, CalicoInstallations().GVR.GroupVersion())
+	assert.False(t, known, "a plain dynamic client knows nothing")
 }
