@@ -85,3 +85,18 @@ func TestARulesReviewThatIsNotCompleteLeavesTheAnswerToAccessReviews(t *testing.
 	assert.True(t, self.Allowed, "an answered access review proves creating one is permitted")
 	assert.Equal(t, map[string]int{"access": 1}, n)
 }
+
+// A list this run's requests already made is not asked about.
+func TestAListThisRunMadeIsNotAskedAbout(t *testing.T) {
+	cs, n := rulesFixture(nil, true, "", false)
+	listed := AccessQuestion{Verb: "list", Resource: "services"}
+	r := NewAccessReviewer(cs).Knowing(func(q AccessQuestion) bool { return q == listed })
+	a, err := r.Review(t.Context(), listed)
+	require.NoError(t, err)
+	assert.True(t, a.Allowed)
+	assert.Empty(t, n)
+	a, err = r.Review(t.Context(), AccessQuestion{Verb: "list", Resource: "nodes"})
+	require.NoError(t, err)
+	assert.False(t, a.Allowed, "a list not made is asked")
+	assert.Equal(t, map[string]int{"access": 1}, n)
+}
