@@ -160,7 +160,8 @@ func withoutDiscovery(checks []string) []string {
 }
 
 // AccessAndPermissions is LA001: the API answers, and the user may read what the checks
-// need. One SelfSubjectAccessReview per permission; a missing one is named with the checks
+// need. Each permission is known from a list this run made, a namespace's complete rules review or
+// an access review (kube.AccessReviewer); a missing one is named with the checks
 // that will SKIP because of it and the RBAC rule that grants it.
 func AccessAndPermissions(env *Env) engine.Check {
 	return catalogue.Check("LA001", func(ctx context.Context) engine.Outcome { return accessAndPermissions(ctx, env) })

@@ -33,10 +33,10 @@ func TestASilentVIPIsTheFirstSilentHopAndLaterHopsAreNotTried(t *testing.T) {
 	require.Len(t, fails, 1)
 	assert.Contains(t, fails[0].Message, "cluster DNS VIP 10.96.0.99 (--cluster-dns): silent (no DNS answer within 2 s)")
 	assert.Contains(t, fails[0].Message, "the Service layer or policy")
+	// The pod's hops are probed at once (each is an exec): what a hop after the first silent one
+	// found is not reported, it is "not tried" in the ladder.
 	assert.Contains(t, messages(fs), "names kubernetes.default.svc.cluster.local: not tried")
-	for _, c := range f.exec.Calls() {
-		assert.NotContains(t, strings.Join(c.Command, " "), "getent hosts", "no resolver probe after the first silent hop")
-	}
+	assert.NotContains(t, messages(fs), "names kubernetes.default.svc.cluster.local: answered")
 }
 
 func TestTheResolverFailingInsideThePodIsAWarningAndTheLadderGoesOn(t *testing.T) {

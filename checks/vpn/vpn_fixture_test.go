@@ -3,7 +3,6 @@ package vpn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -530,18 +529,19 @@ func intOrString[T int | string](v T) intstr.IntOrString {
 }
 
 // sweepRecordings serves the recorded Don't-Fragment sweep name (facts/record_test.go): the
-// tunnel interface's MTU and each ping the pod-side sweep sent to the peer 10.8.0.2.
+// script that read the tunnel interface's MTU and pinged the peer 10.8.0.2 at every size, and
+// the black hole's refining script, each answering the command it was recorded for.
 func sweepRecordings(t *testing.T, f *vpnFixture, name string) {
 	t.Helper()
-	f.exec.On(vpnPodRef, "cat /sys/class/net/tun0/mtu", vpnReply(t, name+"-tun0"))
-	files, err := filepath.Glob(filepath.Join("testdata", "vpn", name+"-ping-*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		rec := strings.TrimSuffix(filepath.Base(file), ".json")
-		size, err := strconv.Atoi(strings.TrimPrefix(rec, name+"-ping-"))
+	for _, part := range []string{"sweep", "refine"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "vpn", name+"-"+part+".json"))
+		if os.IsNotExist(err) && part == "refine" {
+			continue // no black hole, no refinement
+		}
 		require.NoError(t, err)
-		f.exec.On(vpnPodRef, fmt.Sprintf("ping -M do -s %d -c 1 -W 1 10.8.0.2", size-28), vpnReply(t, rec))
+		var r vpnRecording
+		require.NoError(t, json.Unmarshal(b, &r))
+		f.exec.On(vpnPodRef, strings.Join(r.Cmd, " "), vpnReply(t, name+"-"+part))
 	}
 }
 

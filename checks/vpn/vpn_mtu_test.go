@@ -22,14 +22,14 @@ func TestATunnelMTUBlackHoleIsFoundFromInsideThePodAndNamesTheLargestSize(t *tes
 	st, _, fs := f.run(t, VPNPodLadder(f.env))
 	require.Equal(t, engine.StatusWarn, st, messages(fs))
 	bh := byCode(t, fs, "VPN006-MTU-BLACK-HOLE")
-	assert.Contains(t, bh.Message, "hop 1, tunnel peer 10.8.0.2: small packets pass but Don't-Fragment packets of 1305 bytes vanish without an ICMP error: a tunnel MTU black hole, the largest size that passes is 1300 bytes")
+	assert.Contains(t, bh.Message, "hop 1, tunnel peer 10.8.0.2: small packets pass but Don't-Fragment packets of 1304 bytes vanish without an ICMP error: a tunnel MTU black hole, the largest size that passes is 1296 bytes")
 	assert.Contains(t, bh.Message, "([1440 1500] pass again: the sender fragments an encapsulated packet that outgrows its own link")
 	assert.LessOrEqual(t, len(f.exec.Calls()), 40, "the sweep is bounded")
 
 	_, v := verdictOf(t, f)
 	assert.Equal(t, "MTU", v.Evidence["layer"], v.Message)
-	assert.Contains(t, v.Message, "A tunnel MTU black hole: from inside Pod vpn/openvpn-7d9f8-x2x4k, tunnel peer 10.8.0.2 answers small packets, but Don't-Fragment packets of 1305 bytes vanish")
-	assert.Contains(t, v.Remediation, "tun-mtu 1300")
+	assert.Contains(t, v.Message, "A tunnel MTU black hole: from inside Pod vpn/openvpn-7d9f8-x2x4k, tunnel peer 10.8.0.2 answers small packets, but Don't-Fragment packets of 1304 bytes vanish")
+	assert.Contains(t, v.Remediation, "tun-mtu 1296")
 	assert.Contains(t, v.Remediation, "this cannot be proven from here")
 }
 
@@ -62,7 +62,7 @@ func TestATunnelMTUBlackHoleIsFoundFromTheClient(t *testing.T) {
 	_, _, fs := f.run(t, VPNClientLadder(f.env))
 	bh := engineWithCode(fs, "VPN007-MTU-BLACK-HOLE")
 	require.Len(t, bh, 2, "the pod and the VIP: %s", messages(fs))
-	assert.Contains(t, bh[0].Message, "hop 2, pod IP 10.244.1.7 (cluster DNS pod kube-system/coredns-5d78c-q8lzt): small packets pass but Don't-Fragment packets of 1305 bytes vanish")
+	assert.Contains(t, bh[0].Message, "hop 2, pod IP 10.244.1.7 (cluster DNS pod kube-system/coredns-5d78c-q8lzt): small packets pass but Don't-Fragment packets of 1304 bytes vanish")
 	_, v := verdictOf(t, f)
 	assert.Equal(t, "MTU", v.Evidence["layer"], v.Message)
 	assert.Contains(t, v.Message, "from this machine through the tunnel, pod IP 10.244.1.7")

@@ -95,6 +95,7 @@ func (d *discoverer) run() error {
 	if v, err := d.client.Discovery().ServerVersion(); err == nil && v != nil {
 		s.ServerVersion = v.GitVersion
 	}
+	d.markUnserved()
 	s.DeriveModels(d.sel.Host)
 	return nil
 }
@@ -439,4 +440,18 @@ func (d *discoverer) readNamespaces() error {
 	}
 	d.setup.Namespaces = nss
 	return nil
+}
+
+// markUnserved records as not installed the custom resources discovery did not read whose
+// group/version the cluster does not serve (when the dynamic client knows: ServedOnly), so
+// that LA001 does not ask permission to read what does not exist.
+func (d *discoverer) markUnserved() {
+	for _, r := range append(DynamicResources(), GatekeeperConstraint("K8sExternalIPs")) {
+		if _, seen := d.setup.Installed[r.Key()]; seen {
+			continue
+		}
+		if served, known := servedKnown(d.dyn, r.GVR.GroupVersion()); known && !served {
+			d.setup.Installed[r.Key()] = false
+		}
+	}
 }

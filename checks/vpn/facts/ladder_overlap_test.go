@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/netip"
 	"strings"
@@ -20,26 +21,28 @@ import (
 // guard bounds a wait that only a regression would make endless: it is never a measure.
 const guard = 30 * time.Second
 
-// gatedSweepExec answers the interface MTU, and holds every Don't-Fragment ping until release
-// is closed, telling sweepAsked that one is waiting.
+// gatedSweepExec holds every Don't-Fragment sweep until release is closed, telling sweepAsked
+// that one is waiting, then answers that every size up to an MTU of 1500 passed.
 type gatedSweepExec struct {
 	sweepAsked chan struct{}
 	once       sync.Once
 	release    chan struct{}
 }
 
-func (e *gatedSweepExec) Exec(ctx context.Context, _ podexec.PodRef, _ string, cmd []string, _ io.Reader) ([]byte, []byte, error) {
-	line := strings.Join(cmd, " ")
-	if strings.HasPrefix(line, "cat /sys/class/net/") {
-		return []byte("1500\n"), nil, nil
-	}
+func (e *gatedSweepExec) Exec(ctx context.Context, _ podexec.PodRef, _ string, _ []string, _ io.Reader) ([]byte, []byte, error) {
 	e.once.Do(func() { close(e.sweepAsked) })
 	select {
 	case <-e.release:
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	return []byte("1 packets transmitted, 1 received\n"), nil, nil
+	var out strings.Builder
+	out.WriteString("@@mtu 1500\n")
+	for _, size := range sweepSizes(1500) {
+		fmt.Fprintf(&out, "@@%d 1 packets transmitted, 1 received\n@@%d exit 0\n", size, size)
+	}
+	out.WriteString("@@end\n")
+	return []byte(out.String()), nil, nil
 }
 
 // A hop's MTU sweep runs beside the next hops: the next hop is probed while the sweep's pings
@@ -70,17 +73,13 @@ func TestAHopsMTUSweepRunsBesideTheNextHops(t *testing.T) {
 	assert.Equal(t, 1500, p.w.ladder[0].MTU.Largest(), "the sweep's answers are in the ladder")
 }
 
-// The sizes after the small packet go out together: every one of the first mtuParallel sizes is
-// asked before any of them answers.
+// Every size of the fixed sweep goes out at once: each is asked before any of them answers.
 func TestTheMTUSweepSendsItsSizesTogether(t *testing.T) {
 	var inFlight atomic.Int32
 	all := make(chan struct{})
 	var once sync.Once
-	m := sweepMTU(1500, func(size int) SizeResult {
-		if size == mtuSweep[0] {
-			return SizeResult{Size: size, State: SizePassed}
-		}
-		if inFlight.Add(1) == mtuParallel {
+	m := sweepMTU(1500, eachSize(func(size int) SizeResult {
+		if inFlight.Add(1) == int32(len(sweepSizes(1500))) {
 			once.Do(func() { close(all) })
 		}
 		select {
@@ -89,7 +88,7 @@ func TestTheMTUSweepSendsItsSizesTogether(t *testing.T) {
 		case <-time.After(guard):
 			return SizeResult{Size: size, State: SizeSilent, Detail: "sent alone"}
 		}
-	})
+	}))
 	assert.False(t, m.BlackHole(), "%+v", m.Sizes)
 	assert.Equal(t, 1500, m.Largest())
 	sizes := make([]int, 0, len(m.Sizes))

@@ -30,25 +30,67 @@ func (g *Gatherer) walkPodLadder(ctx context.Context, m *podMemos) (Ladder, erro
 		w: &walker{stops: func(r HopResult) bool { return !slices.Contains(PodSideHops, r.Hop) }}}
 	if len(tun.Peers) > 0 {
 		peer := tun.Peers[0]
-		p.w.step(HopPeer, peer, peer.String(), p.withMTU(peer, p.probe(HopPeer, peer.String(), append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...))))
+		p.step(HopPeer, peer, peer.String(), p.withMTU(peer, p.probe(HopPeer, peer.String(), append([]podProbe{pingProbe(peer, limit)}, tcpProbes(tb, peer, 1194, limit)...))))
 	} else {
-		p.w.skip(HopPeer, "no client address known (no point-to-point peer, no status file listing clients)")
+		p.skip(HopPeer, "no client address known (no point-to-point peer, no status file listing clients)")
 	}
 	p.podIP(lt)
 	if lt.VIP.IsValid() {
 		target := lt.VIP.String() + " (" + lt.VIPDesc + ")"
-		p.w.step(HopVIP, lt.VIP, target, p.probe(HopVIP, target, dnsProbes(tb, lt.VIP, lt.Name, limit)))
+		p.step(HopVIP, lt.VIP, target, p.probe(HopVIP, target, dnsProbes(tb, lt.VIP, lt.Name, limit)))
 	} else {
-		p.w.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
+		p.skip(HopVIP, "no cluster DNS Service found (--cluster-dns)")
 	}
-	p.w.step(HopNames, netip.Addr{}, lt.Name, p.probe(HopNames, lt.Name, resolveProbes(tb, lt.Name+".", limit)))
+	p.step(HopNames, netip.Addr{}, lt.Name, p.probe(HopNames, lt.Name, resolveProbes(tb, lt.Name+".", limit)))
 	if lt.Public != "" {
-		p.w.step(HopPublic, publicAddr(lt.Public), lt.Public, p.probe(HopPublic, lt.Public, publicProbes(tb, lt.Public, limit)))
+		p.step(HopPublic, publicAddr(lt.Public), lt.Public, p.probe(HopPublic, lt.Public, publicProbes(tb, lt.Public, limit)))
 	} else {
-		p.w.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
+		p.skip(HopPublic, "not asked (--public ADDRESS[:PORT])")
 	}
+	p.walk()
 	p.sweeps.Wait()
 	return p.w.ladder, nil
+}
+
+// plannedHop is one hop of a pod ladder: its probe, or why it is skipped.
+type plannedHop struct {
+	hop, target, skip string
+	addr              netip.Addr
+	run               func() HopResult
+	result            HopResult
+}
+
+// step plans a hop; walk probes it.
+func (p *podWalk) step(hop string, addr netip.Addr, target string, run func() HopResult) {
+	p.plan = append(p.plan, &plannedHop{hop: hop, addr: addr, target: target, run: run})
+}
+
+// skip plans a hop that does not apply.
+func (p *podWalk) skip(hop, why string) {
+	p.plan = append(p.plan, &plannedHop{hop: hop, skip: why})
+}
+
+// walk probes every planned hop at once, then reads them in ladder order: a hop after the
+// first failed one (that stops the walk) is "not tried", and what it found is dropped. From
+// inside the pod no hop waits on another's packets, and each probe is an exec that costs
+// hundreds of milliseconds on a loaded cluster: in a row, the ladder's execs added up; at once,
+// it costs its slowest hop. The price is the few probes of hops the first failure makes moot
+// (bounded: one probe per hop and tool, each with the hop timeout).
+func (p *podWalk) walk() {
+	var wg sync.WaitGroup
+	for _, h := range p.plan {
+		if h.skip == "" {
+			wg.Go(func() { h.result = h.run() })
+		}
+	}
+	wg.Wait()
+	for _, h := range p.plan {
+		if h.skip != "" {
+			p.w.skip(h.hop, h.skip)
+			continue
+		}
+		p.w.step(h.hop, h.addr, h.target, func() HopResult { return h.result })
+	}
 }
 
 // podWalk sends one ladder's probes from inside a pod.
@@ -60,6 +102,7 @@ type podWalk struct {
 	limit  time.Duration
 	routes []linuxnet.Route
 	w      *walker
+	plan   []*plannedHop
 	// sweeps are the MTU sweeps in flight: a hop's sweep runs beside the next hops, which
 	// do not depend on it.
 	sweeps sync.WaitGroup
@@ -87,7 +130,7 @@ func (p *podWalk) withMTU(addr netip.Addr, run func() HopResult) func() HopResul
 // podIP asks a DNS pod a question, or connects to another pod's port, then pings it.
 func (p *podWalk) podIP(lt Targets) {
 	if !lt.PodIP.IsValid() {
-		p.w.skip(HopPodIP, "no pod to aim at (--pod-target)")
+		p.skip(HopPodIP, "no pod to aim at (--pod-target)")
 		return
 	}
 	target := lt.PodIP.String() + " (" + lt.PodDesc + ")"
@@ -98,7 +141,7 @@ func (p *podWalk) podIP(lt Targets) {
 	case lt.PodPort != 0:
 		probes = tcpProbes(p.tb, lt.PodIP, lt.PodPort, p.limit)
 	}
-	p.w.step(HopPodIP, lt.PodIP, target, p.withMTU(lt.PodIP, p.probe(HopPodIP, target, append(probes, pingProbe(lt.PodIP, p.limit)))))
+	p.step(HopPodIP, lt.PodIP, target, p.withMTU(lt.PodIP, p.probe(HopPodIP, target, append(probes, pingProbe(lt.PodIP, p.limit)))))
 }
 
 // publicAddr is --public's address (invalid for a host name).

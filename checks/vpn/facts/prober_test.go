@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,22 +69,42 @@ func TestTheNetworkProberAsksTheKernelForTheSourceAddress(t *testing.T) {
 	assert.Contains(t, table, "Iface\tDestination\tGateway")
 }
 
-// The sweep is bounded: the fixed sizes, the interface MTU, at most four bisections.
+// The sweep is bounded: the fixed sizes, the interface MTU, one batch of refining sizes.
 func TestTheMTUSweepIsBoundedAndStopsWhenTheSmallPacketFails(t *testing.T) {
-	n := 0
-	m := sweepMTU(9000, func(size int) SizeResult {
-		n++
-		if size > 1000 && size%2 == 1 { // hostile: every odd size above 1000 vanishes
-			return SizeResult{Size: size, State: SizeSilent}
-		}
-		return SizeResult{Size: size, State: SizePassed}
+	var n atomic.Int32
+	batches := 0
+	m := sweepMTU(9000, func(sizes []int) []SizeResult {
+		batches++
+		return eachSize(func(size int) SizeResult {
+			n.Add(1)
+			if size > 1000 && size%2 == 1 { // hostile: every odd size above 1000 vanishes
+				return SizeResult{Size: size, State: SizeSilent}
+			}
+			return SizeResult{Size: size, State: SizePassed}
+		})(sizes)
 	})
-	assert.LessOrEqual(t, n, len(mtuSweep)+1+mtuRefine)
-	assert.Equal(t, len(m.Sizes), n)
-	n = 0
-	m = sweepMTU(1500, func(size int) SizeResult { n++; return SizeResult{Size: size, State: SizeSilent} })
-	assert.Equal(t, 1, n, "a silent small packet is not an MTU question")
+	assert.LessOrEqual(t, int(n.Load()), len(mtuSweep)+1+mtuRefine)
+	assert.LessOrEqual(t, batches, 2, "the fixed sweep, then one refinement")
+	assert.Len(t, m.Sizes, int(n.Load()))
+	m = sweepMTU(1500, eachSize(func(size int) SizeResult { return SizeResult{Size: size, State: SizeSilent} }))
+	assert.Len(t, m.Sizes, 1, "a silent small packet is not an MTU question")
 	assert.False(t, m.BlackHole())
+}
+
+// A black hole is narrowed in one round trip: evenly spaced sizes between the last size that
+// passed and the first that vanished, none closer than mtuRefineStep.
+func TestTheRefiningSizesLieBetweenAndAreBounded(t *testing.T) {
+	assert.Equal(t, []int{1288, 1296, 1304, 1312, 1320, 1328, 1336, 1344, 1352}, refineSizes(1280, 1360))
+	assert.Equal(t, []int{1288}, refineSizes(1280, 1296))
+	assert.Empty(t, refineSizes(1280, 1288))
+	assert.Empty(t, refineSizes(1280, 1200))
+	for _, gap := range []int{1, 9, 17, 100, 1000, 60000} {
+		sizes := refineSizes(576, 576+gap)
+		assert.LessOrEqual(t, len(sizes), mtuRefine)
+		for _, s := range sizes {
+			assert.True(t, s > 576 && s < 576+gap, "%d in (576, %d)", s, 576+gap)
+		}
+	}
 }
 
 func TestAPaddedQuestionHasTheSizeAsked(t *testing.T) {

@@ -15,21 +15,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-
-	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 type recording struct {
@@ -361,22 +358,20 @@ func tunnelPath(t *testing.T, narrow bool) (srv, cli string) {
 }
 
 // TestRecordMTU records the pod side's sweep of the peer through the tunnel, as the trace runs
-// it (the interface MTU, then each ping), and the client side's sweep of a DNS server behind
-// the tunnel (the lab's CoreDNS on 10.8.0.1:53), by this package's own prober run inside the
-// client namespace.
+// it (one script: the interface MTU, then every size at once; a black hole's refining sizes in
+// a second), and the client side's sweep of a DNS server behind the tunnel (the lab's CoreDNS
+// on 10.8.0.1:53), by this package's own prober run inside the client namespace.
 func TestRecordMTU(t *testing.T) {
+	peer := netip.MustParseAddr("10.8.0.2")
 	for name, narrow := range map[string]bool{"mtu-blackhole": true, "mtu-ok": false} {
 		t.Run(name, func(t *testing.T) {
 			srv, cli := tunnelPath(t, narrow)
-			record(t, name+"-tun0", srv, "cat", "/sys/class/net/tun0/mtu")
-			sweep := sweepMTU(1500, func(size int) SizeResult {
-				cmd := []string{"ping", "-M", "do", "-s", strconv.Itoa(size - 28), "-c", "1", "-W", secs(mtuProbeLimit), "10.8.0.2"}
-				r := record(t, fmt.Sprintf("%s-ping-%d", name, size), srv, cmd...)
-				var err error
-				if r.Exit != 0 {
-					err = &podexec.ExitError{Code: r.Exit, Stderr: r.Stderr}
-				}
-				return pingSizeResult(size, r.Stdout+"\n"+r.Stderr, err)
+			r := record(t, name+"-sweep", srv, "sh", "-c", pingSweepScript("tun0", peer, nil))
+			first := parsePingSweep(r.Stdout, nil)
+			require.True(t, first.ended, r.Stdout)
+			sweep := finishSweep(first.mtu, first.results(sweepSizes(first.mtu)), func(sizes []int) []SizeResult {
+				r := record(t, name+"-refine", srv, "sh", "-c", pingSweepScript("", peer, sizes))
+				return parsePingSweep(r.Stdout, sizes).results(sizes)
 			})
 			t.Logf("pod side: %+v", sweep.Sizes)
 			recordClientSweep(t, name, srv, cli)
@@ -406,14 +401,17 @@ func recordClientSweep(t *testing.T, name, srv, cli string) {
 	mtu, err := p.InterfaceMTU(netip.MustParseAddr("10.8.0.2"))
 	require.NoError(t, err)
 	results := map[int]SizeResult{}
-	sweep := sweepMTU(mtu, func(size int) SizeResult {
+	var mu sync.Mutex
+	sweep := sweepMTU(mtu, oneAtATime(func(size int) SizeResult {
 		ctx, cancel := context.WithTimeout(context.Background(), mtuProbeLimit)
 		defer cancel()
 		r, err := p.SendDF(ctx, netip.MustParseAddrPort("10.8.0.1:53"), size)
 		require.NoError(t, err)
+		mu.Lock()
+		defer mu.Unlock()
 		results[size] = r
 		return r
-	})
+	}))
 	t.Logf("client side (tun0 MTU %d): %+v", mtu, sweep.Sizes)
 	b, err := json.MarshalIndent(map[string]any{"interfaceMTU": mtu, "sizes": results}, "", "  ")
 	require.NoError(t, err)

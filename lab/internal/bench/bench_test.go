@@ -114,7 +114,8 @@ func TestManualScriptCountsFailedSteps(t *testing.T) {
 
 func TestReportTableGolden(t *testing.T) {
 	api := func(total, list, create, get int) APICounts {
-		return APICounts{Total: total, ByVerb: map[string]int{"list": list, "create": create, "get": get}}
+		return APICounts{Total: total, ByVerb: map[string]int{"list": list, "create": create, "get": get},
+			ByResource: map[string]int{"list pods": list, "create selfsubjectaccessreviews": create, "get /version": get}}
 	}
 	r := Report{
 		Date: "2026-11-30 06:00 UTC", Machine: "2 CPUs, linux/amd64", Runs: 3, ProbeTimeout: 2 * time.Second,

@@ -158,10 +158,32 @@ func (r Report) WriteTable(w io.Writer) error {
 		pr.Printf(tw, "%s\t%s\t%s\n", t.Goal, t.Actual, met)
 	}
 	pr.Flush(tw)
+	r.writeRequestLog(pr, w)
 	if len(r.Skipped) > 0 {
 		pr.Printf(w, "\nnot run: %s\n", strings.Join(r.Skipped, "; "))
 	}
 	return pr.Err
+}
+
+// writeRequestLog lists the API requests of one run by verb and resource, as the apiserver's
+// audit log recorded them: where the requests of the counts above went.
+func (r Report) writeRequestLog(pr *textout.Printer, w io.Writer) {
+	var lines []string
+	if len(r.Small.API) > 0 {
+		lines = append(lines, "doctor, healthy: "+formatCounts(r.Small.API[0].ByResource))
+	}
+	for _, c := range r.Commands {
+		if len(c.API) > 0 {
+			lines = append(lines, c.Name+": "+formatCounts(c.API[0].ByResource))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	pr.Println(w, "\nAPI REQUESTS OF ONE RUN BY VERB AND RESOURCE")
+	for _, l := range lines {
+		pr.Println(w, "  "+l)
+	}
 }
 
 // writeCommands adds vpn-trace's and the full doctor's rows.

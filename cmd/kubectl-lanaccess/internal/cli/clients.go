@@ -24,6 +24,8 @@ type clients struct {
 	dynamic  dynamic.Interface
 	cluster  report.Cluster
 	warnings *kube.WarningCollector
+	// reads are the lists the API server answered: LA001 does not ask about them again.
+	reads *kube.ReadLog
 	// namespace is the kubeconfig context's namespace (in a pod, the ServiceAccount's), as
 	// kubectl resolves it; "default" when none is set.
 	namespace string
@@ -48,6 +50,8 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	}
 	w := &kube.WarningCollector{}
 	cfg.WarningHandler = w
+	reads := &kube.ReadLog{}
+	cfg.Wrap(reads.Wrap)
 	// Built-in types travel as protobuf: a page of 500 Services decodes in a fraction of the
 	// JSON time and memory. The dynamic client (custom resources) and exec keep JSON.
 	typedCfg := rest.CopyConfig(cfg)
@@ -61,7 +65,9 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the dynamic client: %w", err)}
 	}
-	c := &clients{config: cfg, typed: typed, dynamic: dyn, warnings: w, cluster: report.Cluster{Server: cfg.Host}}
+	// Custom resources of API groups the cluster does not serve are not asked for (one
+	// discovery question instead of a 404 per group and version tried).
+	c := &clients{config: cfg, typed: typed, dynamic: kube.ServedOnly(kube.APIGroups(typed.Discovery()), dyn), warnings: w, reads: reads, cluster: report.Cluster{Server: cfg.Host}}
 	if raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		c.cluster.Context = raw.CurrentContext
 		if kubeFlags.Context != nil && *kubeFlags.Context != "" {

@@ -186,7 +186,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 		nodeReader.Unavailable = "--no-helpers: doctor stays read-only"
 	}
 	env := checks.DoctorEnv{
-		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers, Reader: nodeReader},
+		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed).Knowing(c.reads.Listed), HelperNamespace: o.Helpers.Namespace, NoHelpers: o.NoHelpers, Reader: nodeReader},
 		Nodes:  &nodes.Env{Setup: setup, Pods: nodes.ClientPods{Client: c.typed}, Shells: rt.shells, NoHelpers: o.NoHelpers, ExecTimeout: o.Checks.ExecTimeout, Reader: nodeReader},
 		Path:   &netpath.Env{Path: netpath.PathFromSetup(setup), Probes: rt.probes, Options: o.Path},
 	}

@@ -232,7 +232,7 @@ func (s *clusterMonitorSource) Prepare(ctx context.Context, probes netpath.Probe
 	setup.APIWarnings = append(setup.APIWarnings, c.warnings.Warnings()...)
 	path := netpath.PathFromSetup(setup)
 	cs := checks.Doctor(checks.DoctorEnv{
-		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed), NoHelpers: true},
+		Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(c.typed).Knowing(c.reads.Listed), NoHelpers: true},
 		Path:   &netpath.Env{Path: path, Probes: probes, Options: s.opts},
 	})
 	return monitor.Round{Checks: append(cs, s.ws.checks(path)...), Path: path}, nil
