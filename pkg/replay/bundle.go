@@ -51,6 +51,8 @@ type Bundle struct {
 	Cluster Cluster `json:"cluster"`
 	// RunID names the run's helper pods; the replay uses it so their names match.
 	RunID string `json:"runID,omitempty"`
+	// OS is the recording workstation's (client-check asks each its own programs).
+	OS string `json:"os,omitempty"`
 	// Incomplete lists what the recording could not keep (a bound reached): a replay asking
 	// for it gets an error, never an invented answer.
 	Incomplete []string   `json:"incomplete,omitempty"`

@@ -43,6 +43,13 @@ func (r *Recorder) SetRun(cluster Cluster, flags []Flag, runID string) {
 	r.b.RunID = runID
 }
 
+// SetOS notes the workstation's operating system (client-check).
+func (r *Recorder) SetOS(os string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.b.OS = os
+}
+
 // Bundle returns the recording so far (a copy of its lists).
 func (r *Recorder) Bundle() *Bundle {
 	r.mu.Lock()

@@ -9,8 +9,9 @@ import (
 // Verdicts is the part of a run's JSON report that a replay must reproduce: each check's
 // status, and each finding's code, severity, object and remediation, one per line (the
 // remediation indented under its finding). Messages and evidence are left out: they carry
-// timings, which a replay gives back as recorded but a live run measures anew. It is the
-// format of testdata/replays/<case>/expect.
+// timings, which a replay gives back as recorded but a live run measures anew; the random
+// labels the probes ask (lanaccess-probe-<8>, lanaccess-<8 hex>) read RANDOM, as they differ
+// from run to run by design. It is the format of testdata/replays/<case>/expect.
 func Verdicts(jsonReport []byte) (string, error) {
 	var doc struct {
 		Command string `json:"command"`
@@ -29,7 +30,7 @@ func Verdicts(jsonReport []byte) (string, error) {
 		return "", fmt.Errorf("not a JSON report: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s: check status, then code severity object of each finding and its fix\n", doc.Command)
+	fmt.Fprintf(&b, "%s verdicts: each check's status; under it, each finding's code, severity, object and fix\n", doc.Command)
 	for _, c := range doc.Checks {
 		fmt.Fprintf(&b, "%s %s\n", c.ID, c.Status)
 		for _, f := range c.Findings {
@@ -41,5 +42,5 @@ func Verdicts(jsonReport []byte) (string, error) {
 			}
 		}
 	}
-	return b.String(), nil
+	return randomLabel.ReplaceAllStringFunc(b.String(), func(m string) string { return normalize(m) }), nil
 }
