@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type tape struct {
 	play      *replay.Player
 }
 
+// replayCaseFile is the bundle of a case directory (testdata/replays/<case>/).
+const replayCaseFile = "bundle.gz"
+
 // notReplayed are the flags a bundle never carries: where the recording and the reports go,
 // how they look, and files that exist only on the recording machine (the CA bundle was used
 // by the HTTPS probe, whose judgement of the chain is recorded).
@@ -62,6 +66,9 @@ func (f *CheckFlags) completeTape(cmd *cobra.Command, command string) error {
 	case f.Replay != "" && f.Wait > 0:
 		return usageErr("--wait re-runs against a changing cluster; a replayed bundle does not change")
 	case f.Replay != "":
+		if st, err := os.Stat(f.Replay); err == nil && st.IsDir() {
+			f.Replay = filepath.Join(f.Replay, replayCaseFile) // a test case's directory
+		}
 		b, err := replay.ReadFile(f.Replay)
 		if err != nil {
 			return &kube.UsageError{Message: "--replay " + err.Error(), Fix: "give a bundle written by --record (docs/replay.md)"}
