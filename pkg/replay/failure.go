@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
+	"strings"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +51,9 @@ func failureOf(err error) *Failure {
 	switch {
 	case errors.As(err, &na):
 		f.Kind, f.Target, f.Network, f.What, f.Within = kindNoAnswer, na.Target.String(), na.Network, na.What, na.Within
+		if na.Err != nil {
+			f.Stderr = bound(na.Err.Error(), 4096) // the cause, which the error's text ends with
+		}
 	case errors.As(err, &ee):
 		f.Kind, f.Code, f.Stderr = kindExit, ee.Code, bound(ee.Stderr, MaxBodyBytes)
 	case errors.As(err, &tm):
@@ -98,7 +102,12 @@ func (f *Failure) Err() error {
 	switch f.Kind {
 	case kindNoAnswer:
 		target, _ := netip.ParseAddrPort(f.Target)
-		return &probe.NoAnswerError{Target: target, Network: f.Network, What: f.What, Within: f.Within, Err: errors.New("replayed: " + f.Message)}
+		na := &probe.NoAnswerError{Target: target, Network: f.Network, What: f.What, Within: f.Within, Err: errors.New(f.Stderr)}
+		if f.Stderr == "" {
+			// A bundle that kept only the text: its cause is what follows the question.
+			na.Err = errors.New(strings.TrimSpace(strings.TrimPrefix(f.Message, strings.TrimSpace(na.Error()))))
+		}
+		return na
 	case kindExit:
 		return wrap(&podexec.ExitError{Code: f.Code, Stderr: f.Stderr})
 	case kindToolMissing:
