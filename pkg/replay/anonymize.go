@@ -255,11 +255,7 @@ func collectNames(raw json.RawMessage, found, keys map[string]bool) {
 				walk(child)
 			}
 			if meta, ok := t["metadata"].(map[string]any); ok {
-				for _, f := range []string{"name", "namespace"} {
-					if s, ok := meta[f].(string); ok && s != "" {
-						found[s] = true
-					}
-				}
+				metaNames(meta, found)
 			}
 		case []any:
 			for _, c := range t {
@@ -268,6 +264,38 @@ func collectNames(raw json.RawMessage, found, keys map[string]bool) {
 		}
 	}
 	walk(v)
+}
+
+// generatedHash is the suffix a controller adds to its owner's name (a ReplicaSet's
+// pod-template hash, a pod's random suffix).
+var generatedHash = regexp.MustCompile(`-[a-z0-9]{5,10}$`)
+
+// metaNames adds an object's name and namespace, its owners' names, and the names its
+// generated name was made from (lan-dns-5df7c965cf-: the ReplicaSet lan-dns-5df7c965cf of the
+// Deployment lan-dns), which labels and selectors carry even when that owner was not read.
+func metaNames(meta map[string]any, found map[string]bool) {
+	for _, f := range []string{"name", "namespace"} {
+		if s, ok := meta[f].(string); ok && s != "" {
+			found[s] = true
+		}
+	}
+	if owners, ok := meta["ownerReferences"].([]any); ok {
+		for _, o := range owners {
+			if m, ok := o.(map[string]any); ok {
+				if s, ok := m["name"].(string); ok && s != "" {
+					found[s] = true
+				}
+			}
+		}
+	}
+	if g, ok := meta["generateName"].(string); ok {
+		for base := strings.TrimSuffix(g, "-"); base != "" && len(base) >= 3; base = generatedHash.ReplaceAllString(base, "") {
+			found[base] = true
+			if !generatedHash.MatchString(base) {
+				break
+			}
+		}
+	}
 }
 
 var domainToken = regexp.MustCompile(`(?i)\b([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)+[a-z]{2,63}\b\.?`)
