@@ -3,11 +3,15 @@ package replay
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
 
 func gz(t testing.TB, raw []byte) []byte {
@@ -86,6 +90,17 @@ func FuzzRead(f *testing.F) {
 		}
 		for _, x := range b.Execs {
 			_ = x.Error.Err()
+		}
+		ctx := context.Background()
+		for _, x := range b.DNS {
+			if server, err := netip.ParseAddrPort(x.Server); err == nil {
+				_, _ = p.DNS().Query(ctx, server, x.Name, x.Type, x.Network)
+			}
+		}
+		for _, x := range b.HTTPS {
+			if addr, err := netip.ParseAddrPort(x.Addr); err == nil {
+				_, _ = p.HTTPS().Get(ctx, probe.HTTPSRequest{Addr: addr, Host: x.Host, Path: x.Path, Requests: x.Requests})
+			}
 		}
 		_ = Anonymize(b)
 	})
