@@ -112,6 +112,26 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 	}
 }
 
+// replayEveryEnv set to 1 replays every doctor run of the lab tests (the doctor helper).
+const replayEveryEnv = "LANACCESS_REPLAY_EVERY"
+
+// checkReplay replays the bundle a live run wrote, offline, and asserts the live verdicts and
+// exit code. A run that could not start (exit 2 before reading anything) has no bundle.
+func checkReplay(t *testing.T, command, bundle string, live result) {
+	t.Helper()
+	if _, err := os.Stat(bundle); err != nil {
+		require.Equal(t, 2, live.Code, "a run that started writes its bundle: %s", live.Stderr)
+		return
+	}
+	want, err := replay.Verdicts([]byte(live.Stdout))
+	require.NoError(t, err)
+	stdout, code := replayOffline(t, command, "-o", "json", "--replay", bundle)
+	got, err := replay.Verdicts(stdout)
+	require.NoError(t, err, "%s", stdout)
+	assert.Equal(t, want, got, "the replay of this run gives its verdicts")
+	assert.Equal(t, live.Code, code, "and its exit code")
+}
+
 // replayOffline runs the plugin in a new network namespace (nothing but a loopback that is
 // down: no cluster, no network), with no kubeconfig.
 func replayOffline(t *testing.T, args ...string) ([]byte, int) {
