@@ -56,11 +56,15 @@ test-unit: ## unit tests (no root, no lab), then the race detector on the packag
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
+# Every doctor and client-check run of the lab tests is also recorded and replayed offline to
+# the same verdicts (docs/replay.md); REPLAY_EVERY=0 turns it off.
+REPLAY_EVERY ?= 1
+
 test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
+	LANACCESS_REPLAY_EVERY=$(REPLAY_EVERY) $(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
 
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
