@@ -26,7 +26,7 @@ LAB_STATE ?= $(or $(LAB_STATE_DIR),/run/kubectl-lanaccess-lab)
 LAB_KUBECTL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/lab/kubernetes-$(shell sed -n 's/^K8S_VERSION=//p' lab/versions.env)/kubectl
 PREFIX ?= /usr/local
 
-.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo docs image release-check release tidy-check clean
+.PHONY: help build install test test-unit test-lab bench lint fuzz lab-up lab-down lab-status demo docs replays image release-check release tidy-check clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -56,11 +56,15 @@ test-unit: ## unit tests (no root, no lab), then the race detector on the packag
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
+# Every doctor and client-check run of the lab tests is also recorded and replayed offline to
+# the same verdicts (docs/replay.md); REPLAY_EVERY=0 turns it off.
+REPLAY_EVERY ?= 1
+
 test-lab: ## bring the lab up (cached binaries) and run the lab tests against it
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	$(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
+	LANACCESS_REPLAY_EVERY=$(REPLAY_EVERY) $(GO) test -count=1 -tags lab -timeout 45m -p 1 ./lab/... ./checks/config/
 
 lint: ## golangci-lint, pinned, with .golangci.yml (the lab's tests included)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
@@ -132,6 +136,12 @@ release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew 
 # docs/cli: cobra's doc generator). The same tests, without -update, fail when a page is stale.
 docs: ## regenerate the generated docs: catalogue pages, man pages and the commands' reference
 	$(GO) test -count=1 ./checks/catalogue ./cmd/kubectl-lanaccess/internal/cli -run 'Pages' -update
+
+replays: ## re-record the lab's replay cases (testdata/replays: bundles and verdicts) after a change to what the commands ask (root)
+	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
+	bash lab/install-deps.sh
+	$(LAB) up
+	LANACCESS_REPLAY_SAVE=$(CURDIR)/testdata/replays $(GO) test -count=1 -tags lab -timeout 15m -p 1 ./lab/e2e/ -run 'TestReplayGivesTheLiveVerdicts'
 
 tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
 	$(GO) mod tidy -diff

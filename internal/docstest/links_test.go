@@ -98,10 +98,10 @@ func TestTheREADMEExamplesAreTheCommandPages(t *testing.T) {
 		}
 		examples++
 		found := false
-		for _, page := range []string{"docs/doctor.md", "docs/vpn-trace.md"} {
+		for _, page := range []string{"docs/doctor.md", "docs/vpn-trace.md", "docs/replay.md"} {
 			found = found || strings.Contains(read(t, page), block)
 		}
 		assert.True(t, found, "the README's example %q is on no command page", strings.SplitN(block, "\n", 3)[1])
 	}
-	assert.Equal(t, 2, examples, "the README shows one doctor and one vpn-trace example")
+	assert.Equal(t, 3, examples, "the README shows one doctor, one vpn-trace and one replay example")
 }

@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,9 +134,18 @@ func (c checkResult) mentions(severity, text string) bool {
 	return false
 }
 
-// doctor runs `doctor -o json` with the lab CA and the given extra flags.
+// doctor runs `doctor -o json` with the lab CA and the given extra flags. With
+// LANACCESS_REPLAY_EVERY=1 (make test-lab) every run is also recorded, and its bundle replayed
+// offline must give the same verdicts (issue 25): each broken variant a lab test makes is a
+// replay test too (checkReplay, replay_test.go).
 func doctor(t *testing.T, extra ...string) result {
 	t.Helper()
-	args := append([]string{"doctor", "-o", "json", "--ca-file", lab.CAFile}, extra...)
-	return runPlugin(t, args...)
+	if containsArg(extra, "--record") || os.Getenv(replayEveryEnv) != "1" {
+		return runPlugin(t, append([]string{"doctor", "-o", "json", "--ca-file", lab.CAFile}, extra...)...)
+	}
+	bundle := filepath.Join(t.TempDir(), "doctor.gz")
+	args := append([]string{"doctor", "-o", "json", "--ca-file", lab.CAFile, "--record", bundle}, extra...)
+	r := runPlugin(t, args...)
+	checkReplay(t, "doctor", bundle, r)
+	return r
 }

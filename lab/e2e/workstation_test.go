@@ -201,6 +201,11 @@ func (s *wsSession) clientCheck(verify string) report {
 	argv := cmds[0]
 	require.Equal(s.t, []string{"kubectl", "lanaccess", "client-check"}, argv[:3], verify)
 	argv = append(append([]string{s.plugin}, argv[2:]...), "--outside-name", "example.org", "-o", "json")
+	bundle := ""
+	if os.Getenv(replayEveryEnv) == "1" {
+		bundle = filepath.Join(s.t.TempDir(), "client-check.gz")
+		argv = append(argv, "--record", bundle)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := s.w.Command(ctx, argv[0], argv[1:]...)
@@ -213,6 +218,13 @@ func (s *wsSession) clientCheck(verify string) report {
 	}
 	var r report
 	require.NoError(s.t, json.Unmarshal(stdout.Bytes(), &r), "%s", stdout.String())
+	if bundle != "" {
+		live := result{Stdout: stdout.String(), Stderr: stderr.String()}
+		if exit != nil {
+			live.Code = exit.ExitCode()
+		}
+		checkReplay(s.t, "client-check", bundle, live)
+	}
 	return r
 }
 

@@ -67,6 +67,10 @@ type httpsCall struct {
 
 // NewSet builds the probers of one run. An unreadable or empty CA file is an error that names it.
 func NewSet(cfg Config) (*Set, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
 	s := &Set{
 		timeout:  cfg.Timeout,
 		dns:      cfg.DNS,
@@ -75,31 +79,37 @@ func NewSet(cfg Config) (*Set, error) {
 		redirect: cfg.Redirect,
 		live:     NewLiveness(),
 	}
-	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
-	}
 	par := cfg.Parallel
 	if par <= 0 {
 		par = DefaultParallel
 	}
 	s.slots = make(chan struct{}, par)
-	if s.dns == nil {
-		s.dns = &DNSClient{Timeout: s.timeout, ReuseSockets: true}
-	}
-	if s.https == nil {
-		roots, err := LoadRoots(cfg.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		s.https = &HTTPSClient{Timeout: s.timeout, Roots: roots}
-	}
-	if s.resolver == nil {
-		s.resolver = net.DefaultResolver
-	}
 	if s.redirect == nil {
 		s.redirect = func(a netip.AddrPort) netip.AddrPort { return a }
 	}
 	return s, nil
+}
+
+// WithDefaults returns cfg with the default timeout and the real probers where cfg names none,
+// so that a caller can decorate the probers a Set will use (record and replay wrap them).
+func (c Config) WithDefaults() (Config, error) {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.DNS == nil {
+		c.DNS = &DNSClient{Timeout: c.Timeout, ReuseSockets: true}
+	}
+	if c.HTTPS == nil {
+		roots, err := LoadRoots(c.CAFile)
+		if err != nil {
+			return c, err
+		}
+		c.HTTPS = &HTTPSClient{Timeout: c.Timeout, Roots: roots}
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+	return c, nil
 }
 
 // LoadRoots reads a PEM bundle; an empty path means the system roots (nil).

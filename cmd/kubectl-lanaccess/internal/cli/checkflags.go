@@ -37,6 +37,12 @@ type CheckFlags struct {
 	// NoWrap keeps each finding on one line (default: wrapped to the terminal, 80 columns when
 	// the output is not a terminal).
 	NoWrap bool
+	// Record writes a replay bundle of the run (Anonymize: with names, hosts and addresses
+	// replaced); Replay judges a bundle instead of a cluster (tape.go, docs/replay.md).
+	Record    string
+	Replay    string
+	Anonymize bool
+	tape      *tape
 }
 
 // NewCheckFlags returns the defaults.
@@ -81,6 +87,9 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
 	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (a terminal; NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE as their standards say), always or never")
 	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")
 	fs.BoolVar(&f.NoWrap, "no-wrap", false, "do not wrap findings to the terminal's width")
+	fs.StringVar(&f.Record, "record", "", "also write a replay bundle of everything the run read to this file (no Secrets' data, no credentials)")
+	fs.StringVar(&f.Replay, "replay", "", "judge a bundle written by --record instead of a cluster: no cluster, no network")
+	fs.BoolVar(&f.Anonymize, "anonymize", false, "with --record: replace names, hosts and addresses in the bundle, consistently")
 }
 
 // Validate checks the values that flags alone cannot.
@@ -119,6 +128,9 @@ func (f *CheckFlags) Validate() error {
 // --only and --skip against the command's catalogue.
 func (f *CheckFlags) Complete(cmd *cobra.Command, command string) error {
 	if err := applyConfigFile(cmd, f.ConfigFile); err != nil {
+		return err
+	}
+	if err := f.completeTape(cmd, command); err != nil {
 		return err
 	}
 	if err := f.Validate(); err != nil {

@@ -138,13 +138,16 @@ func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {
 // loopback, and systemd-resolved's state as `resolvectl status` printed it on the lab's laptop
 // (pkg/workstation/testdata/real/lab-*: the zone's servers are the seed's 10.0.10.11-13,
 // so every query to one of them goes to the loopback stand-in).
-func clientCheckAgainst(t *testing.T, system *probetest.Zone, resolvectl string, output string) (string, error) {
+func clientCheckAgainst(t *testing.T, system *probetest.Zone, resolvectl string, output string, setup ...func(*CheckFlags)) (string, error) {
 	t.Helper()
 	zoneServer := probetest.StartDNS(t, "127.0.10.11", &probetest.Zone{Zone: "apps.example.com.", Addrs: seedAddrs(), TTL: 60,
 		Outside: map[string][]netip.Addr{"example.org.": {netip.MustParseAddr("198.51.100.7")}}})
 	systemServer := probetest.StartDNS(t, "127.0.0.1", system)
 	f := NewCheckFlags()
 	f.Output, f.Timeout, f.Color, f.NoWrap = output, 500*time.Millisecond, "never", true
+	for _, s := range setup {
+		s(f)
+	}
 	target, err := workstation.NewTarget("apps.example.com", probe.AddrStrings(seedAddrs()), probe.AddrStrings(seedAddrs()))
 	require.NoError(t, err)
 	o := clientCheckOptions{

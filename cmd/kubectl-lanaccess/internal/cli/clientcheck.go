@@ -22,6 +22,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/workstation"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/replay"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
@@ -78,7 +79,7 @@ func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericcliop
 		Commands: ws.ExecRunner{Timeout: f.Checks.ExecTimeout}, ReadFile: os.ReadFile,
 	}
 	var err error
-	if o.Target, err = f.Target.source(kubeFlags, connect); err != nil {
+	if o.Target, err = f.Target.source(kubeFlags, f.Checks.tape.connect(connect)); err != nil {
 		return nil, err
 	}
 	if o.OS, err = ws.ParseOS(goruntime.GOOS); err != nil {
@@ -133,10 +134,14 @@ func (o *clientCheckOptions) Run(ctx context.Context, streams genericiooptions.I
 // Prepare reads the target (once per attempt) and builds the workstation checks.
 func (o *clientCheckOptions) Prepare(ctx context.Context, _ *report.Progress) (attempt, error) {
 	{
+		// Recording: the flags-only target reads no cluster, a cluster target starts the
+		// recording again with the cluster's name when it connects.
+		o.Checks.tape.begin(replay.Cluster{})
 		t, err := o.Target(ctx)
 		if err != nil {
 			return attempt{}, err
 		}
+		o := o.Checks.tape.workstation(o)
 		name := strings.ReplaceAll(o.ProbeName, "{zone}", t.Zone.String())
 		if !t.Zone.Contains(name) {
 			return attempt{}, &kube.UsageError{Message: fmt.Sprintf("--host %s is not in the zone %s", name, t.Zone.String()), Fix: "give a name that ends in ." + t.Zone.String()}

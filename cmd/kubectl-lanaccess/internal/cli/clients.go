@@ -29,6 +29,8 @@ type clients struct {
 	// namespace is the kubeconfig context's namespace (in a pod, the ServiceAccount's), as
 	// kubectl resolves it; "default" when none is set.
 	namespace string
+	// tape records or replays the run's boundaries (nil: neither).
+	tape *tape
 }
 
 // newClients builds clients from kubectl's flags (kubeconfig, context, in-cluster config).

@@ -145,8 +145,8 @@ func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions
 	return &DoctorOptions{
 		Checks: f.Checks, Selection: sel,
 		Path:   netpath.Options{OutsideName: strings.TrimSuffix(f.OutsideName, "."), ExpectStatus: f.ExpectStatus, ExpectLocation: rule, Insecure: f.Insecure},
-		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: podexec.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners}, Offline: offline,
-		kubeFlags: kubeFlags, connect: connect,
+		Probes: pcfg, NoHelpers: f.NoHelpers, Helpers: podexec.HelperConfig{Namespace: f.HelperNS, Image: f.Image, NameOwners: f.NameOwners, RunID: f.Checks.tape.RunID()}, Offline: offline,
+		kubeFlags: kubeFlags, connect: f.Checks.tape.connect(connect),
 	}, nil
 }
 

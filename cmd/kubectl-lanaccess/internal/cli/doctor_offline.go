@@ -10,6 +10,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/replay"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -40,7 +41,8 @@ func (f *DoctorFlags) offlinePath() (*netpath.Path, error) {
 // prepareOffline runs the DNS and HTTPS path checks on the given addresses; every check that
 // reads the cluster is a SKIP that says so.
 func (o *DoctorOptions) prepareOffline() (attempt, error) {
-	set, err := probe.NewSet(o.Probes)
+	o.Checks.tape.begin(replay.Cluster{})
+	set, err := probe.NewSet(o.Checks.tape.probes(o.Probes))
 	if err != nil {
 		return attempt{}, usageErr("--ca-file %s: %v (give a PEM file of CA certificates)", o.Probes.CAFile, err)
 	}

@@ -60,6 +60,10 @@ func runLevel(command string) map[string]proof {
 		"color":      {Args: []string{"--color", "always"}, Read: func(o any) any { return c(o).Color }},
 		"verbose":    {Args: []string{"--verbose"}, Read: func(o any) any { return c(o).Verbose }},
 		"no-wrap":    {Args: []string{"--no-wrap"}, Read: func(o any) any { return c(o).NoWrap }},
+		// The tape records the run's boundaries and runChecks writes it (tape.go).
+		"record":    {Args: []string{"--record", "x.gz"}, Read: func(o any) any { return c(o).tape != nil && c(o).tape.path == "x.gz" }},
+		"anonymize": {Base: []string{"--record", "x.gz"}, Args: []string{"--record", "x.gz", "--anonymize"}, Read: func(o any) any { return c(o).tape.anonymize }},
+		"replay":    {Test: "TestReplaysGiveTheirExpectedVerdicts (needs a bundle)"},
 	}
 }
 

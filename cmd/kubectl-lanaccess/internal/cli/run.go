@@ -33,6 +33,24 @@ type preparer interface {
 // runChecks runs a catalogue once, or again and again with --wait until it passes or the
 // deadline comes, then writes the reports and returns the exit code as an error.
 func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
+	err := runAttempts(ctx, streams, f, command, prepare)
+	if serr := f.tape.save(streams.ErrOut); serr != nil {
+		// The reports were written; the bundle asked for was not: the run is not complete.
+		return &ExitError{Code: ExitUnevaluated, Err: errors.Join(serr, errorText(err))}
+	}
+	return err
+}
+
+// errorText keeps an error's message but not its exit code (nil for nil and for a bare code).
+func errorText(err error) error {
+	var e *ExitError
+	if errors.As(err, &e) && e.Err == nil {
+		return nil
+	}
+	return err
+}
+
+func runAttempts(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
 	deadline := time.Now().Add(f.Wait)
 	textOut := f.Output == "text"
 	progress := report.NewProgress(streams.ErrOut, textOut && isTerminal(streams.ErrOut)).WithColumns(terminalColumns(streams.ErrOut))

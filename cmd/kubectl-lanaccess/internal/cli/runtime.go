@@ -23,15 +23,16 @@ type attemptRuntime struct {
 }
 
 func newRuntime(c *clients, pcfg probe.Config, helpers podexec.HelperConfig, progress *report.Progress, warn io.Writer) (*attemptRuntime, error) {
-	set, err := probe.NewSet(pcfg)
+	set, err := probe.NewSet(c.tape.probes(pcfg))
 	if err != nil {
 		return nil, &kube.UsageError{Message: fmt.Sprintf("--ca-file %s: %v", pcfg.CAFile, err), Fix: "give a PEM file of CA certificates"}
 	}
-	exec, err := podexec.NewRemoteExecutor(c.config)
+	remote, err := podexec.NewRemoteExecutor(c.config)
 	if err != nil {
 		set.Close()
 		return nil, fmt.Errorf("building the exec client: %w", err)
 	}
+	exec := c.tape.executor(remote)
 	return &attemptRuntime{probes: set, exec: exec, shells: podexec.NewNodeShells(c.typed, exec, helpers), progress: progress, warn: warn}, nil
 }
 

@@ -73,11 +73,14 @@ func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptio
 			return nil, usageErr("invalid --namespace: %v", err)
 		}
 	}
+	if f.FromClient && f.Checks.tape != nil {
+		return nil, usageErr("--from-client walks the ladder from this machine, which --record and --replay do not capture yet: leave it out")
+	}
 	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout, ExecTimeout: f.Checks.ExecTimeout, ProveFixes: f.ProveFixes})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	return &VPNTraceOptions{Checks: f.Checks, VPN: opts, kubeFlags: kubeFlags, connect: connect}, nil
+	return &VPNTraceOptions{Checks: f.Checks, VPN: opts, kubeFlags: kubeFlags, connect: f.Checks.tape.connect(connect)}, nil
 }
 
 // Run runs vpn-trace.
@@ -92,10 +95,11 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 		return attempt{}, err
 	}
 	a := attempt{Header: report.Report{Cluster: c.cluster}}
-	exec, err := podexec.NewRemoteExecutor(c.config)
+	remote, err := podexec.NewRemoteExecutor(c.config)
 	if err != nil {
 		return a, err
 	}
+	exec := c.tape.executor(remote)
 	scope := "all namespaces"
 	if o.VPN.Namespace != "" {
 		scope = "namespace " + o.VPN.Namespace
