@@ -170,9 +170,12 @@ func (t *tape) connect(next clientFactory) clientFactory {
 		if c.typed, err = kubernetes.NewForConfig(cfg); err != nil {
 			return nil, err
 		}
-		if c.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
 			return nil, err
 		}
+		// as newClients builds it: custom resources of unserved groups are not asked for
+		c.dynamic = kube.ServedOnly(kube.APIGroups(c.typed.Discovery()), dyn)
 		c.tape = t
 		return c, nil
 	}
@@ -202,6 +205,10 @@ func (t *tape) replayClients(*genericclioptions.ConfigFlags, time.Duration) (*cl
 	b := t.play.Bundle()
 	w := &kube.WarningCollector{}
 	cfg := jsonOnly(&rest.Config{Host: replayHost, Transport: t.play.Transport(), QPS: 1000, Burst: 1000, UserAgent: version.UserAgent(), WarningHandler: w})
+	// The same wrappers as newClients: the lists answered (LA001 does not ask about them),
+	// and custom resources only of served groups.
+	reads := &kube.ReadLog{}
+	cfg.Wrap(reads.Wrap)
 	typed, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -211,7 +218,7 @@ func (t *tape) replayClients(*genericclioptions.ConfigFlags, time.Duration) (*cl
 		return nil, err
 	}
 	return &clients{
-		config: cfg, typed: typed, dynamic: dyn, warnings: w, namespace: b.Cluster.Namespace, tape: t,
+		config: cfg, typed: typed, dynamic: kube.ServedOnly(kube.APIGroups(typed.Discovery()), dyn), warnings: w, reads: reads, namespace: b.Cluster.Namespace, tape: t,
 		cluster: report.Cluster{Context: b.Cluster.Context + " (replay of " + t.path + ")", Server: b.Cluster.Server},
 	}, nil
 }
