@@ -64,6 +64,7 @@ var configuration = []Entry{
 		Reads: reads(workloads, nodes),
 		Codes: []Code{
 			code("LA103", "NO-53-UDP", "the DNS Service has no port 53/UDP"),
+			code("LA103", "EXTRA-PORT", "the DNS Service carries ports beyond 53 on the node addresses (metrics, health): the whole LAN reaches them"),
 			code("LA103", "NO-53-TCP", "the DNS Service has no port 53/TCP (truncated answers and TCP fallback fail)"),
 			code("LA103", "TARGET-PORT", "port 53's targetPort is not where CoreDNS listens"),
 			code("LA103", "NO-SELECTOR", "the Service has no selector: hand-made endpoints"),
