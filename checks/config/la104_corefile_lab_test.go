@@ -144,9 +144,9 @@ func TestTheRealCoreDNSAnswersEveryFixtureAndCorpusCaseAsTheModelSays(t *testing
 }
 
 // TestEveryCorefileFixIsAcceptedByTheRealCoreDNS: after the fixes of LA101, LA104 and LA105
-// (each applied as printed), the real CoreDNS starts; where LA104 then passes, it answers A for
-// the zone with the DNS Service's IPv4 externalIPs, AAAA with NODATA or its IPv6 ones, and
-// forwards a name outside.
+// (each applied as printed), the real CoreDNS starts and answers as the model says; where LA104
+// then passes after LA101's or LA104's fixes, it answers A for the zone with the DNS Service's
+// IPv4 externalIPs, AAAA with NODATA or its IPv6 ones, and forwards a name outside.
 func TestEveryCorefileFixIsAcceptedByTheRealCoreDNS(t *testing.T) {
 	bin := realCoreDNS(t)
 	runs := 0
@@ -161,6 +161,10 @@ func TestEveryCorefileFixIsAcceptedByTheRealCoreDNS(t *testing.T) {
 				continue
 			}
 			t.Run(c.name+"/"+id, func(t *testing.T) {
+				caseName := strings.Fields(strings.TrimPrefix(c.name, "corpus "))[0]
+				if why, gap := corefiletest.ModelGaps[caseName]; gap && strings.HasPrefix(c.name, "corpus ") {
+					t.Skipf("a known gap of the model (internal/corefiletest ModelGaps): %s", why)
+				}
 				env, err := discoverObjects(t, r.objs, c.sel)
 				require.NoError(t, err)
 				s := env.Setup
@@ -169,7 +173,10 @@ func TestEveryCorefileFixIsAcceptedByTheRealCoreDNS(t *testing.T) {
 					run := differ(t, bin, in.Name, in.Files, in.Conf, zone, host)
 					runs++
 					require.True(t, run.Starts, "CoreDNS refuses the fixed Corefile: %s\nfixes:\n%s", run.Error, strings.Join(r.applied, "\n"))
-					if !corefileCheckPasses(t, env) || s.ConfigMap == nil || in.Conf != s.CorefileConf {
+					// LA105's fixes add `health` and `ready`, which answer nothing: that the
+					// CoreDNS still starts, and answers as the model says (differ), is their
+					// proof; what the zone answers is LA101's and LA104's.
+					if id == "LA105" || !corefileCheckPasses(t, env) || s.ConfigMap == nil || in.Conf != s.CorefileConf {
 						continue
 					}
 					assertAnswersAsIntended(t, run, s)

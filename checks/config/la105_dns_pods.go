@@ -98,7 +98,11 @@ func probeFindings(s *kube.Setup, spec *corev1.PodSpec, obj string) []engine.Fin
 		f := engine.Finding{Code: "LA105-PROBE-NO-LISTENER", Severity: engine.SeverityFail, Object: obj,
 			Message:  fmt.Sprintf("the %s probe of container %s GETs :%d%s, but no plugin of the Corefile listens there (it needs `%s`, on :%d): %s", p.kind, c.Name, p.port, p.path, need, p.port, what),
 			Evidence: map[string]any{"probe": p.kind, "port": p.port, "path": p.path}}
-		if e, ok := addListener(s, cf, need, p.port); ok {
+		switch e, ok := addListener(s, cf, need, p.port); {
+		case !cf.Starts():
+			// an edit of a Corefile CoreDNS refuses would be refused too: LA104 says why first
+			f.Remediation = remedy.Commentf("# CoreDNS refuses this Corefile (LA104), so this fix cannot be proven here: fix the Corefile, then add `%s` on :%d\n", need, p.port)
+		case ok:
 			f.Remediation = e.Remediation()
 		}
 		out = append(out, f)

@@ -218,6 +218,9 @@ func readinessFinding(s *kube.Setup, dep *appsv1.Deployment, obj string) (engine
 	switch {
 	case cf == nil || len(cf.Incomplete) > 0:
 		f.Remediation = remedy.Comment("add `ready` to the Corefile (it answers :8181/ready), then:") + "\n" + patch
+	case !cf.Starts():
+		// an edit of a Corefile CoreDNS refuses would be refused too: LA104 says why first
+		f.Remediation = remedy.Comment("CoreDNS refuses this Corefile (LA104), so this fix cannot be proven here: fix the Corefile, then add `ready` and a readinessProbe GETting :8181/ready")
 	case listenerOn(cf, 8181, "/ready") != "":
 		f.Remediation = patch
 	default:
