@@ -74,6 +74,14 @@ func runLanaccess(t *testing.T, namespace string, timeout time.Duration, args ..
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	// With LANACCESS_REPLAY_EVERY=1 (make test-lab) a vpn-trace run is also recorded, and its
+	// bundle replayed offline must give the same verdicts, as doctor's (checkReplay). Not with
+	// --from-client: its ladder from this machine is not recorded (the plugin refuses it).
+	var bundle string
+	if len(args) > 0 && args[0] == "vpn-trace" && os.Getenv(replayEveryEnv) == "1" && !containsArg(args, "--from-client") && !containsArg(args, "--record") {
+		bundle = filepath.Join(t.TempDir(), "vpn-trace.gz")
+		args = append(append([]string{}, args...), "--record", bundle)
+	}
 	cmd := lanaccessCmd(t, ctx, namespace, append(args, "-o", "json")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -87,6 +95,9 @@ func runLanaccess(t *testing.T, namespace string, timeout time.Duration, args ..
 		t.Fatalf("kubectl-lanaccess %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &r.Report), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	if bundle != "" {
+		checkReplay(t, "vpn-trace", bundle, result{Code: r.Exit, Stdout: stdout.String(), Stderr: stderr.String()})
+	}
 	return r
 }
 
