@@ -66,13 +66,7 @@ func carriedElsewhere(s *kube.Setup, all []netip.Addr, place func([]netip.Addr) 
 
 func placement(s *kube.Setup, placed *noderead.NodeAddrs, p *noderead.AddrPlacement) elsewhere {
 	if len(p.Owners) == 0 {
-		switch {
-		case placed.NotRead != "":
-			return elsewhere{searched: " (the nodes' own addresses were not read: " + placed.NotRead + ")"}
-		case placed.Searched && len(placed.Unread) == 0:
-			return elsewhere{searched: fmt.Sprintf(" and no interface of the %d Ready Linux nodes read carries it", len(placed.Read))}
-		}
-		return elsewhere{searched: fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)", len(placed.Read), len(placed.Unread), noderead.MaxNodesSearched)}
+		return elsewhere{searched: placed.Unfound()}
 	}
 	var nodes []*corev1.Node
 	var where []string

@@ -121,7 +121,7 @@ func placeUnlisted(ctx context.Context, env *Env) (owners map[netip.Addr][]strin
 		if why == "" {
 			why = "--no-helpers"
 		}
-		return nil, " (the nodes' own addresses were not read: " + why + ")"
+		return nil, noderead.NodeAddrs{NotRead: why}.Unfound()
 	}
 	placed := noderead.PlaceAddrs(ctx, env.Reader, env.Setup.Nodes, unlisted)
 	owners = map[netip.Addr][]string{}
@@ -130,15 +130,7 @@ func placeUnlisted(ctx context.Context, env *Env) (owners map[netip.Addr][]strin
 			owners[a] = append(owners[a], o.Node)
 		}
 	}
-	switch {
-	case len(placed.Read) == 0:
-		searched = fmt.Sprintf(" and no node could be read to find it (%d could not be read)", len(placed.Unread))
-	case placed.Searched && len(placed.Unread) == 0:
-		searched = fmt.Sprintf(" and no interface of the %d Ready Linux nodes read carries it", len(placed.Read))
-	default:
-		searched = fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)",
-			len(placed.Read), len(placed.Unread), noderead.MaxNodesSearched)
-	}
+	searched = placed.Unfound()
 	return owners, searched
 }
 

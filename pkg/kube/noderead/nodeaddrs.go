@@ -2,6 +2,7 @@ package noderead
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -131,6 +132,20 @@ func (a *NodeAddrs) readAll(ctx context.Context, r *NodeNetReader, nodes []*core
 		})
 	}
 	wg.Wait()
+}
+
+// Unfound completes "no node lists this address" for an address the node reads did not
+// place: what was read, so that "carried by no node" is said only when every node was.
+func (a NodeAddrs) Unfound() string {
+	switch {
+	case a.NotRead != "":
+		return " (the nodes' own addresses were not read: " + a.NotRead + ")"
+	case len(a.Read) == 0:
+		return fmt.Sprintf(" and no node could be read to find it (%d could not be read)", len(a.Unread))
+	case a.Searched && len(a.Unread) == 0:
+		return fmt.Sprintf(" and no interface of the %d Ready Linux nodes read carries it", len(a.Read))
+	}
+	return fmt.Sprintf(" and none of the %d nodes read carries it (%d could not be read, or were past the first %d)", len(a.Read), len(a.Unread), MaxNodesSearched)
 }
 
 func sameAddr(raw string, a netip.Addr) bool {
