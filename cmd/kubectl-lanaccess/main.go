@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	if needsRoots(os.Args[1:]) {
+	if needsRoots(os.Args[1:]) && !systemHasRoots() {
 		installFallbackRoots()
 	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

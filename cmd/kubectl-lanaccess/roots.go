@@ -14,7 +14,7 @@ import (
 // They are installed before a command that may open a TLS connection runs, not at init (as
 // the package golang.org/x/crypto/x509roots/fallback does): parsing them costs every start-up
 // about 1.4 ms and 650 KB (GODEBUG=inittrace=1), which `version`, `explain`, `manifests`,
-// `completion` and `help` never use.
+// `completion` and `help` never use; nor where the system has roots (systemHasRoots).
 
 // offlineCommands open no connection: they start without the fallback roots.
 var offlineCommands = map[string]bool{"version": true, "explain": true, "manifests": true, "completion": true, "help": true}

@@ -17,6 +17,7 @@ import (
 func TestPublicRootsVerifyWithoutSystemRoots(t *testing.T) {
 	if os.Getenv("LANACCESS_ROOTS_CHILD") == "1" {
 		require.True(t, needsRoots([]string{"doctor"}), "main installs the roots before doctor runs")
+		require.False(t, systemHasRoots(), "no system roots in this child")
 		installFallbackRoots()
 		verified := 0
 		for root := range bundle.Roots() {
@@ -47,4 +48,22 @@ func TestOnlyOfflineCommandsSkipTheRoots(t *testing.T) {
 	for _, args := range [][]string{{"doctor"}, {"vpn-trace"}, {"client-check"}, {"client-config"}, {"monitor"}, {"cleanup"}, {"__complete", "doctor", "-n", ""}, {"--context", "x", "version"}, {}} {
 		require.True(t, needsRoots(args), "%v", args)
 	}
+}
+
+// The fallback roots are skipped only where crypto/x509 will find a system bundle: a file with a
+// certificate; a missing, empty or certificate-less file, or roots forced by GODEBUG, keep them.
+func TestSystemHasRoots(t *testing.T) {
+	dir := t.TempDir()
+	pem := dir + "/bundle.pem"
+	require.NoError(t, os.WriteFile(pem, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o600))
+	empty := dir + "/empty.pem"
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	t.Setenv("GODEBUG", "")
+	for file, want := range map[string]bool{pem: true, empty: false, dir + "/missing.pem": false} {
+		t.Setenv("SSL_CERT_FILE", file)
+		require.Equal(t, want, systemHasRoots(), file)
+	}
+	t.Setenv("SSL_CERT_FILE", pem)
+	t.Setenv("GODEBUG", "x509usefallbackroots=1")
+	require.False(t, systemHasRoots())
 }

@@ -207,10 +207,10 @@ func hold(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Inte
 }
 
 // measure runs every scenario that -skip leaves in.
-func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) (bench.Report, error) {
-	rep := bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second, HopTimeout: 2 * time.Second,
-		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)}
-	var err error
+func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) (rep bench.Report, err error) {
+	rep = bench.Report{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Runs: o.runs, ProbeTimeout: 2 * time.Second, HopTimeout: 2 * time.Second,
+		Machine: fmt.Sprintf("%d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH), LoadStart: loadAverage()}
+	defer func() { rep.LoadEnd = loadAverage() }()
 	if o.skip["startup"] {
 		rep.Skipped = append(rep.Skipped, "start-up (-skip)")
 	} else if rep.Startup, err = measureStartup(ctx, b, o); err != nil {
@@ -257,6 +257,19 @@ func measure(ctx context.Context, b *bench.Bench, o options, loader kubernetes.I
 		return rep, err
 	}
 	return rep, nil
+}
+
+// loadAverage is the machine's 1-minute load average (/proc/loadavg; 0 when unreadable).
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var load float64
+	if _, err := fmt.Sscan(string(data), &load); err != nil {
+		return 0
+	}
+	return load
 }
 
 func measureStartup(ctx context.Context, b *bench.Bench, o options) (bench.Startup, error) {

@@ -88,6 +88,8 @@ type DoctorRun struct {
 	Sample
 	API    APICounts
 	Report doctorJSON
+	// LabCPU is the CPU time the lab's processes used during the run (LabCPU).
+	LabCPU time.Duration
 }
 
 type doctorJSON struct {
@@ -155,11 +157,12 @@ func (b *Bench) Doctor(ctx context.Context) (DoctorRun, error) {
 	if err := b.Audit.Skip(); err != nil {
 		return DoctorRun{}, err
 	}
+	labBefore := LabCPU(labBinCache())
 	s, err := RunProcess(ctx, 2*time.Minute, b.Layout.Laptop.NS, cleanEnv(), b.DoctorArgs()...)
 	if err != nil {
 		return DoctorRun{}, fmt.Errorf("doctor: %w\n%s", err, s.Stderr)
 	}
-	run := DoctorRun{Sample: s}
+	run := DoctorRun{Sample: s, LabCPU: LabCPU(labBinCache()) - labBefore}
 	if err := json.Unmarshal(s.Stdout, &run.Report); err != nil {
 		return run, fmt.Errorf("doctor (exit %d) printed no JSON report: %w\n%s", s.Code, err, s.Stderr)
 	}

@@ -118,11 +118,11 @@ func TestReportTableGolden(t *testing.T) {
 			ByResource: map[string]int{"list pods": list, "create selfsubjectaccessreviews": create, "get /version": get}}
 	}
 	r := Report{
-		Date: "2026-11-30 06:00 UTC", Machine: "2 CPUs, linux/amd64", Runs: 3, ProbeTimeout: 2 * time.Second,
-		Healthy:  TimedPair{Addresses: 3, Doctor: Series{0.21, 0.22, 0.25}, DoctorCPU: Series{0.1, 0.12, 0.13}, Manual: Series{0.6, 0.62, 0.7}},
+		Date: "2026-11-30 06:00 UTC", Machine: "2 CPUs, linux/amd64", LoadStart: 5.3, LoadEnd: 4.71, Runs: 3, ProbeTimeout: 2 * time.Second,
+		Healthy:  TimedPair{Addresses: 3, Doctor: Series{0.21, 0.22, 0.25}, DoctorCPU: Series{0.1, 0.12, 0.13}, LabCPU: Series{0.08, 0.09, 0.1}, Manual: Series{0.6, 0.62, 0.7}},
 		Dead:     TimedPair{Addresses: 3, Doctor: Series{2.1, 2.15, 2.3}, Manual: Series{55, 56}},
 		DeadNode: "node-3",
-		Many:     TimedPair{Addresses: 30, Doctor: Series{0.3, 0.31, 0.33}, DoctorCPU: Series{0.2, 0.21, 0.22}, Manual: Series{5.6, 5.7, 5.8}},
+		Many:     TimedPair{Addresses: 30, Doctor: Series{0.3, 0.31, 0.33}, DoctorCPU: Series{0.2, 0.21, 0.22}, LabCPU: Series{0.3, 0.32, 0.35}, Manual: Series{5.6, 5.7, 5.8}},
 		Small:    ScaleRow{Services: 7, Pods: 7, Doctor: Series{0.21, 0.22, 0.25}, DoctorRSS: Series{31, 31.5, 32}, API: []APICounts{api(42, 26, 15, 1)}},
 		Loaded:   ScaleRow{Services: 2007, Pods: 10007, Doctor: Series{0.3, 0.31, 0.32}, DoctorRSS: Series{33, 33, 34}, API: []APICounts{api(46, 30, 15, 1)}},
 		Startup:  Startup{Version: Series{0.028, 0.029, 0.03}, VersionRSS: Series{23, 23, 23}, Floor: Series{0.005, 0.006, 0.007}, BinaryMB: 31.1},
@@ -164,5 +164,16 @@ func TestReportTableGolden(t *testing.T) {
 		if strings.HasPrefix(tg.Goal, "API requests flat") {
 			assert.False(t, tg.Met, "per-object GETs are not flat")
 		}
+	}
+}
+
+// /proc/<pid>/stat's utime and stime, past a command name with spaces and parentheses.
+func TestStatTicks(t *testing.T) {
+	line := "4242 (core (dns) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 12 0 100 0 0\n"
+	if got := statTicks([]byte(line)); got != 325 {
+		t.Fatalf("statTicks = %d, want 325", got)
+	}
+	if got := statTicks([]byte("garbage")); got != 0 {
+		t.Fatalf("statTicks(garbage) = %d, want 0", got)
 	}
 }

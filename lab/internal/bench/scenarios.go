@@ -21,6 +21,7 @@ type TimedPair struct {
 	Doctor        Series // seconds
 	DoctorRSS     Series // MB
 	DoctorCPU     Series // seconds of user + system time
+	LabCPU        Series // seconds of the lab's processes' CPU time during each doctor run
 	Manual        Series // seconds
 	DoctorFailing []string
 	SlowestChecks string // of the last doctor run
@@ -32,6 +33,7 @@ func (p *TimedPair) addDoctor(r DoctorRun) {
 	p.Doctor = append(p.Doctor, r.Wall.Seconds())
 	p.DoctorRSS = append(p.DoctorRSS, float64(r.MaxRSSKB)/1024)
 	p.DoctorCPU = append(p.DoctorCPU, r.CPU.Seconds())
+	p.LabCPU = append(p.LabCPU, r.LabCPU.Seconds())
 	p.DoctorFailing = r.Report.Failing()
 	p.SlowestChecks = r.Report.Slowest(4)
 	p.API = append(p.API, r.API)

@@ -13,10 +13,13 @@ import (
 
 // Report is everything one `make bench` measured.
 type Report struct {
-	Date         string
-	Machine      string
-	Runs         int
-	ProbeTimeout time.Duration
+	Date    string
+	Machine string
+	// LoadStart and LoadEnd are the machine's 1-minute load average when the run began and
+	// ended (the lab shares its CPUs with whatever else runs there; 0: unknown).
+	LoadStart, LoadEnd float64
+	Runs               int
+	ProbeTimeout       time.Duration
 
 	Healthy  TimedPair
 	Dead     TimedPair
@@ -102,10 +105,14 @@ func pages(n int) int { return int(math.Ceil(float64(n) / 500)) }
 // WriteTable prints the report as one table.
 func (r Report) WriteTable(w io.Writer) error {
 	pr := &textout.Printer{}
-	pr.Printf(w, "kubectl-lanaccess bench, %s, %s\n", r.Date, r.Machine)
+	pr.Printf(w, "kubectl-lanaccess bench, %s, %s", r.Date, r.Machine)
+	if r.LoadStart > 0 || r.LoadEnd > 0 {
+		pr.Printf(w, ", load average %.1f at the start, %.1f at the end", r.LoadStart, r.LoadEnd)
+	}
+	pr.Println(w)
 	pr.Printf(w, "each figure: median [min-max] of %d runs unless marked; doctor = `doctor --no-helpers` (probe timeout %s) from the lab's LAN workstation\n\n", r.Runs, r.ProbeTimeout)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	pr.Println(tw, "SCENARIO\tDOCTOR\tDOCTOR CPU\tMANUAL SCRIPT\tDOCTOR/SCRIPT")
+	pr.Println(tw, "SCENARIO\tDOCTOR\tDOCTOR CPU\tMANUAL SCRIPT\tDOCTOR/SCRIPT\tLAB CPU (DURING DOCTOR)")
 	pair := func(name string, p TimedPair) {
 		if len(p.Doctor) == 0 {
 			return
@@ -114,14 +121,14 @@ func (r Report) WriteTable(w io.Writer) error {
 		if len(p.Manual) > 0 && len(p.Manual) != r.Runs {
 			manual += fmt.Sprintf(" (%d runs)", len(p.Manual))
 		}
-		pr.Printf(tw, "%s\t%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), p.DoctorCPU.Seconds(), manual, Ratio(p.Doctor, p.Manual))
+		pr.Printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, p.Doctor.Seconds(), p.DoctorCPU.Seconds(), manual, Ratio(p.Doctor, p.Manual), p.LabCPU.Seconds())
 	}
 	pair(fmt.Sprintf("healthy, %d addresses", r.Healthy.Addresses), r.Healthy)
 	pair(fmt.Sprintf("1 of %d addresses dead (%s link down)", r.Dead.Addresses, r.DeadNode), r.Dead)
 	pair(fmt.Sprintf("healthy, %d addresses", r.Many.Addresses), r.Many)
 	if len(r.Many.Doctor) > 0 && len(r.Healthy.Doctor) > 0 {
-		pr.Printf(tw, "%d vs %d addresses\t%s\t%s\t%s\n", r.Many.Addresses, r.Healthy.Addresses,
-			Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.DoctorCPU, r.Healthy.DoctorCPU), Ratio(r.Many.Manual, r.Healthy.Manual))
+		pr.Printf(tw, "%d vs %d addresses\t%s\t%s\t%s\t\t%s\n", r.Many.Addresses, r.Healthy.Addresses,
+			Ratio(r.Many.Doctor, r.Healthy.Doctor), Ratio(r.Many.DoctorCPU, r.Healthy.DoctorCPU), Ratio(r.Many.Manual, r.Healthy.Manual), Ratio(r.Many.LabCPU, r.Healthy.LabCPU))
 	}
 	pr.Println(tw, "\t\t\t\t")
 	pr.Println(tw, "CLUSTER SIZE\tDOCTOR\tDOCTOR CPU\tPEAK MEMORY\tAPI REQUESTS (BY VERB)")

@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
@@ -121,13 +121,14 @@ type RemoteExecutor struct {
 	MaxOutput int
 }
 
-// NewRemoteExecutor builds the executor from the same rest.Config as the clientset.
+// NewRemoteExecutor builds the executor from the same rest.Config as the clientset (the core
+// group's client only: the whole clientset would link every API group's client).
 func NewRemoteExecutor(config *rest.Config) (*RemoteExecutor, error) {
-	cs, err := kubernetes.NewForConfig(config)
+	core, err := typedcorev1.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("exec client: %w", err)
 	}
-	return &RemoteExecutor{config: config, rest: cs.CoreV1().RESTClient(), DefaultLimit: 2 * time.Minute, MaxOutput: DefaultMaxOutput}, nil
+	return &RemoteExecutor{config: config, rest: core.RESTClient(), DefaultLimit: 2 * time.Minute, MaxOutput: DefaultMaxOutput}, nil
 }
 
 // Exec runs cmd in the container, guarded so it cannot outlive the context.

@@ -59,7 +59,7 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	typedCfg := rest.CopyConfig(cfg)
 	typedCfg.ContentType = runtime.ContentTypeProtobuf
 	typedCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	typed, err := kubernetes.NewForConfig(typedCfg)
+	typed, err := kube.NewClientset(typedCfg)
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the client: %w", err)}
 	}

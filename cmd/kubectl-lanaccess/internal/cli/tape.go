@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -167,7 +166,7 @@ func (t *tape) connect(next clientFactory) clientFactory {
 		t.begin(replay.Cluster{Context: c.cluster.Context, Server: c.cluster.Server, Namespace: c.namespace})
 		cfg := jsonOnly(rest.CopyConfig(c.config))
 		cfg.Wrap(t.rec.WrapTransport)
-		if c.typed, err = kubernetes.NewForConfig(cfg); err != nil {
+		if c.typed, err = kube.NewClientset(cfg); err != nil {
 			return nil, err
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
@@ -209,7 +208,7 @@ func (t *tape) replayClients(*genericclioptions.ConfigFlags, time.Duration) (*cl
 	// and custom resources only of served groups.
 	reads := &kube.ReadLog{}
 	cfg.Wrap(reads.Wrap)
-	typed, err := kubernetes.NewForConfig(cfg)
+	typed, err := kube.NewClientset(cfg)
 	if err != nil {
 		return nil, err
 	}
