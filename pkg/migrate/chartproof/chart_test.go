@@ -1,0 +1,175 @@
+// Package chartproof renders the Traefik chart with the values pkg/migrate prints: a package of
+// its own because importing Helm registers the CRD type in client-go's scheme, which the fake
+// clientset of pkg/migrate's other tests then refuses.
+package chartproof
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/migrate"
+)
+
+// seedValues are the release's values as the seed installs Traefik: a ClusterIP Service with
+// the node addresses as externalIPs (chart 41 renders service.spec into the Service's spec).
+const seedValues = `
+service:
+  spec:
+    type: ClusterIP
+    externalIPs: [10.0.10.11, 10.0.10.12, 10.0.10.13]
+`
+
+// renderTraefik renders the real chart (testdata/charts/traefik-41.3.0) with Helm's engine as
+// `helm upgrade --reuse-values -f FILE` would: the release's values, the file's merged over
+// them, checked against the chart's values.schema.json; it returns the rendered files.
+func renderTraefik(t *testing.T, release map[string]any, file map[string]any) map[string]string {
+	t.Helper()
+	c, err := loader.LoadDir("testdata/charts/" + migrate.VerifiedTraefikChart)
+	require.NoError(t, err)
+	vals := chartutil.CoalesceTables(file, release)
+	rv, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "traefik", Namespace: "traefik", IsUpgrade: true}, chartutil.DefaultCapabilities)
+	require.NoError(t, err, "the values pass the chart's schema")
+	out, err := engine.Render(c, rv)
+	require.NoError(t, err)
+	return out
+}
+
+func valuesOf(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(text), &m))
+	return m
+}
+
+// The values the plan prints for a Traefik release, rendered by the real chart: the chart
+// renders a DaemonSet (no Deployment) whose container ports web and websecure have hostPorts
+// 80 and 443, pinned to the address nodes, rolling one node at a time; the Service keeps its
+// externalIPs until the cut-over, and the cut-over's --set KEY=null removes them.
+func TestTraefikChartRendersTheHostPortValues(t *testing.T) {
+	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)))
+	require.NoError(t, err)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	p, err := migrate.Generate(s, migrate.HostPort)
+	require.NoError(t, err)
+	require.NotNil(t, p.Values)
+	assert.True(t, p.Values.Verified)
+	assert.Equal(t, "service.spec.externalIPs", p.Values.ExternalIPsKey)
+
+	// The values as printed: the text after `cat > FILE <<'EOF'` in the Helm step.
+	var printed string
+	for _, st := range p.Steps {
+		for _, cmd := range st.Commands {
+			if strings.HasPrefix(cmd, "cat > "+migrate.ValuesFile) {
+				printed = strings.TrimSuffix(strings.SplitN(cmd, "\n", 2)[1], "\nEOF")
+			}
+		}
+	}
+	require.NotEmpty(t, printed, "the Helm step writes the values file")
+	release := valuesOf(t, seedValues)
+	out := renderTraefik(t, release, valuesOf(t, printed))
+
+	assert.Empty(t, strings.TrimSpace(out["traefik/templates/deployment.yaml"]), "no Deployment once kind is DaemonSet")
+	var ds appsv1.DaemonSet
+	require.NoError(t, yaml.Unmarshal([]byte(out["traefik/templates/daemonset.yaml"]), &ds))
+	require.Equal(t, "DaemonSet", ds.Kind)
+	hostPorts := map[string]int32{}
+	for _, p := range ds.Spec.Template.Spec.Containers[0].Ports {
+		hostPorts[p.Name] = p.HostPort
+	}
+	assert.Equal(t, int32(80), hostPorts["web"])
+	assert.Equal(t, int32(443), hostPorts["websecure"])
+	assert.Zero(t, hostPorts["traefik"], "the dashboard's port stays off the nodes")
+	terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.Len(t, terms, 1)
+	assert.Equal(t, []string{"node-1", "node-2", "node-3"}, terms[0].MatchFields[0].Values)
+	assert.Equal(t, int32(0), ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge.IntVal)
+	assert.Equal(t, int32(1), ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntVal)
+
+	svc := renderedService(t, out)
+	assert.Equal(t, []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}, svc.Spec.ExternalIPs, "step one keeps the old path")
+
+	// The cut-over: helm upgrade --reuse-values --set service.spec.externalIPs=null.
+	after := chartutil.CoalesceTables(valuesOf(t, printed), release)
+	cut := setNull(after, p.Values.ExternalIPsKey)
+	out = renderTraefik(t, cut, map[string]any{})
+	svc = renderedService(t, out)
+	assert.Empty(t, svc.Spec.ExternalIPs, "the cut-over removes the externalIPs")
+	require.NoError(t, yaml.Unmarshal([]byte(out["traefik/templates/daemonset.yaml"]), &ds))
+	assert.Equal(t, "DaemonSet", ds.Kind, "and keeps the DaemonSet")
+}
+
+// builtinObjects are the healthy fixture's objects with overlay, without the custom resources
+// and their CRDs: importing Helm registers the CRD type in client-go's scheme, which the fake
+// clientset then refuses to serve; the chart's test needs none of them.
+func builtinObjects(t *testing.T, overlay string) []runtime.Object {
+	t.Helper()
+	objs, err := fixture.Load("../../../testdata/fixtures/healthy")
+	require.NoError(t, err)
+	more, err := fixture.Decode("overlay", []byte(overlay))
+	require.NoError(t, err)
+	objs, err = fixture.Overlay(append(objs, more...)...)
+	require.NoError(t, err)
+	out := objs[:0]
+	for _, o := range objs {
+		switch o.(type) {
+		case *unstructured.Unstructured, *apiextensionsv1.CustomResourceDefinition:
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// setNull is --set KEY=null over vals: Helm deletes a key whose value is null when it
+// coalesces (pkg/chartutil coalesce.go).
+func setNull(vals map[string]any, key string) map[string]any {
+	b, _ := json.Marshal(vals)
+	var cp map[string]any
+	_ = json.Unmarshal(b, &cp)
+	m := cp
+	parts := strings.Split(key, ".")
+	for _, k := range parts[:len(parts)-1] {
+		m = m[k].(map[string]any)
+	}
+	m[parts[len(parts)-1]] = nil
+	return cp
+}
+
+func renderedService(t *testing.T, out map[string]string) corev1.Service {
+	t.Helper()
+	for doc := range strings.SplitSeq(out["traefik/templates/service.yaml"], "\n---") {
+		var svc corev1.Service
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &svc))
+		if svc.Kind == "Service" {
+			return svc
+		}
+	}
+	t.Fatal("the chart rendered no Service")
+	return corev1.Service{}
+}
+
+// helmProxy is an overlay that makes the fixture's Traefik a Helm release of chart traefik-41.3.0.
+func helmProxy(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/helm-proxy.yaml")
+	require.NoError(t, err)
+	return string(b)
+}

@@ -1,0 +1,208 @@
+package migrate
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+)
+
+const healthy = "../../testdata/fixtures/healthy"
+
+func TestHostPortPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		overlay string
+		// err is part of the refusal; "" means a plan.
+		err string
+		// helm: the proxy's part is chart values; objects: the new objects' references.
+		helm    bool
+		objects []string
+		note    string
+	}{
+		{
+			name:    "plain manifests",
+			objects: []string{"DaemonSet traefik/traefik-hostport", "Service traefik/traefik-hostport", "DaemonSet lan-dns/lan-dns-hostport", "Service lan-dns/lan-dns-hostport"},
+		},
+		{
+			name:    "Helm-managed proxy: values, and the DNS as manifests",
+			overlay: helmProxy(t),
+			helm:    true,
+			objects: []string{"DaemonSet lan-dns/lan-dns-hostport", "Service lan-dns/lan-dns-hostport"},
+		},
+		{
+			name: "a tainted node gets its toleration",
+			overlay: `
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2, kubernetes.io/os: linux}}
+spec:
+  taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
+status:
+  addresses: [{type: InternalIP, address: 10.0.10.12}]
+  conditions: [{type: Ready, status: "True"}]
+`,
+			objects: []string{"DaemonSet traefik/traefik-hostport", "Service traefik/traefik-hostport", "DaemonSet lan-dns/lan-dns-hostport", "Service lan-dns/lan-dns-hostport"},
+			note:    "node-role.kubernetes.io/control-plane:NoSchedule on node-2",
+		},
+		{
+			name: "the lists differ",
+			overlay: `
+apiVersion: v1
+kind: Service
+metadata: {name: lan-dns, namespace: lan-dns}
+spec:
+  selector: {app: lan-dns}
+  externalIPs: [10.0.10.11, 10.0.10.12]
+  ports:
+    - {name: dns, port: 53, targetPort: 1053, protocol: UDP}
+    - {name: dns-tcp, port: 53, targetPort: 1053, protocol: TCP}
+`,
+			err: "differ",
+		},
+		{
+			name: "an address no node carries",
+			overlay: `
+apiVersion: v1
+kind: Node
+metadata: {name: node-3, $delete: true}
+`,
+			err: "10.0.10.13 is no node's InternalIP",
+		},
+		{
+			name: "a Service without externalIPs",
+			overlay: `
+apiVersion: v1
+kind: Service
+metadata: {name: traefik, namespace: traefik}
+spec:
+  selector: {app.kubernetes.io/name: traefik, app.kubernetes.io/instance: traefik-traefik}
+  ports:
+    - {name: websecure, port: 443, targetPort: websecure}
+`,
+			err: "no externalIPs",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel := kube.Selection{}
+			if tc.err == "no externalIPs" {
+				sel.ProxyService = "traefik/traefik"
+			}
+			s := discover(t, tc.overlay, sel)
+			p, err := Generate(s, HostPort)
+			if tc.err != "" {
+				require.Error(t, err)
+				var perr *Error
+				require.ErrorAs(t, err, &perr, "a refusal is a usage error (exit 2)")
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			var refs []string
+			for _, o := range p.Objects {
+				refs = append(refs, refOf(o))
+			}
+			assert.Equal(t, tc.objects, refs)
+			assert.Equal(t, tc.helm, p.Values != nil)
+			assert.Contains(t, p.ZoneAnswers, "does not change")
+			if tc.note != "" {
+				assert.Contains(t, strings.Join(p.Notes, "\n"), tc.note)
+			}
+			for _, o := range p.Objects {
+				ds, ok := o.(*appsv1.DaemonSet)
+				if !ok {
+					continue
+				}
+				assertHostPortDaemonSet(t, ds, s)
+			}
+		})
+	}
+}
+
+// assertHostPortDaemonSet: every port of the old Service is a hostPort of the same number on
+// the container port its targetPort names, the pods are pinned to the address nodes, the
+// rollout never surges, and the selector selects only new pods.
+func assertHostPortDaemonSet(t *testing.T, ds *appsv1.DaemonSet, s *kube.Setup) {
+	t.Helper()
+	old := s.ProxyService
+	if strings.HasPrefix(ds.Name, s.DNSService.Name) {
+		old = s.DNSService
+	}
+	hostPorts := map[string]int32{}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				hostPorts[string(p.Protocol)+"/"+p.Name] = p.HostPort
+			}
+		}
+	}
+	assert.Len(t, hostPorts, len(old.Spec.Ports), "one hostPort per Service port")
+	for _, sp := range old.Spec.Ports {
+		found := false
+		for k, v := range hostPorts {
+			found = found || (v == sp.Port && strings.HasPrefix(k, string(sp.Protocol)+"/"))
+		}
+		assert.True(t, found, "port %d/%s", sp.Port, sp.Protocol)
+	}
+	terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.Len(t, terms, 1)
+	assert.Equal(t, []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1", "node-2", "node-3"}}}, terms[0].MatchFields)
+	assert.Equal(t, int32(0), ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge.IntVal)
+	assert.Equal(t, int32(1), ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntVal)
+	assert.Equal(t, string(HostPort), ds.Spec.Selector.MatchLabels[MigratedLabel])
+	sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	require.NoError(t, err)
+	assert.True(t, sel.Matches(labelsOf(ds.Spec.Template.Labels)), "the selector matches its template")
+	assert.Empty(t, ds.Spec.Template.Spec.TopologySpreadConstraints)
+}
+
+// discover models the healthy fixture with overlay as doctor's discovery does.
+func discover(t *testing.T, overlay string, sel kube.Selection) *kube.Setup {
+	t.Helper()
+	objs, err := fixture.Load(healthy)
+	require.NoError(t, err)
+	if overlay != "" {
+		more, err := fixture.Decode("overlay", []byte(overlay))
+		require.NoError(t, err)
+		objs, err = fixture.Overlay(append(objs, more...)...)
+		require.NoError(t, err)
+	}
+	cs, dc, err := fixture.Clients(objs)
+	require.NoError(t, err)
+	s, err := kube.Discover(context.Background(), cs, dc, sel)
+	require.NoError(t, err)
+	return s
+}
+
+type labelsOf map[string]string
+
+func (l labelsOf) Has(k string) bool              { _, ok := l[k]; return ok }
+func (l labelsOf) Get(k string) string            { return l[k] }
+func (l labelsOf) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok }
+
+func TestParseForm(t *testing.T) {
+	f, err := ParseForm("HostPort")
+	require.NoError(t, err)
+	assert.Equal(t, HostPort, f)
+	_, err = ParseForm("metallb")
+	require.ErrorContains(t, err, "nodes' own LAN addresses")
+	_, err = ParseForm("nodeport")
+	require.ErrorContains(t, err, "not a form")
+}
+
+// helmProxy is an overlay that makes the fixture's Traefik a Helm release of chart traefik-41.3.0.
+func helmProxy(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("chartproof/testdata/helm-proxy.yaml")
+	require.NoError(t, err)
+	return string(b)
+}
