@@ -21,10 +21,8 @@ import (
 
 // Generate builds the plan to reach form from the setup discovery read.
 func Generate(s *kube.Setup, form Form) (*Plan, error) {
-	if form != HostPort {
-		if _, err := ParseForm(string(form)); err != nil {
-			return nil, &Error{Message: err.Error()}
-		}
+	if _, err := ParseForm(string(form)); err != nil {
+		return nil, &Error{Message: err.Error()}
 	}
 	switch {
 	case s == nil || s.ProxyService == nil:
@@ -38,25 +36,34 @@ func Generate(s *kube.Setup, form Form) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	answers, err := zoneAnswers(s, addrs)
+	answers, err := zoneAnswers(s, addrs, form)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Form: HostPort, Zone: s.Zone.FQDN(), Addresses: addrs, ZoneAnswers: answers}
+	p := &Plan{Form: form, Zone: s.Zone.FQDN(), Addresses: addrs, ZoneAnswers: answers}
 	p.Source = fmt.Sprintf("%s, %s", kubeobj.Ref("Service", s.ProxyService.Namespace, s.ProxyService.Name), kubeobj.Ref("Service", s.DNSService.Namespace, s.DNSService.Name))
+	if form == ServiceLB {
+		return p, serviceLBPlan(s, p)
+	}
+	return p, hostPortPlan(s, p)
+}
+
+// hostPortPlan moves the proxy and the DNS to DaemonSets with hostPorts.
+func hostPortPlan(s *kube.Setup, p *Plan) error {
+	addrs := p.Addresses
 	nodes := nodeNames(addrs)
 	proxy, err := hostPortPart(s, s.ProxyService, s.ProxyWorkload, nodes, "proxy")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	dns, err := hostPortPart(s, s.DNSService, s.DNSWorkload, nodes, "DNS")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if o, ok := kube.OwnerOf(s.ProxyWorkload); ok && o.Tool == "Helm" && strings.HasPrefix(o.Chart, "traefik-") {
 		v, err := traefikValues(o, proxy)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.Values = v
 	} else {
@@ -74,7 +81,7 @@ func Generate(s *kube.Setup, form Form) (*Plan, error) {
 	p.Notes = append(p.Notes, proxy.notes...)
 	p.Notes = append(p.Notes, dns.notes...)
 	p.Steps = hostPortSteps(p, proxy, dns)
-	return p, nil
+	return nil
 }
 
 // part is one of the two workloads moved to a hostPort DaemonSet.

@@ -134,11 +134,11 @@ func nodeNames(addrs []NodeAddress) []string {
 	return out
 }
 
-// zoneAnswers says whether the Corefile's A answers change. With hostPort DaemonSets pinned to
-// the nodes that carry the addresses, the zone must answer those nodes' addresses: the same
-// list as today, so the Corefile stays as it is; when the answers are not that list, LA101
-// says so and its fix comes first.
-func zoneAnswers(s *kube.Setup, addrs []NodeAddress) (string, error) {
+// zoneAnswers says whether the Corefile's A answers change. With hostPort DaemonSets (or
+// ServiceLB's) pinned to the nodes that carry the addresses, the zone must answer those nodes'
+// addresses: the same list as today, so the Corefile stays as it is; when the answers are not
+// that list, LA101 says so and its fix comes first.
+func zoneAnswers(s *kube.Setup, addrs []NodeAddress, form Form) (string, error) {
 	za := s.ZoneAnswers
 	if !za.Known {
 		why := za.Why
@@ -162,6 +162,10 @@ func zoneAnswers(s *kube.Setup, addrs []NodeAddress) (string, error) {
 	if !slices.Equal(got, want) {
 		return "", failf("the zone answers %s but the Services' externalIPs are %s: run `kubectl lanaccess doctor --only LA101` and make them one list first", join(got), join(want))
 	}
-	return fmt.Sprintf("The Corefile does not change: the DaemonSets run on exactly the nodes whose addresses the zone answers today (%s), %s.",
-		join(want), za.Object), nil
+	where := "the DaemonSets run on exactly the nodes"
+	if form == ServiceLB {
+		where = "ServiceLB's pods run on exactly the nodes"
+	}
+	return fmt.Sprintf("The Corefile does not change: %s whose addresses the zone answers today (%s), %s.",
+		where, join(want), za.Object), nil
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -205,4 +206,79 @@ func helmProxy(t *testing.T) string {
 	b, err := os.ReadFile("chartproof/testdata/helm-proxy.yaml")
 	require.NoError(t, err)
 	return string(b)
+}
+
+// k3sNodes are the fixture's nodes as k3s writes them: its arguments in the annotation
+// k3s.io/node-args (k3s pkg/nodeconfig), extra is appended to node-1's.
+func k3sNodes(extra, node3Address string) string {
+	docs := make([]string, 0, 3)
+	for i, args := range []string{`["server"` + extra + `]`, `["agent"]`, `["agent"]`} {
+		n := i + 1
+		addrs := fmt.Sprintf("    - {type: InternalIP, address: 10.0.10.1%d}\n", n)
+		if n == 3 && node3Address != "" {
+			addrs += "    - " + node3Address + "\n"
+		}
+		docs = append(docs, fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata:
+  name: node-%d
+  labels: {kubernetes.io/hostname: node-%d, kubernetes.io/os: linux}
+  annotations: {k3s.io/node-args: '%s'}
+status:
+  addresses:
+%s  conditions:
+    - {type: Ready, status: "True"}
+`, n, n, args, addrs))
+	}
+	return strings.Join(docs, "---\n")
+}
+
+func TestServiceLBPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name, overlay, err string
+		helm               bool
+		objects            []string
+	}{
+		{name: "k3s with ServiceLB", overlay: k3sNodes("", ""), objects: []string{"Service traefik/traefik-lb", "Service lan-dns/lan-dns-lb"}},
+		{name: "not k3s", err: "not a k3s node"},
+		{name: "ServiceLB disabled", overlay: k3sNodes(`, "--disable", "traefik,servicelb"`, ""), err: "--disable servicelb"},
+		{name: "a node with an ExternalIP", overlay: k3sNodes("", "{type: ExternalIP, address: 198.51.100.7}"), err: "ServiceLB publishes the nodes' ExternalIPs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := discover(t, tc.overlay, kube.Selection{})
+			p, err := Generate(s, ServiceLB)
+			if tc.err != "" {
+				var perr *Error
+				require.ErrorAs(t, err, &perr)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			refs := make([]string, 0, len(p.Objects))
+			for _, o := range p.Objects {
+				refs = append(refs, refOf(o))
+				svc := o.(*corev1.Service)
+				old := s.ProxyService
+				if svc.Namespace == s.DNSService.Namespace && strings.HasPrefix(svc.Name, s.DNSService.Name) {
+					old = s.DNSService
+				}
+				assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+				assert.Empty(t, svc.Spec.ExternalIPs)
+				assert.Equal(t, old.Spec.Selector, svc.Spec.Selector, "the same pods")
+				assert.Equal(t, LBPool, svc.Labels[lbPoolLabel])
+				assert.Len(t, svc.Spec.Ports, len(old.Spec.Ports))
+			}
+			assert.Equal(t, tc.objects, refs)
+			assert.Contains(t, p.ZoneAnswers, "ServiceLB's pods run on exactly the nodes")
+			var cmds []string
+			for _, st := range p.Steps {
+				cmds = append(cmds, st.Commands...)
+			}
+			all := strings.Join(cmds, "\n")
+			for _, n := range []string{"node-1", "node-2", "node-3"} {
+				assert.Contains(t, all, "kubectl label node "+n+" svccontroller.k3s.cattle.io/enablelb=true svccontroller.k3s.cattle.io/lbpool=lanaccess --overwrite")
+			}
+			assert.Contains(t, all, "kubectl lanaccess doctor --proxy-service traefik/traefik-lb --dns-service lan-dns/lan-dns-lb")
+		})
+	}
 }

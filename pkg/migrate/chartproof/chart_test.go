@@ -6,6 +6,7 @@ package chartproof
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -73,16 +74,7 @@ func TestTraefikChartRendersTheHostPortValues(t *testing.T) {
 	assert.True(t, p.Values.Verified)
 	assert.Equal(t, "service.spec.externalIPs", p.Values.ExternalIPsKey)
 
-	// The values as printed: the text after `cat > FILE <<'EOF'` in the Helm step.
-	var printed string
-	for _, st := range p.Steps {
-		for _, cmd := range st.Commands {
-			if strings.HasPrefix(cmd, "cat > "+migrate.ValuesFile) {
-				printed = strings.TrimSuffix(strings.SplitN(cmd, "\n", 2)[1], "\nEOF")
-			}
-		}
-	}
-	require.NotEmpty(t, printed, "the Helm step writes the values file")
+	printed := printedValues(t, p)
 	release := valuesOf(t, seedValues)
 	out := renderTraefik(t, release, valuesOf(t, printed))
 
@@ -136,6 +128,60 @@ func builtinObjects(t *testing.T, overlay string) []runtime.Object {
 		out = append(out, o)
 	}
 	return out
+}
+
+// The values the ServiceLB plan prints for a Traefik release on k3s, rendered by the real
+// chart: the release's Service becomes type LoadBalancer in ServiceLB's pool, keeps its
+// externalIPs until the cut-over, and loses them with the cut-over's --set; the workload stays
+// a Deployment.
+func TestTraefikChartRendersTheServiceLBValues(t *testing.T) {
+	nodes := ""
+	for n := 1; n <= 3; n++ {
+		nodes += fmt.Sprintf(`---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-%d
+  annotations: {k3s.io/node-args: '["server"]'}
+status:
+  addresses: [{type: InternalIP, address: 10.0.10.1%d}]
+  conditions: [{type: Ready, status: "True"}]
+`, n, n)
+	}
+	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)+"\n"+nodes))
+	require.NoError(t, err)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	p, err := migrate.Generate(s, migrate.ServiceLB)
+	require.NoError(t, err)
+	require.NotNil(t, p.Values)
+	printed := printedValues(t, p)
+	release := valuesOf(t, seedValues)
+	out := renderTraefik(t, release, valuesOf(t, printed))
+	svc := renderedService(t, out)
+	assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+	assert.Equal(t, migrate.LBPool, svc.Labels["svccontroller.k3s.cattle.io/lbpool"])
+	assert.Equal(t, []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}, svc.Spec.ExternalIPs, "step one keeps the old path")
+	assert.NotEmpty(t, strings.TrimSpace(out["traefik/templates/deployment.yaml"]), "the workload stays a Deployment")
+
+	cut := setNull(chartutil.CoalesceTables(valuesOf(t, printed), release), p.Values.ExternalIPsKey)
+	svc = renderedService(t, renderTraefik(t, cut, map[string]any{}))
+	assert.Empty(t, svc.Spec.ExternalIPs)
+	assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+}
+
+// printedValues is the values file a plan's Helm step writes (the text of its heredoc).
+func printedValues(t *testing.T, p *migrate.Plan) string {
+	t.Helper()
+	for _, st := range p.Steps {
+		for _, cmd := range st.Commands {
+			if strings.HasPrefix(cmd, "cat > "+migrate.ValuesFile) {
+				return strings.TrimSuffix(strings.SplitN(cmd, "\n", 2)[1], "\nEOF")
+			}
+		}
+	}
+	t.Fatal("the plan writes no values file")
+	return ""
 }
 
 // setNull is --set KEY=null over vals: Helm deletes a key whose value is null when it
