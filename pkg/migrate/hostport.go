@@ -42,8 +42,11 @@ func Generate(s *kube.Setup, form Form) (*Plan, error) {
 	}
 	p := &Plan{Form: form, Zone: s.Zone.FQDN(), Addresses: addrs, ZoneAnswers: answers}
 	p.Source = fmt.Sprintf("%s, %s", kubeobj.Ref("Service", s.ProxyService.Namespace, s.ProxyService.Name), kubeobj.Ref("Service", s.DNSService.Namespace, s.DNSService.Name))
-	if form == ServiceLB {
+	switch form {
+	case ServiceLB:
 		return p, serviceLBPlan(s, p)
+	case CiliumNodeIPAM:
+		return p, ciliumPlan(s, p)
 	}
 	return p, hostPortPlan(s, p)
 }

@@ -163,8 +163,11 @@ func zoneAnswers(s *kube.Setup, addrs []NodeAddress, form Form) (string, error) 
 		return "", failf("the zone answers %s but the Services' externalIPs are %s: run `kubectl lanaccess doctor --only LA101` and make them one list first", join(got), join(want))
 	}
 	where := "the DaemonSets run on exactly the nodes"
-	if form == ServiceLB {
+	switch form {
+	case ServiceLB:
 		where = "ServiceLB's pods run on exactly the nodes"
+	case CiliumNodeIPAM:
+		where = "Cilium's node IPAM publishes exactly the nodes"
 	}
 	return fmt.Sprintf("The Corefile does not change: %s whose addresses the zone answers today (%s), %s.",
 		where, join(want), za.Object), nil

@@ -75,7 +75,7 @@ spec:
 			overlay: `
 apiVersion: v1
 kind: Node
-metadata: {name: node-3, $delete: true}
+metadata: {name: node-3, annotations: {fixture.lanaccess.test/delete: "true"}}
 `,
 			err: "10.0.10.13 is no node's InternalIP",
 		},
@@ -279,6 +279,83 @@ func TestServiceLBPlan(t *testing.T) {
 				assert.Contains(t, all, "kubectl label node "+n+" svccontroller.k3s.cattle.io/enablelb=true svccontroller.k3s.cattle.io/lbpool=lanaccess --overwrite")
 			}
 			assert.Contains(t, all, "kubectl lanaccess doctor --proxy-service traefik/traefik-lb --dns-service lan-dns/lan-dns-lb")
+		})
+	}
+}
+
+// cilium is Cilium's agent DaemonSet and its configuration, as discovery finds them.
+const cilium = `
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: cilium, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: cilium}}
+  template:
+    metadata: {labels: {k8s-app: cilium}}
+    spec:
+      containers: [{name: cilium-agent, image: quay.io/cilium/cilium:v1.18.4}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cilium-config, namespace: kube-system}
+data: {kube-proxy-replacement: "true", enable-node-ipam: "true"}
+`
+
+func TestCiliumNodeIPAMPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name, overlay, err, selector string
+	}{
+		{name: "by the nodes' hostname labels", overlay: cilium, selector: "kubernetes.io/hostname in (node-1,node-2,node-3)"},
+		// client-go's fake tracker ignores field selectors, so discovery's
+		// metadata.name=cilium-config list returns every kube-system ConfigMap: the healthy
+		// fixture's kube-proxy ConfigMap goes, as a real API server would not return it.
+		{name: "no Cilium", overlay: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system, annotations: {fixture.lanaccess.test/delete: \"true\"}}\n", err: "Cilium does not run"},
+		{name: "a node excluded from load balancers", overlay: cilium + `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-2
+  labels: {kubernetes.io/hostname: node-2, node.kubernetes.io/exclude-from-external-load-balancers: ""}
+status:
+  addresses: [{type: InternalIP, address: 10.0.10.12}]
+  conditions: [{type: Ready, status: "True"}]
+`, err: "node IPAM skips it"},
+		{name: "nodes without hostname labels get one of ours", overlay: cilium + `---
+apiVersion: v1
+kind: Node
+metadata: {name: node-3}
+status:
+  addresses: [{type: InternalIP, address: 10.0.10.13}]
+  conditions: [{type: Ready, status: "True"}]
+`, selector: "lanaccess.io/lan-entry=true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := discover(t, tc.overlay, kube.Selection{})
+			p, err := Generate(s, CiliumNodeIPAM)
+			if tc.err != "" {
+				var perr *Error
+				require.ErrorAs(t, err, &perr)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, p.Objects, 2)
+			for _, o := range p.Objects {
+				svc := o.(*corev1.Service)
+				assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+				require.NotNil(t, svc.Spec.LoadBalancerClass)
+				assert.Equal(t, "io.cilium/node", *svc.Spec.LoadBalancerClass)
+				assert.Equal(t, tc.selector, svc.Annotations["io.cilium.nodeipam/match-node-labels"])
+				assert.Equal(t, corev1.ServiceExternalTrafficPolicyCluster, svc.Spec.ExternalTrafficPolicy, "Local would publish only the nodes with an endpoint")
+				assert.Empty(t, svc.Spec.ExternalIPs)
+			}
+			var all []string
+			for _, st := range p.Steps {
+				all = append(all, st.Commands...)
+			}
+			joined := strings.Join(all, "\n")
+			assert.Contains(t, joined, "kubectl -n kube-system get configmap cilium-config -o 'jsonpath={.data.enable-node-ipam}'")
+			assert.Equal(t, strings.HasPrefix(tc.selector, "lanaccess.io"), strings.Contains(joined, "kubectl label node node-1 lanaccess.io/lan-entry=true --overwrite"))
 		})
 	}
 }

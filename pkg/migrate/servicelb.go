@@ -63,7 +63,17 @@ func serviceLBPlan(s *kube.Setup, p *Plan) error {
 		p.Objects = append(p.Objects, proxy)
 	}
 	p.Objects = append(p.Objects, dns)
-	p.Steps = serviceLBSteps(p, s, nodes, proxy, dns)
+	label := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		label = append(label, remedy.Kubectl("", "label", "node", n, enableLBLabel+"=true", lbPoolLabel+"="+LBPool, "--overwrite"))
+	}
+	first := Step{
+		Title: "Put the address nodes in ServiceLB's pool",
+		Why: []string{"ServiceLB runs a LoadBalancer Service's pods on nodes labelled " + enableLBLabel + "=true and, for a Service labelled " +
+			lbPoolLabel + "=" + LBPool + ", on nodes of that pool only (k3s pkg/cloudprovider/servicelb.go newDaemonSet)."},
+		Commands: label,
+	}
+	p.Steps = lbSteps(p, s, []Step{first}, dns, "ServiceLB")
 	return nil
 }
 
@@ -146,26 +156,19 @@ func traefikLBValues(o kube.Owner, svc *corev1.Service) *HelmValues {
 	return v
 }
 
-// serviceLBSteps is the cut-over to ServiceLB.
-func serviceLBSteps(p *Plan, s *kube.Setup, nodes []string, proxy, dns *corev1.Service) []Step {
-	label := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		label = append(label, remedy.Kubectl("", "label", "node", n, enableLBLabel+"=true", lbPoolLabel+"="+LBPool, "--overwrite"))
-	}
-	steps := []Step{{
-		Title: "Put the address nodes in ServiceLB's pool",
-		Why: []string{"ServiceLB runs a LoadBalancer Service's pods on nodes labelled " + enableLBLabel + "=true and, for a Service labelled " +
-			lbPoolLabel + "=" + LBPool + ", on nodes of that pool only (k3s pkg/cloudprovider/servicelb.go newDaemonSet)."},
-		Commands: label,
-	}}
-	proxyRef := proxy.Namespace + "/" + proxy.Name
+// lbSteps is the cut-over to LoadBalancer Services that an implementation (by) serves on the
+// address nodes: first, the Helm upgrade or the new Services, the wait for the published
+// addresses, doctor, the cut-over, doctor again, the rollback and the clean-up.
+func lbSteps(p *Plan, s *kube.Setup, first []Step, dns *corev1.Service, by string) []Step {
+	steps := first
+	proxyRef := s.ProxyService.Namespace + "/" + s.ProxyService.Name + LBSuffix
 	if p.Values != nil {
 		values := remedy.YAML(p.Values.Values)
 		upgrade := []string{"helm", "upgrade", p.Values.Release, "traefik/traefik", "-n", p.Values.Namespace, "--reuse-values", "-f", ValuesFile}
 		if _, version := splitChartVersion(p.Values.Chart); version != "" {
 			upgrade = append(upgrade, "--version", version)
 		}
-		why := []string{fmt.Sprintf("The proxy's Service belongs to the Helm release %s (chart %s): these values make it type LoadBalancer in ServiceLB's pool.", p.Values.Release, p.Values.Chart)}
+		why := []string{fmt.Sprintf("The proxy's Service belongs to the Helm release %s (chart %s): these values make it a LoadBalancer that %s serves.", p.Values.Release, p.Values.Chart, by)}
 		if !p.Values.Verified {
 			why = append(why, fmt.Sprintf("The keys were read from chart %s; compare them with your chart's values.yaml (%s) before upgrading.", VerifiedTraefikChart, p.Values.Chart))
 		}
@@ -180,7 +183,7 @@ func serviceLBSteps(p *Plan, s *kube.Setup, nodes []string, proxy, dns *corev1.S
 	steps = append(steps, Step{
 		Title: "Apply the LoadBalancer Services beside the old ones",
 		Why: []string{"New names (" + strings.Join(refs, ", ") + "), the same selectors: the same pods answer on either path. " +
-			"While both exist, the node addresses' ports match kube-proxy's rules of the old externalIPs and of the new Services' " +
+			"While both exist, the node addresses' ports match the Service dataplane's rules (kube-proxy's or Cilium's) of the old externalIPs and of the new Services' " +
 			"loadbalancer IPs, which lead to the same pods."},
 		Commands: []string{remedy.Apply(p.Manifest())},
 	})
@@ -190,15 +193,15 @@ func serviceLBSteps(p *Plan, s *kube.Setup, nodes []string, proxy, dns *corev1.S
 	}
 	sort.Strings(want)
 	steps = append(steps, Step{
-		Title: "Wait until ServiceLB publishes the node addresses",
-		Why:   []string{"Each Service's status.loadBalancer.ingress must list " + strings.Join(want, ", ") + ": the nodes running its ready svclb pods."},
+		Title: "Wait until " + by + " publishes the node addresses",
+		Why:   []string{"Each Service's status.loadBalancer.ingress must list " + strings.Join(want, ", ") + ", the address nodes'."},
 		Commands: []string{
 			remedy.Kubectl(s.ProxyService.Namespace, "get", "service", strings.TrimPrefix(proxyRef, s.ProxyService.Namespace+"/"), "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}"),
 			remedy.Kubectl(dns.Namespace, "get", "service", dns.Name, "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}"),
 		},
 	})
 	doctor := remedy.Command("kubectl", "lanaccess", "doctor", "--proxy-service", proxyRef, "--dns-service", dns.Namespace+"/"+dns.Name, "--zone", strings.TrimSuffix(p.Zone, "."))
-	steps = append(steps, Step{Title: "Judge the new Services beside the old ones", Why: []string{"doctor reads the LoadBalancer Services and what ServiceLB published."}, Commands: []string{doctor}})
+	steps = append(steps, Step{Title: "Judge the new Services beside the old ones", Why: []string{"doctor reads the LoadBalancer Services and what " + by + " published."}, Commands: []string{doctor}})
 	oldProxy := &part{oldService: s.ProxyService}
 	oldDNS := &part{oldService: s.DNSService}
 	steps = append(steps, cutOver(p, oldProxy, oldDNS))

@@ -170,6 +170,40 @@ status:
 	assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
 }
 
+// The values the Cilium node IPAM plan prints for a Traefik release, rendered by the real
+// chart: the release's Service becomes a LoadBalancer of class io.cilium/node with the
+// node-selecting annotation, externalTrafficPolicy Cluster, its externalIPs kept until the
+// cut-over.
+func TestTraefikChartRendersTheCiliumNodeIPAMValues(t *testing.T) {
+	const cilium = `---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: cilium, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: cilium}}
+  template:
+    metadata: {labels: {k8s-app: cilium}}
+    spec:
+      containers: [{name: cilium-agent, image: quay.io/cilium/cilium:v1.18.4}]
+`
+	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)+"\n"+cilium))
+	require.NoError(t, err)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	p, err := migrate.Generate(s, migrate.CiliumNodeIPAM)
+	require.NoError(t, err)
+	require.NotNil(t, p.Values)
+	printed := printedValues(t, p)
+	out := renderTraefik(t, valuesOf(t, seedValues), valuesOf(t, printed))
+	svc := renderedService(t, out)
+	assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+	require.NotNil(t, svc.Spec.LoadBalancerClass)
+	assert.Equal(t, "io.cilium/node", *svc.Spec.LoadBalancerClass)
+	assert.Equal(t, corev1.ServiceExternalTrafficPolicyCluster, svc.Spec.ExternalTrafficPolicy)
+	assert.Equal(t, "kubernetes.io/hostname in (node-1,node-2,node-3)", svc.Annotations["io.cilium.nodeipam/match-node-labels"])
+	assert.Len(t, svc.Spec.ExternalIPs, 3, "step one keeps the old path")
+}
+
 // printedValues is the values file a plan's Helm step writes (the text of its heredoc).
 func printedValues(t *testing.T, p *migrate.Plan) string {
 	t.Helper()

@@ -37,8 +37,8 @@ func newMigrateCommand(kubeFlags *genericclioptions.ConfigFlags, streams generic
 		Long: `migrate prints, for a cluster on externalIPs, the exact changes that move the setup to a form
 that Kubernetes keeps after it removes Service.spec.externalIPs (deprecated in 1.36, KEP-5707):
 with --to hostport, the proxy and the zone's DNS as DaemonSets whose pods take ports 80/443 and 53
-on the nodes that carry the addresses; with --to servicelb (k3s), LoadBalancer Services that
-k3s's ServiceLB serves on those nodes. The addresses, the zone, the Services and the workloads
+on the nodes that carry the addresses; with --to servicelb (k3s) or --to cilium-node-ipam,
+LoadBalancer Services that k3s's ServiceLB or Cilium's node IPAM serves on those nodes. The addresses, the zone, the Services and the workloads
 are read from the cluster; the new objects are printed as manifests (as chart values when the
 proxy is a Traefik Helm release), with the cut-over: apply beside the old objects, judge them
 with doctor, remove the externalIPs, judge again, delete the old objects. Nothing is changed.
@@ -82,7 +82,7 @@ MetalLB is refused: it cannot hand out the nodes' own addresses.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&to, "to", string(migrate.HostPort), "the form to move to: hostport, or servicelb on k3s (metallb is refused: it cannot use the nodes' own addresses)")
+	fs.StringVar(&to, "to", string(migrate.HostPort), "the form to move to: hostport, servicelb (k3s) or cilium-node-ipam (metallb is refused: it cannot use the nodes' own addresses)")
 	fs.StringVarP(&output, "output", "o", "text", "text (the cut-over, step by step) or yaml (the new objects only)")
 	fs.StringVar(&zoneName, "zone", "", "the zone served to workstations (default: the block with template IN A)")
 	fs.StringVar(&proxyService, "proxy-service", "", "the proxy Service, [namespace/]name (default: the Service with externalIPs exposing 443)")
