@@ -18,10 +18,13 @@ const ValuesFile = "lanaccess-hostport-values.yaml"
 // EnsureRule(utiliptables.Prepend)); the portmap plugin appends its CNI-HOSTPORT-DNAT jump
 // (containernetworking/plugins v1.10.0 plugins/meta/portmap/portmap_iptables.go,
 // genToplevelDnatChain: prependEntry unset, utils.InsertUnique appends). The externalIP rule is
-// therefore matched first, whichever started first.
+// therefore matched first, whichever started first. The lab measured it with both on node-vpn,
+// with kube-proxy in iptables and in nftables mode: the externalIP's Service answered, and
+// portmap's pod once the externalIP was removed (lab/e2e
+// TestAnExternalIPWinsOverAHostPortUntilItIsRemoved).
 const whoWins = "While the old Services keep their externalIPs, the node addresses' ports still reach the old Services: " +
-	"kube-proxy's KUBE-SERVICES jump is prepended to nat PREROUTING and matches the externalIP first, " +
-	"portmap's CNI-HOSTPORT-DNAT jump is appended after it. The new pods take the LAN traffic when the externalIPs go."
+	"kube-proxy's rules match the externalIP first (iptables mode: its KUBE-SERVICES jump is prepended to nat PREROUTING, " +
+	"portmap's CNI-HOSTPORT-DNAT jump appended; nftables mode measured the same). The new pods take the LAN traffic when the externalIPs go."
 
 // hostPortSteps is the cut-over: the new objects beside the old ones, doctor on them, the
 // externalIPs removed, doctor again, and the old objects deleted.
