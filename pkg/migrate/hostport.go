@@ -81,6 +81,13 @@ func hostPortPlan(s *kube.Setup, p *Plan) error {
 		p.Notes = append(p.Notes, fmt.Sprintf("%s belongs to %s: put the DNS's new objects where it renders them "+
 			"(for the seed's lan-dns, the Traefik chart's extraObjects).", kubeobj.Ref("Deployment", s.DNSWorkload.Namespace, s.DNSWorkload.Name), o.Describe()))
 	}
+	// portmap matches a hostPort without hostIP on every local address of the node
+	// (containernetworking/plugins v1.10.0 plugins/meta/portmap/portmap_iptables.go: the
+	// entry rule `-m addrtype --dst-type LOCAL`, and `-d HOSTIP` only when a hostIP is given);
+	// a DaemonSet's one template cannot give each node its own hostIP.
+	p.Notes = append(p.Notes, "A hostPort answers on every address of its node (portmap DNATs the port for any local destination when no hostIP is set), "+
+		"where the externalIP took only the LAN address: a node with another interface (public, VPN, a second LAN) serves the proxy and the DNS there too; "+
+		"filter those interfaces if they must not.")
 	p.Notes = append(p.Notes, proxy.notes...)
 	p.Notes = append(p.Notes, dns.notes...)
 	p.Steps = hostPortSteps(p, proxy, dns)
