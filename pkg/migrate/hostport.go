@@ -274,11 +274,15 @@ func containerPort(spec *corev1.PodSpec, target intstr.IntOrString, port int32, 
 	return 0, 0, false
 }
 
-// pinToNodes requires the nodes by name (the DaemonSet controller schedules its pods with the
-// same matchFields term, pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity):
-// the zone answers these nodes' addresses, and no other node should claim 80/443/53.
+// pinToNodes requires the nodes by name: one node selector term per node, each with
+// `matchFields metadata.name In [node]` (the DaemonSet controller schedules its pods with the
+// same kind of term, pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity). The
+// API server allows a single value for a field selector requirement with In
+// (kubernetes v1.37.2 pkg/apis/core/validation ValidateNodeFieldSelectorRequirement: "must be
+// only one value when `operator` is 'In' or 'NotIn' for node field selector"; the lab's API
+// server refused a list), and terms are ORed, requirements within a term ANDed: each term the
+// template already requires is kept once per node, with that node's name added.
 func pinToNodes(spec *corev1.PodSpec, nodes []string) {
-	req := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: nodes}
 	if spec.Affinity == nil {
 		spec.Affinity = &corev1.Affinity{}
 	}
@@ -287,14 +291,19 @@ func pinToNodes(spec *corev1.PodSpec, nodes []string) {
 		na = &corev1.NodeAffinity{}
 		spec.Affinity.NodeAffinity = na
 	}
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{}}}
+	base := []corev1.NodeSelectorTerm{{}}
+	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil && len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) > 0 {
+		base = na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	}
-	// Terms are ORed, requirements within a term ANDed: the nodes are required in each term.
-	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	for i := range terms {
-		terms[i].MatchFields = append(terms[i].MatchFields, req)
+	terms := make([]corev1.NodeSelectorTerm, 0, len(base)*len(nodes))
+	for _, b := range base {
+		for _, n := range nodes {
+			t := *b.DeepCopy()
+			t.MatchFields = append(t.MatchFields, corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}})
+			terms = append(terms, t)
+		}
 	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
 }
 
 // tolerate adds a toleration for each NoSchedule/NoExecute taint of the chosen nodes that the

@@ -154,9 +154,14 @@ func assertHostPortDaemonSet(t *testing.T, ds *appsv1.DaemonSet, s *kube.Setup) 
 		}
 		assert.True(t, found, "port %d/%s", sp.Port, sp.Protocol)
 	}
+	// One term per node (terms are ORed): the API server allows one value per field selector
+	// requirement (pkg/apis/core/validation ValidateNodeFieldSelectorRequirement; the lab's
+	// API server refused a list).
 	terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	require.Len(t, terms, 1)
-	assert.Equal(t, []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1", "node-2", "node-3"}}}, terms[0].MatchFields)
+	require.Len(t, terms, 3)
+	for i, n := range []string{"node-1", "node-2", "node-3"} {
+		assert.Equal(t, []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}}, terms[i].MatchFields)
+	}
 	assert.Equal(t, int32(0), ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge.IntVal)
 	assert.Equal(t, int32(1), ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntVal)
 	assert.Equal(t, string(HostPort), ds.Spec.Selector.MatchLabels[MigratedLabel])
@@ -189,6 +194,21 @@ type labelsOf map[string]string
 func (l labelsOf) Has(k string) bool              { _, ok := l[k]; return ok }
 func (l labelsOf) Get(k string) string            { return l[k] }
 func (l labelsOf) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok }
+
+// A node affinity the pods already require stays required on every node's term.
+func TestPinToNodesKeepsTheTemplatesRequirements(t *testing.T) {
+	linux := corev1.NodeSelectorRequirement{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}
+	spec := corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{linux}}}},
+	}}}
+	pinToNodes(&spec, []string{"node-1", "node-2"})
+	terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	require.Len(t, terms, 2)
+	for i, n := range []string{"node-1", "node-2"} {
+		assert.Equal(t, []corev1.NodeSelectorRequirement{linux}, terms[i].MatchExpressions)
+		assert.Equal(t, []string{n}, terms[i].MatchFields[0].Values)
+	}
+}
 
 func TestParseForm(t *testing.T) {
 	f, err := ParseForm("HostPort")

@@ -105,8 +105,10 @@ func TestTraefikChartRendersTheHostPortValues(t *testing.T) {
 	assert.Equal(t, int32(443), hostPorts["websecure"])
 	assert.Zero(t, hostPorts["traefik"], "the dashboard's port stays off the nodes")
 	terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	require.Len(t, terms, 1)
-	assert.Equal(t, []string{"node-1", "node-2", "node-3"}, terms[0].MatchFields[0].Values)
+	require.Len(t, terms, 3, "one term per node")
+	for i, n := range []string{"node-1", "node-2", "node-3"} {
+		assert.Equal(t, []string{n}, terms[i].MatchFields[0].Values)
+	}
 	assert.Equal(t, int32(0), ds.Spec.UpdateStrategy.RollingUpdate.MaxSurge.IntVal)
 	assert.Equal(t, int32(1), ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.IntVal)
 
