@@ -15,6 +15,7 @@ func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.I
 		newClientConfigCommand(kube, streams, connect),
 		newClientCheckCommand(kube, streams, connect),
 		newMonitorCommand(kube, streams, connect),
+		newMigrateCommand(kube, streams, connect),
 		newManifestsCommand(streams),
 		newExplainCommand(streams),
 		newVersionCommand(streams),

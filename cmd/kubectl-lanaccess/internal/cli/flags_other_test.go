@@ -82,6 +82,16 @@ func otherCommandProofs() map[string]map[string]outProof {
 			"configmap":      {Base: fromCluster, Args: clusterWith("--configmap", "lan-dns/nope")},
 			"all-namespaces": {Base: clusterWith("-n", "traefik"), Args: clusterWith("-n", "traefik", "-A")},
 		},
+		// migrate reads the cluster (the healthy fixture): a name that is not there is an error.
+		"migrate": {
+			"to":             {Args: []string{"--to", "metallb"}},
+			"output":         {Args: []string{"-o", "yaml"}},
+			"zone":           {Args: []string{"--zone", "other.example.com"}},
+			"proxy-service":  {Args: []string{"--proxy-service", "traefik/nope"}},
+			"dns-service":    {Args: []string{"--dns-service", "lan-dns/nope"}},
+			"configmap":      {Args: []string{"--configmap", "lan-dns/nope"}},
+			"all-namespaces": {Base: []string{"-n", "traefik"}, Args: []string{"-n", "traefik", "-A"}},
+		},
 		"manifests": {
 			"image":        {Base: []string{"job"}, Args: []string{"job", "--image", "registry.lan/kubectl-lanaccess:v9"}},
 			"ca-configmap": {Base: []string{"job"}, Args: []string{"job", "--ca-configmap", "proxy-ca"}},
