@@ -63,6 +63,8 @@ type Bundle struct {
 	Lookups    []Lookup   `json:"lookups,omitempty"`
 	Commands   []Command  `json:"commands,omitempty"`
 	Files      []FileRead `json:"files,omitempty"`
+	// Calls are the questions to vpn-trace --from-client's prober (see Call).
+	Calls []Call `json:"calls,omitempty"`
 }
 
 // Flag is one command-line setting of the recorded run.
@@ -248,7 +250,7 @@ func Read(r io.Reader, name string) (*Bundle, error) {
 
 // validate bounds what a run will be handed.
 func (b *Bundle) validate() error {
-	for what, n := range map[string]int{"api": len(b.API), "execs": len(b.Execs), "dns": len(b.DNS), "https": len(b.HTTPS), "lookups": len(b.Lookups), "commands": len(b.Commands), "files": len(b.Files)} {
+	for what, n := range map[string]int{"api": len(b.API), "execs": len(b.Execs), "dns": len(b.DNS), "https": len(b.HTTPS), "lookups": len(b.Lookups), "commands": len(b.Commands), "files": len(b.Files), "calls": len(b.Calls)} {
 		if n > MaxExchanges {
 			return fmt.Errorf("%d %s exchanges, more than %d", n, what, MaxExchanges)
 		}
@@ -269,6 +271,11 @@ func (b *Bundle) validate() error {
 	for i, h := range b.HTTPS {
 		if h.Error == nil && len(h.Reply) == 0 {
 			return fmt.Errorf("https[%d]: neither a reply nor an error", i)
+		}
+	}
+	for i, c := range b.Calls {
+		if c.Method == "" || len(c.Args) > maxCallBytes || len(c.Result) > maxCallBytes {
+			return fmt.Errorf("calls[%d]: a method is required, and arguments and answer of at most %d bytes", i, maxCallBytes)
 		}
 	}
 	return nil
@@ -332,6 +339,9 @@ func (b *Bundle) Summary() string {
 	s := fmt.Sprintf("%d API exchanges, %d commands in pods, %d DNS questions, %d HTTPS probes, %d lookups", len(b.API), len(b.Execs), len(b.DNS), len(b.HTTPS), len(b.Lookups))
 	if n := len(b.Commands) + len(b.Files); n > 0 {
 		s += fmt.Sprintf(", %d workstation reads", n)
+	}
+	if n := len(b.Calls); n > 0 {
+		s += fmt.Sprintf(", %d questions from this machine", n)
 	}
 	if b.Anonymized {
 		s += ", anonymized"

@@ -79,6 +79,9 @@ func NewPlayer(b *Bundle) *Player {
 	for i, f := range b.Files {
 		add("file "+f.Path, i)
 	}
+	for i, c := range b.Calls {
+		add(callKey(c.Method, c.Args), i)
+	}
 	return p
 }
 
@@ -107,6 +110,10 @@ func (e *NotRecordedError) Error() string {
 }
 
 func (e *NotRecordedError) Unwrap() error { return errNotRecorded }
+
+// NotRecorded marks the error for seams outside this package (checks/vpn/facts's prober):
+// no answer at all, which they report as an error rather than as an outcome.
+func (e *NotRecordedError) NotRecorded() bool { return true }
 
 // silentAnswer: a question the recording did not ask of an address that gave no answer in it.
 // The probes stop asking an address after its first silence (probe.Liveness), and which

@@ -62,6 +62,7 @@ func (r *Recorder) Bundle() *Bundle {
 	b.Lookups = append([]Lookup(nil), r.b.Lookups...)
 	b.Commands = append([]Command(nil), r.b.Commands...)
 	b.Files = append([]FileRead(nil), r.b.Files...)
+	b.Calls = append([]Call(nil), r.b.Calls...)
 	b.Flags = append([]Flag(nil), r.b.Flags...)
 	b.Incomplete = append([]string(nil), r.b.Incomplete...)
 	return &b
