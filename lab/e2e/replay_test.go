@@ -40,6 +40,9 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 	}{
 		// The lab's OpenVPN pod forwards nothing by default (ip_forward=0): vpn-trace's case.
 		{name: "lab-vpn-forwarding-off", vpn: true, args: []string{"-n", "vpn"}, breakLab: func(t *testing.T) { t.Helper() }},
+		// The same, with the ladder walked from the laptop through the connected tunnel: the
+		// peer answers, the pod behind it does not.
+		{name: "lab-vpn-from-client", vpn: true, args: []string{"-n", "vpn", "--from-client"}, breakLab: waitTunnel},
 		{name: "lab-healthy", breakLab: func(t *testing.T) {
 			t.Helper()
 			installBundles(t, "rbac-doctor", "rbac-helpers")
@@ -92,6 +95,11 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 				live = doctor(t, append(v.args, "--record", bundle)...)
 			}
 			require.FileExists(t, bundle, live.Stderr)
+			if containsArg(v.args, "--from-client") {
+				b, err := replay.ReadFile(bundle)
+				require.NoError(t, err)
+				require.NotEmpty(t, b.Calls, "the ladder from the laptop is in the bundle: %s", b.Summary())
+			}
 			want, err := replay.Verdicts([]byte(live.Stdout))
 			require.NoError(t, err)
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -234,6 +235,19 @@ func (t *tape) executor(e podexec.Executor) podexec.Executor {
 		return t.rec.Executor(e)
 	}
 	return e
+}
+
+// prober decorates (recording) or replaces (replaying) the prober of vpn-trace --from-client's
+// ladder: this machine's addresses, routes, sockets and resolver. nil: the real one.
+func (t *tape) prober() facts.ClientProber {
+	switch {
+	case t == nil:
+	case t.play != nil:
+		return facts.ReplayingProber(t.play)
+	case t.rec != nil:
+		return facts.RecordingProber(facts.NetProber{}, t.rec)
+	}
+	return nil
 }
 
 // probes decorates (recording) or replaces (replaying) the network probes.
