@@ -70,11 +70,28 @@ func Anonymize(b *Bundle) *Bundle {
 		x.Error = a.failure(x.Error)
 		cp.DNS[i] = x
 	}
+	// Certificates carry names: each is re-issued as a stand-in, and the replies name the
+	// stand-ins' fingerprints (an original's would find it in a certificate log).
+	certs, cns := a.certificates(b.Certificates)
+	cp.Certificates = certs
+	pairs := make([]string, 0, 2*len(cns))
+	for from, to := range cns {
+		if len(from) >= 4 && from != to {
+			pairs = append(pairs, from, to)
+		}
+	}
+	newCNs := strings.NewReplacer(pairs...)
 	cp.HTTPS = make([]HTTPS, len(b.HTTPS))
 	for i, x := range b.HTTPS {
 		x.Addr, x.Host, x.Path = a.text(x.Addr), a.text(x.Host), a.text(x.Path)
-		x.Reply = a.raw(x.Reply)
+		x.Reply = a.raw(json.RawMessage(newCNs.Replace(string(x.Reply))))
 		x.Error = a.failure(x.Error)
+		switch {
+		case certs == nil:
+			x.Chain = nil
+		case len(x.Chain) > 0 && len(x.Reply) > 0:
+			x.Reply = a.standInTLS(x.Reply, certs, x.Chain, x.Host, newCNs, b.Recorded)
+		}
 		cp.HTTPS[i] = x
 	}
 	cp.Lookups = make([]Lookup, len(b.Lookups))
@@ -151,6 +168,7 @@ func newAnonymizer(b *Bundle) *anonymizer {
 	for _, x := range b.Lookups {
 		a.addDomain(x.Host)
 	}
+	a.certDomains(b.Certificates)
 	labels := a.domainLabels(b)
 	standIn := map[string]string{}
 	var all []string

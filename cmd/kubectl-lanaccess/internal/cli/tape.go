@@ -46,7 +46,8 @@ const replayCaseFile = "bundle.gz"
 
 // notReplayed are the flags a bundle never carries: where the recording and the reports go,
 // how they look, and files that exist only on the recording machine (the CA bundle was used
-// by the HTTPS probe, whose judgement of the chain is recorded).
+// by the HTTPS probe, whose judgement of the chain is recorded; a replay given its own
+// --ca-file verifies the recorded certificates against it).
 var notReplayed = map[string]bool{
 	"record": true, "replay": true, "anonymize": true, "output": true, "json-file": true, "junit-file": true,
 	"config": true, "color": true, "verbose": true, "no-wrap": true, "ca-file": true, "wait": true, "wait-interval": true,
@@ -255,6 +256,11 @@ func (t *tape) probes(cfg probe.Config) probe.Config {
 	switch {
 	case t == nil:
 	case t.play != nil:
+		// The replay's own --ca-file verifies the recorded certificates again (Validate
+		// reported an unreadable one); without it the recorded verification stands.
+		if roots, err := probe.LoadRoots(cfg.CAFile); err == nil && roots != nil {
+			t.play.SetRoots(roots)
+		}
 		cfg.DNS, cfg.HTTPS, cfg.Resolver, cfg.CAFile = t.play.DNS(), t.play.HTTPS(), t.play.Resolver(), ""
 	case t.rec != nil:
 		full, err := cfg.WithDefaults()
