@@ -54,9 +54,17 @@ func marshalCall(v any) (json.RawMessage, error) {
 	return raw, nil
 }
 
+// callKey is a call's method and its arguments as canonical JSON (objects' keys sorted: an
+// anonymized bundle's arguments were decoded and encoded again).
 func callKey(method string, args json.RawMessage) string {
 	key := "call " + method
 	if len(args) > 0 {
+		var v any
+		if json.Unmarshal(args, &v) == nil {
+			if canon, err := json.Marshal(v); err == nil {
+				args = canon
+			}
+		}
 		key += " " + string(compactJSON(args))
 	}
 	return normalize(key)
