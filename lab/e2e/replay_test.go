@@ -77,6 +77,17 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 			t.Helper()
 			lab.ServeWrongCertificate(t, labkit.CertWrongHost)
 		}},
+		// The certificates are kept as DER and judged again on replay: an expired one and one
+		// from a CA nobody trusts, both for the right name. ServeWrongCertificate waits for the
+		// Secret's sync, not for Traefik's reload: wait until the probe sees the change.
+		{name: "lab-expired-cert", args: []string{"--no-helpers", "--only", "LA401"}, breakLab: func(t *testing.T) {
+			t.Helper()
+			serveUntilLA401Changes(t, labkit.CertExpired)
+		}},
+		{name: "lab-unknown-ca", args: []string{"--no-helpers", "--only", "LA401"}, breakLab: func(t *testing.T) {
+			t.Helper()
+			serveUntilLA401Changes(t, labkit.CertUnknownCA)
+		}},
 		{name: "lab-cluster-first", args: []string{"--no-helpers"}, breakLab: func(t *testing.T) {
 			t.Helper()
 			lab.SetDNSPolicy(t, "traefik", "lan-dns", corev1.DNSClusterFirst)
@@ -118,6 +129,18 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveUntilLA401Changes serves a wrong certificate and waits until LA401 no longer passes.
+func serveUntilLA401Changes(t *testing.T, kind labkit.CertKind) {
+	t.Helper()
+	lab.ServeWrongCertificate(t, kind)
+	eventually(t, 30*time.Second, func() error {
+		if c := doctor(t, "--only", "LA401", "--no-helpers").check(t, "LA401"); c.Status == "pass" {
+			return errorf("LA401 still passes with the %s certificate", kind)
+		}
+		return nil
+	})
 }
 
 // replayEveryEnv set to 1 replays every doctor run of the lab tests (the doctor helper).
