@@ -56,7 +56,7 @@ test-unit: ## unit tests (no root, no lab), then the race detector on the packag
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
-# Every doctor, vpn-trace (but --from-client) and client-check run of the lab tests is also recorded and replayed offline to
+# Every doctor, vpn-trace (--from-client included) and client-check run of the lab tests is also recorded and replayed offline to
 # the same verdicts (docs/replay.md); REPLAY_EVERY=0 turns it off.
 REPLAY_EVERY ?= 1
 

@@ -75,10 +75,10 @@ func runLanaccess(t *testing.T, namespace string, timeout time.Duration, args ..
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	// With LANACCESS_REPLAY_EVERY=1 (make test-lab) a vpn-trace run is also recorded, and its
-	// bundle replayed offline must give the same verdicts, as doctor's (checkReplay). Not with
-	// --from-client: its ladder from this machine is not recorded (the plugin refuses it).
+	// bundle replayed offline must give the same verdicts, as doctor's (checkReplay); with
+	// --from-client too, whose ladder from this machine is recorded at its prober.
 	var bundle string
-	if len(args) > 0 && args[0] == "vpn-trace" && os.Getenv(replayEveryEnv) == "1" && !containsArg(args, "--from-client") && !containsArg(args, "--record") {
+	if len(args) > 0 && args[0] == "vpn-trace" && os.Getenv(replayEveryEnv) == "1" && !containsArg(args, "--record") {
 		bundle = filepath.Join(t.TempDir(), "vpn-trace.gz")
 		args = append(append([]string{}, args...), "--record", bundle)
 	}

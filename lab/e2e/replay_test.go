@@ -40,6 +40,9 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 	}{
 		// The lab's OpenVPN pod forwards nothing by default (ip_forward=0): vpn-trace's case.
 		{name: "lab-vpn-forwarding-off", vpn: true, args: []string{"-n", "vpn"}, breakLab: func(t *testing.T) { t.Helper() }},
+		// The same, with the ladder walked from the laptop through the connected tunnel: the
+		// peer answers, the pod behind it does not.
+		{name: "lab-vpn-from-client", vpn: true, args: []string{"-n", "vpn", "--from-client"}, breakLab: waitTunnel},
 		{name: "lab-healthy", breakLab: func(t *testing.T) {
 			t.Helper()
 			installBundles(t, "rbac-doctor", "rbac-helpers")
@@ -74,6 +77,17 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 			t.Helper()
 			lab.ServeWrongCertificate(t, labkit.CertWrongHost)
 		}},
+		// The certificates are kept as DER and judged again on replay: an expired one and one
+		// from a CA nobody trusts, both for the right name. ServeWrongCertificate waits for the
+		// Secret's sync, not for Traefik's reload: wait until the probe sees the change.
+		{name: "lab-expired-cert", args: []string{"--no-helpers", "--only", "LA401"}, breakLab: func(t *testing.T) {
+			t.Helper()
+			serveUntilLA401Changes(t, labkit.CertExpired)
+		}},
+		{name: "lab-unknown-ca", args: []string{"--no-helpers", "--only", "LA401"}, breakLab: func(t *testing.T) {
+			t.Helper()
+			serveUntilLA401Changes(t, labkit.CertUnknownCA)
+		}},
 		{name: "lab-cluster-first", args: []string{"--no-helpers"}, breakLab: func(t *testing.T) {
 			t.Helper()
 			lab.SetDNSPolicy(t, "traefik", "lan-dns", corev1.DNSClusterFirst)
@@ -92,6 +106,11 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 				live = doctor(t, append(v.args, "--record", bundle)...)
 			}
 			require.FileExists(t, bundle, live.Stderr)
+			if containsArg(v.args, "--from-client") {
+				b, err := replay.ReadFile(bundle)
+				require.NoError(t, err)
+				require.NotEmpty(t, b.Calls, "the ladder from the laptop is in the bundle: %s", b.Summary())
+			}
 			want, err := replay.Verdicts([]byte(live.Stdout))
 			require.NoError(t, err)
 
@@ -110,6 +129,18 @@ func TestReplayGivesTheLiveVerdicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveUntilLA401Changes serves a wrong certificate and waits until LA401 no longer passes.
+func serveUntilLA401Changes(t *testing.T, kind labkit.CertKind) {
+	t.Helper()
+	lab.ServeWrongCertificate(t, kind)
+	eventually(t, 30*time.Second, func() error {
+		if c := doctor(t, "--only", "LA401", "--no-helpers").check(t, "LA401"); c.Status == "pass" {
+			return errorf("LA401 still passes with the %s certificate", kind)
+		}
+		return nil
+	})
 }
 
 // replayEveryEnv set to 1 replays every doctor run of the lab tests (the doctor helper).

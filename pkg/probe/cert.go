@@ -35,6 +35,11 @@ type TLSInfo struct {
 	VerifyError string
 	// TraefikDefault is Traefik's fallback certificate.
 	TraefikDefault bool
+	// CheckedAt is the instant the dates were judged at (DaysLeft, Expired, Verified).
+	CheckedAt time.Time `json:",omitzero"`
+	// Chain is the served certificates as DER, leaf first: what the fields above were judged
+	// from (a recording keeps it; a replay judges it again with DescribeCertificates).
+	Chain [][]byte `json:"-"`
 }
 
 // Untrusted is a chain that fails for a reason other than the host or the dates: an unknown
@@ -44,12 +49,21 @@ func (t TLSInfo) Untrusted() bool {
 }
 
 func describeChain(state tls.ConnectionState, host string, roots *x509.CertPool, now time.Time) TLSInfo {
-	info := TLSInfo{Version: tls.VersionName(state.Version), ChainLength: len(state.PeerCertificates)}
-	if len(state.PeerCertificates) == 0 {
+	return DescribeCertificates(state.PeerCertificates, tls.VersionName(state.Version), host, roots, now)
+}
+
+// DescribeCertificates judges a served chain (leaf first) for host at now, verifying it
+// against roots (nil: the system roots). version is the TLS version the handshake agreed.
+func DescribeCertificates(certs []*x509.Certificate, version, host string, roots *x509.CertPool, now time.Time) TLSInfo {
+	info := TLSInfo{Version: version, ChainLength: len(certs), CheckedAt: now}
+	if len(certs) == 0 {
 		info.VerifyError = "the server sent no certificate"
 		return info
 	}
-	leaf := state.PeerCertificates[0]
+	for _, c := range certs {
+		info.Chain = append(info.Chain, c.Raw)
+	}
+	leaf := certs[0]
 	info.Subject = leaf.Subject.String()
 	info.Issuer = leaf.Issuer.String()
 	info.DNSNames = append([]string{}, leaf.DNSNames...)
@@ -61,7 +75,7 @@ func describeChain(state tls.ConnectionState, host string, roots *x509.CertPool,
 	info.TraefikDefault = leaf.Subject.CommonName == TraefikDefaultCN
 
 	inter := x509.NewCertPool()
-	for _, c := range state.PeerCertificates[1:] {
+	for _, c := range certs[1:] {
 		inter.AddCert(c)
 	}
 	_, err := leaf.Verify(x509.VerifyOptions{

@@ -70,11 +70,28 @@ func Anonymize(b *Bundle) *Bundle {
 		x.Error = a.failure(x.Error)
 		cp.DNS[i] = x
 	}
+	// Certificates carry names: each is re-issued as a stand-in, and the replies name the
+	// stand-ins' fingerprints (an original's would find it in a certificate log).
+	certs, cns := a.certificates(b.Certificates)
+	cp.Certificates = certs
+	pairs := make([]string, 0, 2*len(cns))
+	for from, to := range cns {
+		if len(from) >= 4 && from != to {
+			pairs = append(pairs, from, to)
+		}
+	}
+	newCNs := strings.NewReplacer(pairs...)
 	cp.HTTPS = make([]HTTPS, len(b.HTTPS))
 	for i, x := range b.HTTPS {
 		x.Addr, x.Host, x.Path = a.text(x.Addr), a.text(x.Host), a.text(x.Path)
-		x.Reply = a.raw(x.Reply)
+		x.Reply = a.raw(json.RawMessage(newCNs.Replace(string(x.Reply))))
 		x.Error = a.failure(x.Error)
+		switch {
+		case certs == nil:
+			x.Chain = nil
+		case len(x.Chain) > 0 && len(x.Reply) > 0:
+			x.Reply = a.standInTLS(x.Reply, certs, x.Chain, x.Host, newCNs, b.Recorded)
+		}
 		cp.HTTPS[i] = x
 	}
 	cp.Lookups = make([]Lookup, len(b.Lookups))
@@ -93,6 +110,11 @@ func Anonymize(b *Bundle) *Bundle {
 	for i, x := range b.Files {
 		x.Data, x.Error = a.output(x.Data), a.failure(x.Error)
 		cp.Files[i] = x
+	}
+	cp.Calls = make([]Call, len(b.Calls))
+	for i, x := range b.Calls {
+		x.Args, x.Result, x.Error = a.jsonStrings(x.Args), a.jsonStrings(x.Result), a.failure(x.Error)
+		cp.Calls[i] = x
 	}
 	return &cp
 }
@@ -146,6 +168,7 @@ func newAnonymizer(b *Bundle) *anonymizer {
 	for _, x := range b.Lookups {
 		a.addDomain(x.Host)
 	}
+	a.certDomains(b.Certificates)
 	labels := a.domainLabels(b)
 	standIn := map[string]string{}
 	var all []string
@@ -347,6 +370,9 @@ func (a *anonymizer) allText(b *Bundle) []string {
 	for _, f := range b.Flags {
 		out = append(out, f.Value)
 	}
+	for _, x := range b.Calls {
+		out = append(out, string(x.Args), string(x.Result))
+	}
 	return out
 }
 
@@ -358,7 +384,10 @@ var (
 	procHex6 = regexp.MustCompile(`\b([0-9A-F]{32}):([0-9A-F]{4})\b`)
 	// ifInet6 is /proc/net/if_inet6's address: network-order hexadecimal at a line's start.
 	ifInet6 = regexp.MustCompile(`(?m)^[0-9a-f]{32}\b`)
-	nameTok = regexp.MustCompile(`[a-z0-9]([a-z0-9_-]*[a-z0-9])?`)
+	// procRoute is a line of /proc/net/route: the interface, then the destination and the
+	// gateway in host-order hexadecimal, then flags, refcount, use, metric and the mask.
+	procRoute = regexp.MustCompile(`(?m)^[^\t\n]+\t[0-9A-F]{8}\t[0-9A-F]{8}\t[0-9A-F]{4}\t\d+\t\d+\t\d+\t[0-9A-F]{8}\b`)
+	nameTok   = regexp.MustCompile(`[a-z0-9]([a-z0-9_-]*[a-z0-9])?`)
 )
 
 // text replaces addresses, then hosts and names, in s.
@@ -425,6 +454,7 @@ func (a *anonymizer) texts(in []string) []string {
 
 // output is text that may also carry /proc/net's hexadecimal addresses.
 func (a *anonymizer) output(s string) string {
+	s = procRoute.ReplaceAllStringFunc(s, a.routeLine)
 	s = procHex4.ReplaceAllStringFunc(s, func(m string) string {
 		raw, err := hex.DecodeString(m[:8])
 		if err != nil {
@@ -462,6 +492,68 @@ func (a *anonymizer) output(s string) string {
 		return hex.EncodeToString(mapped[:])
 	})
 	return a.text(s)
+}
+
+// routeLine maps the destination (as a network: the mapped address under the line's mask) and
+// the gateway of a /proc/net/route line, written in this machine's byte order (little-endian
+// on the machines that record; a big-endian one keeps its order, the map is then on the
+// swapped words, which stays consistent within the bundle).
+func (a *anonymizer) routeLine(line string) string {
+	f := strings.Split(line, "\t")
+	mask, err := hex.DecodeString(f[7])
+	if err != nil {
+		return line
+	}
+	m := binary.LittleEndian.Uint32(mask)
+	for _, i := range []int{1, 2} {
+		raw, err := hex.DecodeString(f[i])
+		if err != nil || f[i] == "00000000" {
+			continue
+		}
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], binary.LittleEndian.Uint32(raw))
+		mapped := a.addr(netip.AddrFrom4(b)).As4()
+		v := binary.BigEndian.Uint32(mapped[:])
+		if i == 1 {
+			v &= m
+		}
+		binary.LittleEndian.PutUint32(raw, v)
+		f[i] = strings.ToUpper(hex.EncodeToString(raw))
+	}
+	return strings.Join(f, "\t")
+}
+
+// jsonStrings anonymizes every string of a JSON document as command output (a call's
+// arguments and answer: addresses, names, a routing table).
+func (a *anonymizer) jsonStrings(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return r
+	}
+	var v any
+	if json.Unmarshal(r, &v) != nil {
+		return json.RawMessage(`"` + Redacted + `: not valid JSON"`)
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case string:
+			return a.output(t)
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		case map[string]any:
+			for k, x := range t {
+				t[k] = walk(x)
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return json.RawMessage(`"` + Redacted + `: not valid JSON"`)
+	}
+	return out
 }
 
 // raw anonymizes a JSON document's text; the result stays valid JSON (names and addresses

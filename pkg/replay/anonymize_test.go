@@ -1,12 +1,17 @@
 package replay
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/netip"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/stretchr/testify/assert"
@@ -104,4 +109,69 @@ func TestAnonymizeKeepsWhatTheChecksRecognise(t *testing.T) {
 	anon := Anonymize(b)
 	assert.JSONEq(t, body, string(anon.API[0].Body))
 	assert.Equal(t, b.API[0].Path, anon.API[0].Path)
+}
+
+// vpn-trace --from-client's prober calls: the addresses in their arguments and answers, and the
+// routing table's hexadecimal, map as everywhere else; a route's destination stays a network
+// under its mask.
+func TestAnonymizeMapsTheProberCallsAndTheRoutingTable(t *testing.T) {
+	table := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"eth0\t00000000\t" + procHex(netip.MustParseAddr("192.168.7.1")) + "\t0003\t0\t0\t0\t00000000\t0\t0\t0\n" +
+		"eth0\t" + procHex(netip.MustParseAddr("192.168.7.0")) + "\t00000000\t0001\t0\t0\t0\t" + procHex(netip.MustParseAddr("255.255.255.0")) + "\t0\t0\t0\n"
+	b := &Bundle{Format: Format, Version: Version, Command: "vpn-trace",
+		HTTPS: []HTTPS{{Addr: "192.168.7.21:443", Host: "vpn.corp-secret.net", Reply: json.RawMessage(`{"Status":200}`)}},
+		Calls: []Call{
+			{Method: "prober.LocalAddrs", Result: json.RawMessage(`["192.168.7.21","10.8.0.6"]`)},
+			{Method: "prober.RoutingTable", Result: mustJSON(t, table)},
+			{Method: "prober.Resolve", Args: json.RawMessage(`{"name":"vpn.corp-secret.net"}`), Result: json.RawMessage(`["192.168.7.21"]`)},
+		}}
+	anon := Anonymize(b)
+	raw, err := json.Marshal(anon)
+	require.NoError(t, err)
+	for _, original := range []string{"192.168.7.21", "10.8.0.6", "corp-secret", procHex(netip.MustParseAddr("192.168.7.1")), procHex(netip.MustParseAddr("192.168.7.0"))} {
+		assert.NotContains(t, string(raw), original)
+	}
+	var locals []string
+	require.NoError(t, json.Unmarshal(anon.Calls[0].Result, &locals))
+	var resolved []string
+	require.NoError(t, json.Unmarshal(anon.Calls[2].Result, &resolved))
+	assert.Equal(t, locals[0], resolved[0], "one stand-in per address")
+	var mapped string
+	require.NoError(t, json.Unmarshal(anon.Calls[1].Result, &mapped))
+	lines := strings.Split(mapped, "\n")
+	network := strings.Split(lines[2], "\t")[1]
+	node := netip.MustParseAddr(locals[0]).As4()
+	assert.Equal(t, procHex(netip.AddrFrom4([4]byte{node[0], node[1], node[2], 0})), network,
+		"192.168.7.0/24 maps to the network of 192.168.7.21's stand-in")
+	assert.Contains(t, lines[2], "\t"+procHex(netip.MustParseAddr("255.255.255.0"))+"\t", "masks are kept")
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	require.NoError(t, err)
+	return raw
+}
+
+func TestAnErrnoReplaysAsTheSameErrnoByName(t *testing.T) {
+	err := &net.OpError{Op: "dial", Net: "udp", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}
+	f := failureOf(err)
+	assert.Equal(t, "errno", f.Kind)
+	assert.Equal(t, "ENETUNREACH", f.What)
+	back := f.Err()
+	require.ErrorIs(t, back, syscall.ENETUNREACH)
+	assert.Equal(t, err.Error(), back.Error())
+}
+
+// A connect that ran out of time replays as a timeout (the client ladder reads it so).
+func TestADialTimeoutReplaysAsATimeout(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	_, err := (&net.Dialer{}).DialContext(ctx, "tcp", "127.0.0.1:9") // expired: nothing is sent
+	require.Error(t, err)
+	f := failureOf(err)
+	assert.Equal(t, "deadline", f.Kind)
+	var ne net.Error
+	require.ErrorAs(t, f.Err(), &ne)
+	assert.True(t, ne.Timeout())
 }

@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ const (
 	MaxBodyBytes = 4 << 20
 	// MaxExchanges bounds the exchanges of each kind.
 	MaxExchanges = 20000
+	// MaxCertBytes bounds one certificate's DER; MaxChain one served chain.
+	MaxCertBytes = 64 << 10
+	MaxChain     = 16
 )
 
 // Bundle is everything one run read, at its boundaries.
@@ -63,6 +67,11 @@ type Bundle struct {
 	Lookups    []Lookup   `json:"lookups,omitempty"`
 	Commands   []Command  `json:"commands,omitempty"`
 	Files      []FileRead `json:"files,omitempty"`
+	// Calls are the questions to vpn-trace --from-client's prober (see Call).
+	Calls []Call `json:"calls,omitempty"`
+	// Certificates are the certificates the HTTPS probes were served, as DER (base64 in
+	// JSON), each once: an HTTPS exchange's Chain lists its own by index.
+	Certificates [][]byte `json:"certificates,omitempty"`
 }
 
 // Flag is one command-line setting of the recorded run.
@@ -141,14 +150,17 @@ type DNS struct {
 	Error     *Failure      `json:"error,omitempty"`
 }
 
-// HTTPS is one pinned HTTPS probe: the request and the reply's head, certificate chain as the
-// probe judged it, and timings.
+// HTTPS is one pinned HTTPS probe: the request and the reply's head, the certificate chain
+// (Chain: indexes into the bundle's Certificates, leaf first, and the reply's TLS as the probe
+// judged it), and timings. A replay judges the chain again from the certificates; a bundle
+// without them (recorded before they were kept) replays the recorded judgement.
 type HTTPS struct {
 	Addr     string          `json:"addr"`
 	Host     string          `json:"host"`
 	Path     string          `json:"path,omitempty"`
 	Requests int             `json:"requests,omitempty"`
 	Reply    json.RawMessage `json:"reply,omitempty"`
+	Chain    []int           `json:"chain,omitempty"`
 	Error    *Failure        `json:"error,omitempty"`
 }
 
@@ -248,7 +260,7 @@ func Read(r io.Reader, name string) (*Bundle, error) {
 
 // validate bounds what a run will be handed.
 func (b *Bundle) validate() error {
-	for what, n := range map[string]int{"api": len(b.API), "execs": len(b.Execs), "dns": len(b.DNS), "https": len(b.HTTPS), "lookups": len(b.Lookups), "commands": len(b.Commands), "files": len(b.Files)} {
+	for what, n := range map[string]int{"api": len(b.API), "execs": len(b.Execs), "dns": len(b.DNS), "https": len(b.HTTPS), "lookups": len(b.Lookups), "commands": len(b.Commands), "files": len(b.Files), "calls": len(b.Calls), "certificates": len(b.Certificates)} {
 		if n > MaxExchanges {
 			return fmt.Errorf("%d %s exchanges, more than %d", n, what, MaxExchanges)
 		}
@@ -266,9 +278,39 @@ func (b *Bundle) validate() error {
 			return fmt.Errorf("dns[%d]: neither a reply nor an error", i)
 		}
 	}
+	if err := b.validateHTTPS(); err != nil {
+		return err
+	}
+	for i, c := range b.Calls {
+		if c.Method == "" || len(c.Args) > maxCallBytes || len(c.Result) > maxCallBytes {
+			return fmt.Errorf("calls[%d]: a method is required, and arguments and answer of at most %d bytes", i, maxCallBytes)
+		}
+	}
+	return nil
+}
+
+// validateHTTPS bounds the HTTPS exchanges and the certificates their chains name: each
+// certificate parses (a replay judges it again), each chain's index is in the bundle.
+func (b *Bundle) validateHTTPS() error {
+	for i, c := range b.Certificates {
+		if len(c) > MaxCertBytes {
+			return fmt.Errorf("certificates[%d]: %d bytes, more than %d", i, len(c), MaxCertBytes)
+		}
+		if _, err := x509.ParseCertificate(c); err != nil {
+			return fmt.Errorf("certificates[%d]: %w", i, err)
+		}
+	}
 	for i, h := range b.HTTPS {
 		if h.Error == nil && len(h.Reply) == 0 {
 			return fmt.Errorf("https[%d]: neither a reply nor an error", i)
+		}
+		if len(h.Chain) > MaxChain {
+			return fmt.Errorf("https[%d]: a chain of %d certificates, more than %d", i, len(h.Chain), MaxChain)
+		}
+		for _, c := range h.Chain {
+			if c < 0 || c >= len(b.Certificates) {
+				return fmt.Errorf("https[%d]: certificate %d is not in the bundle", i, c)
+			}
 		}
 	}
 	return nil
@@ -332,6 +374,9 @@ func (b *Bundle) Summary() string {
 	s := fmt.Sprintf("%d API exchanges, %d commands in pods, %d DNS questions, %d HTTPS probes, %d lookups", len(b.API), len(b.Execs), len(b.DNS), len(b.HTTPS), len(b.Lookups))
 	if n := len(b.Commands) + len(b.Files); n > 0 {
 		s += fmt.Sprintf(", %d workstation reads", n)
+	}
+	if n := len(b.Calls); n > 0 {
+		s += fmt.Sprintf(", %d questions from this machine", n)
 	}
 	if b.Anonymized {
 		s += ", anonymized"

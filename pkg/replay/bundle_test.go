@@ -79,6 +79,9 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"format":"kubectl-lanaccess-replay","version":1,"api":[{"method":"GET","path":"/version","status":200,"body":{"a":1}}],"dns":[{"server":"1.2.3.4:53","name":"x.","type":1,"network":"udp","reply":"AAA="}],"https":[{"addr":"1.2.3.4:443","host":"x","reply":{"Status":302}}]}`))
 	f.Add([]byte(`{"format":"kubectl-lanaccess-replay","version":1,"execs":[{"namespace":"a","pod":"b","command":["x"],"error":{"kind":"exit","code":1}}]}`))
 	f.Add(gz(f, []byte(`{"format":"kubectl-lanaccess-replay","version":1}`)))
+	f.Add([]byte(`{"format":"kubectl-lanaccess-replay","version":1,"calls":[{"method":"prober.SendDF","args":{"to":"10.96.0.10:53","size":1304},"result":{"Size":1304,"State":"silent"}},` +
+		`{"method":"prober.RoutingTable","result":"Iface\tDestination\tGateway\neth0\t0008080A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n","error":{"kind":"errno","what":"ENETUNREACH"}}],` +
+		`"certificates":["AAAA"],"https":[{"addr":"1.2.3.4:443","host":"x","reply":{"Status":200},"chain":[0]}]}`))
 	f.Fuzz(func(_ *testing.T, raw []byte) {
 		b, err := Read(bytes.NewReader(raw), "fuzz")
 		if err != nil {
@@ -101,6 +104,10 @@ func FuzzRead(f *testing.F) {
 			if addr, err := netip.ParseAddrPort(x.Addr); err == nil {
 				_, _ = p.HTTPS().Get(ctx, probe.HTTPSRequest{Addr: addr, Host: x.Host, Path: x.Path, Requests: x.Requests})
 			}
+		}
+		for _, x := range b.Calls {
+			var answer any
+			_ = p.Call(x.Method, x.Args, &answer)
 		}
 		_ = Anonymize(b)
 	})

@@ -32,6 +32,7 @@ const (
 	kindLookup      = "lookup"
 	kindNotFound    = "program-not-found"
 	kindNoFile      = "file-not-found"
+	kindErrno       = "errno"
 	kindOther       = "error"
 )
 
@@ -63,6 +64,8 @@ func failureOf(err error) *Failure {
 		f.Kind, f.Stderr = kindAPIStatus, string(raw)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		f.Kind = kindRefused
+	case errnoOf(err) != "":
+		f.Kind, f.What = kindErrno, errnoOf(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		f.Kind = kindDeadline
 	case errors.Is(err, context.Canceled):
@@ -130,8 +133,33 @@ func (f *Failure) Err() error {
 		return wrap(exec.ErrNotFound)
 	case kindNoFile:
 		return wrap(fs.ErrNotExist)
+	case kindErrno:
+		if e, ok := errnos[f.What]; ok {
+			return wrap(e)
+		}
 	}
 	return errors.New(f.Message)
+}
+
+// errnos are the system errors the checks tell apart beside ECONNREFUSED, by name: their
+// numbers differ between systems, and a bundle may be replayed on another one.
+var errnos = map[string]syscall.Errno{
+	"ENETUNREACH": syscall.ENETUNREACH, "EHOSTUNREACH": syscall.EHOSTUNREACH, "EMSGSIZE": syscall.EMSGSIZE,
+	"ECONNRESET": syscall.ECONNRESET, "EPERM": syscall.EPERM, "EACCES": syscall.EACCES,
+}
+
+// errnoOf names the errno of errnos that err wraps ("" for none).
+func errnoOf(err error) string {
+	var e syscall.Errno
+	if !errors.As(err, &e) {
+		return ""
+	}
+	for name, v := range errnos {
+		if v == e {
+			return name
+		}
+	}
+	return ""
 }
 
 // bound cuts s to n bytes.

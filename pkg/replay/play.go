@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type Player struct {
 	bundle *Bundle
 	mu     sync.Mutex
 	queues map[string]*queue
+	// roots, when set (the replay's --ca-file), verify the recorded chains again; nil keeps
+	// the recorded verification (the recording machine's roots are not in the bundle).
+	roots *x509.CertPool
 	// silent are the addresses (address and port) that gave no answer in the recording.
 	silent map[string]*Failure
 }
@@ -79,6 +83,9 @@ func NewPlayer(b *Bundle) *Player {
 	for i, f := range b.Files {
 		add("file "+f.Path, i)
 	}
+	for i, c := range b.Calls {
+		add(callKey(c.Method, c.Args), i)
+	}
 	return p
 }
 
@@ -107,6 +114,10 @@ func (e *NotRecordedError) Error() string {
 }
 
 func (e *NotRecordedError) Unwrap() error { return errNotRecorded }
+
+// NotRecorded marks the error for seams outside this package (checks/vpn/facts's prober):
+// no answer at all, which they report as an error rather than as an outcome.
+func (e *NotRecordedError) NotRecorded() bool { return true }
 
 // silentAnswer: a question the recording did not ask of an address that gave no answer in it.
 // The probes stop asking an address after its first silence (probe.Liveness), and which
@@ -317,7 +328,37 @@ func (h playHTTPS) Get(_ context.Context, req probe.HTTPSRequest) (*probe.HTTPSR
 			reply.LocationURL = lu
 		}
 	}
+	if len(x.Chain) > 0 {
+		reply.TLS = h.p.judgeChain(x.Chain, reply.TLS, req.Host)
+	}
 	return &reply, nil
+}
+
+// SetRoots makes the replay verify every recorded chain against roots (the replay's
+// --ca-file) instead of keeping the recorded verification.
+func (p *Player) SetRoots(roots *x509.CertPool) { p.roots = roots }
+
+// judgeChain judges the recorded certificates again, as the probe did: the names, dates,
+// fingerprint and host match come from the DER, at the instant the probe judged them. The
+// verification is the recorded one unless the replay was given roots (SetRoots).
+func (p *Player) judgeChain(chain []int, recorded probe.TLSInfo, host string) probe.TLSInfo {
+	certs := make([]*x509.Certificate, 0, len(chain))
+	for _, i := range chain {
+		c, err := x509.ParseCertificate(p.bundle.Certificates[i]) // validated on reading
+		if err != nil {
+			return recorded
+		}
+		certs = append(certs, c)
+	}
+	at := recorded.CheckedAt
+	if at.IsZero() {
+		at = p.bundle.Recorded
+	}
+	info := probe.DescribeCertificates(certs, recorded.Version, host, p.roots, at)
+	if p.roots == nil {
+		info.Verified, info.VerifyError = recorded.Verified, recorded.VerifyError
+	}
+	return info
 }
 
 // Resolver answers the system resolver's lookups.

@@ -26,6 +26,8 @@ type Recorder struct {
 	mu     sync.Mutex
 	b      Bundle
 	budget int
+	// certs finds a certificate already kept (by its DER).
+	certs map[string]int
 }
 
 // NewRecorder starts a recording of command.
@@ -62,6 +64,8 @@ func (r *Recorder) Bundle() *Bundle {
 	b.Lookups = append([]Lookup(nil), r.b.Lookups...)
 	b.Commands = append([]Command(nil), r.b.Commands...)
 	b.Files = append([]FileRead(nil), r.b.Files...)
+	b.Calls = append([]Call(nil), r.b.Calls...)
+	b.Certificates = append([][]byte(nil), r.b.Certificates...)
 	b.Flags = append([]Flag(nil), r.b.Flags...)
 	b.Incomplete = append([]string(nil), r.b.Incomplete...)
 	return &b
@@ -292,8 +296,37 @@ func (h *recordingHTTPS) Get(ctx context.Context, req probe.HTTPSRequest) (*prob
 	if ex.Error == nil && ex.Reply == nil {
 		return reply, err
 	}
+	if reply != nil && len(reply.TLS.Chain) <= MaxChain {
+		ex.Chain = h.rec.keepCerts(reply.TLS.Chain)
+	}
 	keepOne(h.rec, &h.rec.b.HTTPS, ex, len(ex.Reply), "HTTPS "+req.Host)
 	return reply, err
+}
+
+// keepCerts adds the chain's certificates the bundle does not hold yet and returns their
+// indexes. A certificate over the bounds leaves the chain out (the replay then uses the
+// recorded judgement).
+func (r *Recorder) keepCerts(chain [][]byte) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.certs == nil {
+		r.certs = map[string]int{}
+	}
+	idx := make([]int, 0, len(chain))
+	for _, der := range chain {
+		if i, ok := r.certs[string(der)]; ok {
+			idx = append(idx, i)
+			continue
+		}
+		if len(der) > MaxCertBytes || len(r.b.Certificates) >= MaxExchanges || len(der) > r.budget {
+			return nil
+		}
+		r.budget -= len(der)
+		r.certs[string(der)] = len(r.b.Certificates)
+		idx = append(idx, len(r.b.Certificates))
+		r.b.Certificates = append(r.b.Certificates, bytes.Clone(der))
+	}
+	return idx
 }
 
 // Resolver records the system resolver's answers.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -52,7 +53,11 @@ func (g *Gatherer) walkClientLadder(ctx context.Context) (ClientLadder, error) {
 	if err != nil {
 		return ClientLadder{}, err
 	}
-	return ClientLadder{Ladder: g.clientHops(ctx, tun, lt, local), Local: local, Routes: g.clientRoutes(tun, lt)}, nil
+	cl := ClientLadder{Ladder: g.clientHops(ctx, tun, lt, local), Local: local, Routes: g.clientRoutes(tun, lt)}
+	if err := unanswered(g.seams.Prober); err != nil {
+		return ClientLadder{}, err
+	}
+	return cl, nil
 }
 
 // clientRoutes reads how this machine routes the server's tunnel address, the pod and the VIP.
@@ -198,12 +203,16 @@ func (c *clientWalk) public(hostPort string) {
 	case err == nil:
 		c.step(HopPublic, ap.Addr(), hostPort, "TCP connect", c.connect(ap))
 	default:
+		// The name goes through the prober too (its resolver, then a connect to the first
+		// address), so that a recording holds this hop and a replay sends nothing.
 		c.step(HopPublic, netip.Addr{}, hostPort, "TCP connect (name resolved here)", func(ctx context.Context) HopResult {
-			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", hostPort)
-			if err == nil {
-				_ = conn.Close()
+			host, portText, _ := net.SplitHostPort(hostPort) // parsePublic joined it
+			port, _ := strconv.ParseUint(portText, 10, 16)
+			addrs, err := c.prober.Resolve(ctx, host)
+			if err != nil || len(addrs) == 0 {
+				return HopResult{State: HopSilent, Detail: fmt.Sprintf("%s not resolved: %v", host, err)}
 			}
-			return connectResult(ctx, err, c.limit)
+			return connectResult(ctx, c.prober.Connect(ctx, netip.AddrPortFrom(addrs[0], uint16(port))), c.limit)
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -44,7 +45,8 @@ const replayCaseFile = "bundle.gz"
 
 // notReplayed are the flags a bundle never carries: where the recording and the reports go,
 // how they look, and files that exist only on the recording machine (the CA bundle was used
-// by the HTTPS probe, whose judgement of the chain is recorded).
+// by the HTTPS probe, whose judgement of the chain is recorded; a replay given its own
+// --ca-file verifies the recorded certificates against it).
 var notReplayed = map[string]bool{
 	"record": true, "replay": true, "anonymize": true, "output": true, "json-file": true, "junit-file": true,
 	"config": true, "color": true, "verbose": true, "no-wrap": true, "ca-file": true, "wait": true, "wait-interval": true,
@@ -235,11 +237,29 @@ func (t *tape) executor(e podexec.Executor) podexec.Executor {
 	return e
 }
 
+// prober decorates (recording) or replaces (replaying) the prober of vpn-trace --from-client's
+// ladder: this machine's addresses, routes, sockets and resolver. nil: the real one.
+func (t *tape) prober() facts.ClientProber {
+	switch {
+	case t == nil:
+	case t.play != nil:
+		return facts.ReplayingProber(t.play)
+	case t.rec != nil:
+		return facts.RecordingProber(facts.NetProber{}, t.rec)
+	}
+	return nil
+}
+
 // probes decorates (recording) or replaces (replaying) the network probes.
 func (t *tape) probes(cfg probe.Config) probe.Config {
 	switch {
 	case t == nil:
 	case t.play != nil:
+		// The replay's own --ca-file verifies the recorded certificates again (Validate
+		// reported an unreadable one); without it the recorded verification stands.
+		if roots, err := probe.LoadRoots(cfg.CAFile); err == nil && roots != nil {
+			t.play.SetRoots(roots)
+		}
 		cfg.DNS, cfg.HTTPS, cfg.Resolver, cfg.CAFile = t.play.DNS(), t.play.HTTPS(), t.play.Resolver(), ""
 	case t.rec != nil:
 		full, err := cfg.WithDefaults()

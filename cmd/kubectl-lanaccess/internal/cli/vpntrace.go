@@ -73,9 +73,6 @@ func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptio
 			return nil, usageErr("invalid --namespace: %v", err)
 		}
 	}
-	if f.FromClient && f.Checks.tape != nil {
-		return nil, usageErr("--from-client walks the ladder from this machine, which --record and --replay do not capture yet: leave it out")
-	}
 	opts, err := vpn.ParseOptions(f.Raw, vpn.Options{Namespace: ns, FromClient: f.FromClient, HopTimeout: f.HopTimeout, ExecTimeout: f.Checks.ExecTimeout, ProveFixes: f.ProveFixes})
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -108,7 +105,7 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 	if o.VPN.Selector != nil {
 		a.Header.Subject = append(a.Header.Subject, report.KV{Key: "selector", Value: o.VPN.Selector.String()})
 	}
-	a.Checks = checks.VPNTrace(&vpn.Env{Client: c.typed, Dynamic: c.dynamic, Exec: exec, Options: o.VPN})
+	a.Checks = checks.VPNTrace(&vpn.Env{Client: c.typed, Dynamic: c.dynamic, Exec: exec, Options: o.VPN, Prober: c.tape.prober()})
 	return a, nil
 }
 
