@@ -46,7 +46,7 @@ func TestTheHelmTestIsRenderedByHelmFromTheRelease(t *testing.T) {
 	assert.Equal(t, "traefik/edge-lanaccess", sa.Namespace+"/"+sa.Name)
 	crb, ok := objs[1].(*rbacv1.ClusterRoleBinding)
 	require.True(t, ok, "%T", objs[1])
-	assert.Equal(t, "kubectl-lanaccess", crb.RoleRef.Name, "rbac-doctor's ClusterRole")
+	assert.Equal(t, shippedClusterRole(t, "rbac-doctor"), crb.RoleRef.Name, "rbac-doctor's ClusterRole")
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "edge-lanaccess", Namespace: "traefik"}}, crb.Subjects)
 	pod, ok := objs[2].(*corev1.Pod)
 	require.True(t, ok, "%T", objs[2])
@@ -66,4 +66,17 @@ func TestTheHelmTestIsRenderedByHelmFromTheRelease(t *testing.T) {
 	require.Len(t, pod.Spec.Volumes, 1)
 	assert.Equal(t, "proxy-ca", pod.Spec.Volumes[0].ConfigMap.Name)
 	assert.True(t, slices.Contains(pod.Spec.Containers[0].Args, "--ca-file"))
+}
+
+// shippedClusterRole is the name of the one ClusterRole the bundle name ships.
+func shippedClusterRole(t *testing.T, name string) string {
+	t.Helper()
+	var names []string
+	for _, obj := range decodeAll(t, name) {
+		if r, ok := obj.(*rbacv1.ClusterRole); ok {
+			names = append(names, r.Name)
+		}
+	}
+	require.Len(t, names, 1, "%s ships one ClusterRole", name)
+	return names[0]
 }
