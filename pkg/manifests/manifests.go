@@ -45,9 +45,19 @@ type Options struct {
 	CAConfigMap string
 }
 
+// vpnNamespace is the namespace of the VPN pods in the -vpn examples: the one rbac-vpn-exec's
+// Role grants exec in (the Helm test's is the release's).
+const vpnNamespace = "vpn"
+
 // podData is what the templates read.
 type podData struct {
 	Image, CAConfigMap, CAMountPath, Output string
+	// VPN: the example's vpn-trace variant for the VPN's deploy (VPN001, VPN002 in
+	// VPNNamespace), as rbac-vpn-exec's ServiceAccount.
+	VPN          bool
+	VPNNamespace string
+	// ReportFilter is shown in the Job's header.
+	ReportFilter string
 	// ServiceAccount the pod runs as: rbac-doctor's, or the Helm release's.
 	ServiceAccount string
 	// Version names the release whose archives the GitHub Actions example downloads: this
@@ -96,6 +106,10 @@ func parseTemplates() (*template.Template, error) {
 		// the value lanaccess.image, defaulting to d.Image (validated, so safe in quotes).
 		"helm": func(d podData) podData {
 			d.ServiceAccount = "{{ .Release.Name }}-lanaccess"
+			if d.VPN {
+				d.ServiceAccount += "-vpn"
+				d.VPNNamespace = "{{ .Release.Namespace }}"
+			}
 			d.Image = `{{ dig "lanaccess" "image" "` + d.Image + `" .Values.AsMap }}`
 			return d
 		},
@@ -109,6 +123,8 @@ type Manifest struct {
 	Description string
 	// Files are concatenated, in order, as one multi-document YAML stream.
 	Files []string
+	// VPN renders the files' vpn-trace variant (podData.VPN).
+	VPN bool
 }
 
 // All lists the manifests in the order help shows them.
@@ -125,6 +141,11 @@ func All() []Manifest {
 		{Name: "helm-test", Description: "doctor as a Helm test hook (helm test RELEASE)", Files: []string{"helm-test.yaml"}},
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
+		// The VPN's deploy: the same four, running vpn-trace with the opt-in exec grant.
+		{Name: "job-vpn", Description: "vpn-trace as an in-cluster Job: ip_forward on in every VPN replica (needs rbac-vpn-exec)", Files: []string{"job.yaml"}, VPN: true},
+		{Name: "helm-test-vpn", Description: "vpn-trace as a Helm test hook of the VPN's chart (exec in the release's namespace)", Files: []string{"helm-test.yaml"}, VPN: true},
+		{Name: "argocd-vpn", Description: "vpn-trace as an Argo CD PostSync hook of the VPN's deploy (needs rbac-vpn-exec)", Files: []string{"argocd-postsync.yaml"}, VPN: true},
+		{Name: "github-actions-vpn", Description: "a GitHub Actions workflow running vpn-trace after the VPN's deploy", Files: []string{"github-actions.yaml"}, VPN: true},
 		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
 		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor-rules.yaml"}},
 		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor-prometheusrule.yaml"}},
@@ -151,7 +172,7 @@ func Get(name string) ([]byte, error) {
 
 // Render returns the YAML of the manifest called manifest, filled from o.
 func Render(manifest string, o Options) ([]byte, error) {
-	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper}
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper, ReportFilter: ReportFilter}
 	if version.ImageTag(data.Version) == version.DevTag {
 		data.Version = version.DevTag
 	}
@@ -170,6 +191,12 @@ func Render(manifest string, o Options) ([]byte, error) {
 	for _, m := range All() {
 		if m.Name != manifest {
 			continue
+		}
+		if m.VPN {
+			if o.CAConfigMap != "" {
+				return nil, fmt.Errorf("manifest %s runs vpn-trace, which reads no proxy certificate: --ca-configmap is for the doctor examples", manifest)
+			}
+			data.VPN, data.VPNNamespace, data.ServiceAccount = true, vpnNamespace, "kubectl-lanaccess-vpn"
 		}
 		var docs []string
 		for _, f := range m.Files {

@@ -27,7 +27,10 @@ import (
 )
 
 // kubernetesManifests are the names whose documents are Kubernetes objects.
-var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read", "job", "helm-test", "argocd"}
+var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read", "job", "helm-test", "argocd", "job-vpn", "helm-test-vpn", "argocd-vpn"}
+
+// inCluster are the examples that run the plugin's image in a pod.
+var inCluster = []string{"job", "helm-test", "argocd", "job-vpn", "helm-test-vpn", "argocd-vpn"}
 
 // decodeAll decodes every document of name strictly (an unknown or misspelt field is an error)
 // with client-go's scheme, into typed objects.
@@ -40,8 +43,8 @@ func decodeAll(t *testing.T, name string) []runtime.Object {
 // renders of it (release proxy in namespace traefik).
 func rendered(t *testing.T, name string, o Options) []byte {
 	t.Helper()
-	if name == "helm-test" {
-		return helmTemplate(t, o, "proxy", "traefik", nil)
+	if strings.HasPrefix(name, "helm-test") {
+		return helmTemplate(t, name, o, "proxy", "traefik", nil)
 	}
 	raw, err := Render(name, o)
 	require.NoError(t, err)
@@ -127,7 +130,7 @@ func renderPod(t *testing.T, name string, o Options) corev1.PodSpec {
 }
 
 func TestTheExamplesRunTheImageOfThisVersion(t *testing.T) {
-	for _, name := range []string{"job", "helm-test", "argocd"} {
+	for _, name := range inCluster {
 		spec := renderPod(t, name, Options{})
 		assert.Equal(t, version.Image(), spec.Containers[0].Image, name)
 		// The test binary carries no release version: a clearly-dev tag.
@@ -273,23 +276,26 @@ func lintWorkflow(t *testing.T, content []byte) []*actionlint.Error {
 }
 
 func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
-	wf, err := Get("github-actions")
-	require.NoError(t, err)
-	errs := lintWorkflow(t, wf)
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
+	for name, cmd := range map[string]string{"github-actions": "doctor", "github-actions-vpn": "vpn-trace -n vpn --only VPN001,VPN002"} {
+		t.Run(name, func(t *testing.T) {
+			wf, err := Get(name)
+			require.NoError(t, err)
+			errs := lintWorkflow(t, wf)
+			msgs := make([]string, 0, len(errs))
+			for _, e := range errs {
+				msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
+			}
+			assert.Empty(t, msgs)
+			assert.Contains(t, string(wf), "run: kubectl-lanaccess "+cmd+" --wait 3m --junit-file")
+			assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
+			assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
+			assertPinned(t, wf)
+			assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
+			assert.Contains(t, string(wf), "github-actions-vpn", "the VPN deploy's variant is named")
+			assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
+			assert.NotContains(t, string(wf), "{%")
+		})
 	}
-	assert.Empty(t, msgs)
-	assert.Contains(t, string(wf), "--junit-file")
-	assert.Contains(t, string(wf), "--wait 3m")
-	assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
-	assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
-	assertPinned(t, wf)
-	assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
-	assert.Contains(t, string(wf), "vpn-trace", "the VPN deploy's variant")
-	assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
-	assert.NotContains(t, string(wf), "{%")
 }
 
 func TestActionlintCatchesABrokenWorkflow(t *testing.T) {
