@@ -17,6 +17,7 @@ import (
 	"sync"
 	"text/template"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/imageref"
@@ -30,10 +31,10 @@ var files embed.FS
 // CAMountPath is where the examples mount the CA ConfigMap; doctor reads CAMountPath/ca.crt.
 const CAMountPath = "/etc/lanaccess/proxy-ca"
 
-// ReportFilter keeps the JSON report of the in-cluster Job's log: doctor writes it on stdout as
-// one indented document, whose first and last lines are "{" and "}"; the log also holds the
-// retry lines of --wait, from stderr. The Job's header uses it; the lab test runs it.
-const ReportFilter = `sed -n '/^{$/,/^}$/p'`
+// TerminationLog is where the Job's container writes what it would write on stderr (--log-file):
+// the kubelet's termination message file (corev1.TerminationMessagePathDefault), of which it
+// keeps the last 4 KiB in the pod's status; the pod's log is then the JSON report alone.
+const TerminationLog = corev1.TerminationMessagePathDefault
 
 // Options fill the examples that run doctor in the cluster.
 type Options struct {
@@ -56,8 +57,8 @@ type podData struct {
 	// VPNNamespace), as rbac-vpn-exec's ServiceAccount.
 	VPN          bool
 	VPNNamespace string
-	// ReportFilter is shown in the Job's header.
-	ReportFilter string
+	// LogFile is the --log-file of the Job's container (empty: none).
+	LogFile string
 	// ServiceAccount the pod runs as: rbac-doctor's, or the Helm release's.
 	ServiceAccount string
 	// Version names the release whose archives the GitHub Actions example downloads: this
@@ -100,6 +101,10 @@ func parseTemplates() (*template.Template, error) {
 		},
 		"output": func(d podData, output string) podData {
 			d.Output = output
+			return d
+		},
+		"logFile": func(d podData) podData {
+			d.LogFile = TerminationLog
 			return d
 		},
 		// helm fills the pod spec from the Helm release: its ServiceAccount, and the image from
@@ -172,7 +177,7 @@ func Get(name string) ([]byte, error) {
 
 // Render returns the YAML of the manifest called manifest, filled from o.
 func Render(manifest string, o Options) ([]byte, error) {
-	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper, ReportFilter: ReportFilter}
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper}
 	if version.ImageTag(data.Version) == version.DevTag {
 		data.Version = version.DevTag
 	}

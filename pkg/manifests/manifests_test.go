@@ -177,23 +177,40 @@ func TestRenderRefusesNamesThatWouldChangeTheYAML(t *testing.T) {
 	}
 }
 
+// The Job's log is its JSON report alone: the container writes it on stdout, and what it would
+// write on stderr (--wait's attempts, the error) to the kubelet's termination message file,
+// which the pod declares as such; the header's recipe keeps the log as the report, with no
+// filter, and reads the attempts from the pod's status.
 func TestTheJobKeepsItsReportInThePodLog(t *testing.T) {
-	spec := renderPod(t, "job", Options{})
-	c := spec.Containers[0]
-	assert.Equal(t, "json", c.Args[slices.Index(c.Args, "-o")+1], "the JSON report on stdout, in the pod's log")
-	assert.NotContains(t, c.Args, "--json-file", "no file that goes away with the pod")
-	assert.Empty(t, spec.Volumes)
-	job, err := Get("job")
-	require.NoError(t, err)
-	// The re-run recipe of the header (the lab test runs it): delete, apply, wait, logs, verdict.
-	for _, line := range []string{
-		"kubectl -n lanaccess delete job lanaccess-doctor --ignore-not-found",
-		"kubectl lanaccess manifests job | kubectl apply -f -",
-		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
-		"kubectl -n lanaccess logs job/lanaccess-doctor | " + ReportFilter + " > lanaccess.json",
-		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=30s --for=condition=Complete",
-	} {
-		assert.Contains(t, string(job), "#   "+line+"\n")
+	for name, job := range map[string]string{"job": "lanaccess-doctor", "job-vpn": "lanaccess-vpn-trace"} {
+		spec := renderPod(t, name, Options{})
+		c := spec.Containers[0]
+		assert.Equal(t, "json", c.Args[slices.Index(c.Args, "-o")+1], "the JSON report on stdout, in the pod's log")
+		i := slices.Index(c.Args, "--log-file")
+		require.GreaterOrEqual(t, i, 0, "%v", c.Args)
+		assert.Equal(t, corev1.TerminationMessagePathDefault, c.Args[i+1])
+		assert.Equal(t, c.Args[i+1], c.TerminationMessagePath)
+		assert.Equal(t, corev1.TerminationMessageReadFile, c.TerminationMessagePolicy, "the file, never the log's tail")
+		assert.NotContains(t, c.Args, "--json-file", "no file that goes away with the pod")
+		assert.Empty(t, spec.Volumes)
+		raw, err := Get(name)
+		require.NoError(t, err)
+		// The re-run recipe of the header (the lab test runs it): delete, apply, wait, logs, verdict.
+		for _, line := range []string{
+			"kubectl -n lanaccess delete job " + job + " --ignore-not-found",
+			"kubectl lanaccess manifests " + name + " | kubectl apply -f -",
+			"kubectl -n lanaccess wait job/" + job + " --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
+			"kubectl -n lanaccess logs job/" + job + " > lanaccess.json",
+			"kubectl -n lanaccess get pods -l job-name=" + job + " -o jsonpath='{.items[*].status.containerStatuses[0].state.terminated.message}'",
+			"kubectl -n lanaccess wait job/" + job + " --timeout=30s --for=condition=Complete",
+		} {
+			assert.Contains(t, string(raw), "#   "+line+"\n", name)
+		}
+		assert.NotContains(t, string(raw), "sed ", name)
+	}
+	// The hooks' logs are read by people (helm test --logs, Argo CD's UI): attempts and report.
+	for _, name := range []string{"helm-test", "argocd", "helm-test-vpn", "argocd-vpn"} {
+		assert.NotContains(t, renderPod(t, name, Options{}).Containers[0].Args, "--log-file", name)
 	}
 }
 

@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/manifests"
 )
 
@@ -53,9 +59,10 @@ func TestTheVPNRecipesFailOnARecordedReplicaWithForwardingOff(t *testing.T) {
 				argv = append(argv, "-o", "json")
 			}
 			argv[slices.Index(argv, "-o")+1] = "json"
-			// The workflow's report files, in a directory of the test's.
+			// The workflow's report files and the Job's termination log, in a directory of the
+			// test's.
 			dir := t.TempDir()
-			for _, flag := range []string{"--junit-file", "--json-file"} {
+			for _, flag := range []string{"--junit-file", "--json-file", "--log-file"} {
 				if i := slices.Index(argv, flag); i >= 0 {
 					argv[i+1] = filepath.Join(dir, filepath.Base(argv[i+1]))
 					defer func() { assert.FileExists(t, argv[i+1]) }()
@@ -63,6 +70,9 @@ func TestTheVPNRecipesFailOnARecordedReplicaWithForwardingOff(t *testing.T) {
 			}
 			stdout, stderr, code := runRoot(t, neverConnect(t), argv...)
 			assert.Equal(t, ExitFailed, code, "stderr: %s", stderr)
+			if slices.Contains(args, "--log-file") {
+				assert.Empty(t, stderr, "the Job's stderr goes to its termination message")
+			}
 			var doc struct {
 				Checks []struct {
 					ID, Status string
@@ -88,4 +98,41 @@ func TestTheVPNRecipesFailOnARecordedReplicaWithForwardingOff(t *testing.T) {
 			assert.Contains(t, codes, "VPN002-OFF")
 		})
 	}
+}
+
+// --log-file takes --wait's attempts and the final error: stdout is the JSON report alone
+// (what the Job's `kubectl logs` keeps), stderr is empty, and the file holds the attempts, or
+// the error of a run that could not start.
+func TestTheLogFileLeavesStdoutTheReportAlone(t *testing.T) {
+	fails := engine.Check{ID: "VPN002", Title: "VPN002", Run: func(context.Context) engine.Outcome {
+		return engine.Outcome{Findings: []engine.Finding{{Code: "VPN002-OFF", Severity: engine.SeverityFail, Message: "net.ipv4.ip_forward = 0"}}}
+	}}
+	log := filepath.Join(t.TempDir(), "termination-log")
+	f := NewCheckFlags()
+	f.Output, f.Wait, f.Interval, f.LogFile = "json", 500*time.Millisecond, 100*time.Millisecond, log
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	err := runChecks(t.Context(), streams, f, catalogue.VPNTraceCmd, stuckPreparer{checks: []engine.Check{fails}})
+	assert.Equal(t, ExitFailed, ExitCode(err))
+	assert.False(t, Printable(err))
+	assert.Empty(t, errOut.String())
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), "stdout is one JSON document:\n%s", out)
+	assert.Equal(t, "vpn-trace", doc["command"])
+	written, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Contains(t, string(written), "attempt 1: still failing: VPN002=fail; retrying in 100ms\n")
+
+	// A run that cannot start: the JSON report on stdout all the same, the error in the file,
+	// which is rewritten, nothing on stderr (main prints nothing: Printable is false).
+	out.Reset()
+	f.Deadline = 100 * time.Millisecond
+	err = runChecks(t.Context(), streams, f, catalogue.VPNTraceCmd, stuckPreparer{stuck: true})
+	assert.Equal(t, ExitUnevaluated, ExitCode(err))
+	assert.False(t, Printable(err))
+	assert.Empty(t, errOut.String())
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), "stdout is one JSON document:\n%s", out)
+	written, err = os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^error: .*--deadline 100ms`, string(written))
+	assert.NotContains(t, string(written), "attempt 1: still failing: VPN002", "rewritten for the run")
 }
