@@ -48,7 +48,7 @@ Without a name, it lists them: ` + strings.Join(manifests.Names(), ", ") + ".",
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&opts.Image, "image", "", "the plugin's image in the job, helm-test and argocd examples (default: the image of this version, "+version.Image()+")")
+	cmd.Flags().StringVar(&opts.Image, "image", "", "the plugin's image in the job, helm-test and argocd examples and their -vpn variants (default: the image of this version, "+version.Image()+")")
 	cmd.Flags().StringVar(&opts.CAConfigMap, "ca-configmap", "", "a ConfigMap in the lanaccess namespace whose ca.crt signs the proxy's certificate: mounted, and passed as --ca-file (doctor's examples)")
 	return cmd
 }
