@@ -14,6 +14,12 @@ GORELEASER_VERSION := v2.15.1
 # Release tools, built once per version from the Go module proxy (krew's: krew/install_test.go).
 TOOLS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-lanaccess/tools
 GORELEASER := $(TOOLS)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+# The release's SBOM (syft) and signature (cosign) tools, called by goreleaser from PATH.
+SYFT_VERSION := v1.57.2
+COSIGN_VERSION := v2.6.5
+SYFT := $(TOOLS)/syft-$(SYFT_VERSION)/syft
+COSIGN := $(TOOLS)/cosign-$(COSIGN_VERSION)/cosign
+RELEASE_PATH := PATH=$(dir $(SYFT)):$(dir $(COSIGN)):$$PATH
 IMAGE_REPOSITORY ?= ghcr.io/lanaccess/kubectl-lanaccess
 # goreleaser reads the repository's URL from its git remote and, without one (a local clone),
 # knows neither the commit nor its date: give it the project's URL through git's environment.
@@ -127,15 +133,35 @@ image: ## the container image of this checkout (linux/amd64, linux/arm64; tag "d
 $(GORELEASER):
 	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
-release-check: $(GORELEASER) ## snapshot archives and krew manifest (goreleaser), the image from them, and krew installing every archive
-	$(GORELEASER) check
-	$(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --skip=publish
-	$(GO) run ./cmd/build-image --dist dist --out dist/image
-	DIST=$(CURDIR)/dist $(GO) test -count=1 -tags release -timeout 30m -v -run 'TestGoreleasersKrewManifest|TestTheReleaseImage' ./krew/ ./pkg/release/image/
+$(SYFT):
+	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install github.com/anchore/syft/cmd/syft@$(SYFT_VERSION)
 
-release: $(GORELEASER) ## on a v* tag, in CI: publish the archives and the krew manifest (goreleaser), then push the image (docker credentials)
-	$(GORELEASER) release --clean
-	$(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY)
+$(COSIGN):
+	GOBIN=$(dir $@) GOFLAGS=-trimpath $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
+
+# The snapshot signs checksums.txt with a throwaway key pair made here (bin/snapshot-key, no
+# password, never a release's key); the attest test verifies it with the public half.
+release-check: $(GORELEASER) $(SYFT) $(COSIGN) ## snapshot archives, SBOMs, signed checksums and krew manifest (goreleaser), the image from them, krew installing every archive
+	$(GORELEASER) check
+	rm -rf bin/snapshot-key && mkdir -p bin/snapshot-key
+	cd bin/snapshot-key && COSIGN_PASSWORD= $(COSIGN) generate-key-pair
+	$(RELEASE_PATH) COSIGN_PASSWORD= COSIGN_KEY="$$(cat bin/snapshot-key/cosign.key)" $(GORELEASER_ENV) $(GORELEASER) release --snapshot --clean --skip=publish
+	$(GO) run ./cmd/build-image --dist dist --out dist/image
+	DIST=$(CURDIR)/dist SYFT=$(SYFT) COSIGN=$(COSIGN) COSIGN_PRIVATE_KEY=$(CURDIR)/bin/snapshot-key/cosign.key COSIGN_PUBLIC_KEY=$(CURDIR)/bin/snapshot-key/cosign.pub \
+	  $(GO) test -count=1 -tags release -timeout 30m -v -run 'TestGoreleasersKrewManifest|TestTheReleaseImage|TestEveryArchiveHasAnSBOM|TestTheChecksumsAreSigned|TestTheImageIsSigned' ./krew/ ./pkg/release/image/ ./pkg/release/attest/
+
+release: $(GORELEASER) $(SYFT) $(COSIGN) ## on a v* tag, in CI (OIDC token for keyless signing): publish the archives, SBOMs, signed checksums and the krew manifest (goreleaser), then push the image (docker credentials)
+	$(RELEASE_PATH) $(GORELEASER) release --clean
+	set -o pipefail; $(GO) run ./cmd/build-image --dist dist --out dist/image --push $(IMAGE_REPOSITORY) | tee dist/image-push.txt
+	@# The pushed index signed keyless, and each platform's SBOM (syft, from the layout) attested
+	@# on it; pkg/release/attest does the same with the snapshot's key against a test registry.
+	set -euo pipefail; ref="$$(sed -n 's/^pushed //p' dist/image-push.txt)"; [ -n "$$ref" ]; \
+	  $(COSIGN) sign --yes "$$ref"; \
+	  for p in linux/amd64 linux/arm64; do \
+	    f="dist/image.$${p/\//_}.spdx.json"; \
+	    SYFT_CHECK_FOR_APP_UPDATE=false $(SYFT) scan oci-dir:dist/image --platform "$$p" -o "spdx-json=$$f"; \
+	    $(COSIGN) attest --yes --type spdxjson --predicate "$$f" "$$ref"; \
+	  done
 
 # Every generated page: the catalogue's (docs/catalogue) and the commands' reference (docs/man,
 # docs/cli: cobra's doc generator). The same tests, without -update, fail when a page is stale.

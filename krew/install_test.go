@@ -49,18 +49,6 @@ type manifest struct {
 	} `json:"spec"`
 }
 
-// dist is goreleaser's output of `make release-check` ($DIST, default ../dist).
-func dist(t *testing.T) string {
-	t.Helper()
-	d := os.Getenv("DIST")
-	if d == "" {
-		d = filepath.Join(releasetest.ModuleRoot(t), "dist")
-	}
-	_, err := os.Stat(filepath.Join(d, "krew"))
-	require.NoError(t, err, "run goreleaser first (make release-check)")
-	return d
-}
-
 // krewTool installs krew's command from the Go module proxy (cmd/krew, or the krew-index CI's
 // cmd/validate-krew-manifest) once per machine, into the user cache, and returns its path.
 func krewTool(t *testing.T, cmd string) string {
@@ -83,7 +71,7 @@ func krewTool(t *testing.T, cmd string) string {
 var licenseNames = []string{"license", "license.txt", "license.md", "licenses", "licenses.txt", "licenses.md", "copying", "copying.txt"}
 
 func TestGoreleasersKrewManifest(t *testing.T) {
-	d := dist(t)
+	d := releasetest.Dist(t, "krew")
 	file := filepath.Join(d, "krew", "lanaccess.yaml")
 	raw, err := os.ReadFile(file)
 	require.NoError(t, err)

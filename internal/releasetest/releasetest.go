@@ -46,6 +46,20 @@ func ModuleRoot(t testing.TB) string {
 	return dir
 }
 
+// Dist is goreleaser's output directory of `make release-check` ($DIST, default the module's
+// dist/), which must hold marker (a file or directory goreleaser writes there).
+func Dist(t testing.TB, marker string) string {
+	t.Helper()
+	d := os.Getenv("DIST")
+	if d == "" {
+		d = filepath.Join(ModuleRoot(t), "dist")
+	}
+	if _, err := os.Stat(filepath.Join(d, marker)); err != nil { //nolint:gosec // G703: $DIST is the tester's own directory
+		t.Fatalf("run goreleaser first (make release-check): %v", err)
+	}
+	return d
+}
+
 // GoEnv is the environment of a go command run by a test: this process's, with the given
 // overrides (KEY=VALUE, later ones win). GOFLAGS is set to the go command's default
 // (-buildvcs=auto) so that neither a go env file (GOENV; an empty GOFLAGS would fall back to

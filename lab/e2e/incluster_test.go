@@ -92,9 +92,10 @@ func labImage(t *testing.T) (rootfs, tag string, cfg *v1.Config) {
 // Two differences from a kubelet, both about the network: the run happens in the laptop's
 // namespace (kwok nodes run no containers), so KUBERNETES_SERVICE_HOST is the API server's
 // address rather than the kubernetes Service's ClusterIP, which nothing proxies there.
+// The image's binary runs as the shipped Job runs it (runShippedJob), with a CA ConfigMap: the
+// whole log is the JSON report, and doctor passes with the shipped read-only RBAC.
 func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 	rootfs, tag, cfg := labImage(t)
-	bin := filepath.Join(rootfs, "usr/local/bin/kubectl-lanaccess")
 	ctx := context.Background()
 
 	applyManifest(t, "rbac-doctor")
@@ -108,8 +109,64 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 		_ = lab.Client.CoreV1().ConfigMaps("lanaccess").Delete(ctx, caConfigMap, metav1.DeleteOptions{})
 	})
 
+	pod, doc, message := runShippedJob(t, rootfs, tag, cfg, "job", "lanaccess-doctor", "--ca-configmap", caConfigMap)
+	assert.Equal(t, "kubectl-lanaccess", pod.Spec.ServiceAccountName)
+	assert.Equal(t, manifests.TerminationLog, pod.Spec.Containers[0].TerminationMessagePath)
+	// The report, as the recipe takes it from `kubectl logs`: the whole log is the JSON
+	// report; what went to stderr is in the termination message.
+	t.Logf("termination message (%d bytes): %q", len(message), message)
+	r := result{Stdout: string(doc), hasJSON: true}
+	require.NoError(t, json.Unmarshal(doc, &r.Doc), "the log is one JSON document:\n%s", doc)
+	assert.Equal(t, "pass", r.check(t, "LA101").Status)
+	assert.Equal(t, "pass", r.check(t, "LA301").Status)
+	assert.Equal(t, "pass", r.check(t, "LA401").Status, "the proxy's certificate verifies with the CA of the mounted ConfigMap")
+	assert.Empty(t, permissionSkips(r), "the shipped read-only RBAC is enough in-cluster")
+	assert.Contains(t, string(doc), `"context": "in-cluster"`)
+}
+
+// The VPN's Job (job-vpn) runs vpn-trace as rbac-vpn-exec's ServiceAccount, on the lab's
+// OpenVPN pods with forwarding on: the real API server admits the Job and authorizes the exec,
+// the whole log is the JSON report, and VPN001 and VPN002 pass with no permission SKIP.
+func TestTheImageRunsTheShippedVPNJob(t *testing.T) {
+	rootfs, tag, cfg := labImage(t)
+	applyManifest(t, "rbac-doctor")
+	applyManifest(t, "rbac-vpn-exec")
+	lab.SetVPNPodIPForward(t, true)
+
+	pod, doc, message := runShippedJob(t, rootfs, tag, cfg, "job-vpn", "lanaccess-vpn-trace")
+	assert.Equal(t, "kubectl-lanaccess-vpn", pod.Spec.ServiceAccountName)
+	t.Logf("termination message (%d bytes): %q", len(message), message)
+	r := result{Stdout: string(doc), hasJSON: true}
+	require.NoError(t, json.Unmarshal(doc, &r.Doc), "the log is one JSON document:\n%s", doc)
+	ids := make([]string, 0, len(r.Doc.Checks))
+	for _, c := range r.Doc.Checks {
+		ids = append(ids, c.ID)
+	}
+	assert.Equal(t, []string{"VPN001", "VPN002"}, ids)
+	assert.Equal(t, "pass", r.check(t, "VPN001").Status)
+	assert.Equal(t, "pass", r.check(t, "VPN002").Status, "ip_forward read by exec as the exec grant's ServiceAccount")
+	assert.Empty(t, permissionSkips(r))
+}
+
+// runShippedJob runs a Job the image's binary prints (manifests NAME printArgs...) as the
+// recipe of its header does against the lab's Job controller (kwok completes the pod), then
+// runs the pod's container from the image's unpacked filesystem, read-only, as the pod's user,
+// with the pod's command, args and environment (the image's PATH, KUBERNETES_SERVICE_*, HOME as
+// runc sets it), and the pod's volumes where the pod mounts them: the service account's token,
+// CA and namespace (the projected kube-api-access volume, with kube-root-ca.crt's content), any
+// ConfigMap, and the kubelet's termination message file. No kubeconfig. It returns the pod, its
+// log (stdout and stderr, as `kubectl logs` shows them) and its termination message.
+//
+// Two differences from a kubelet, both about the network: the run happens in the laptop's
+// namespace (the lab runs no process for the plugin's image), so KUBERNETES_SERVICE_HOST is the
+// API server's address rather than the kubernetes Service's ClusterIP, which nothing proxies
+// there.
+func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, name string, printArgs ...string) (corev1.Pod, []byte, []byte) {
+	t.Helper()
+	bin := filepath.Join(rootfs, "usr/local/bin/kubectl-lanaccess")
+	ctx := context.Background()
 	// The Job as the binary in the image prints it, and the recipe of its header.
-	job := releasetest.Run(t, bin, nil, "manifests", "job", "--ca-configmap", caConfigMap)
+	job := releasetest.Run(t, bin, nil, append([]string{"manifests", manifest}, printArgs...)...)
 	assert.Contains(t, job, "image: "+version.ImageRepository+":"+tag+"\n", "the Job names the image its binary is in")
 	kubectl := func(args ...string) string {
 		c, cancel := context.WithTimeout(ctx, 7*time.Minute)
@@ -118,19 +175,18 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 		require.NoError(t, err, "kubectl %v: %s", args, out)
 		return string(out)
 	}
-	kubectl("-n", "lanaccess", "delete", "job", "lanaccess-doctor", "--ignore-not-found")
+	kubectl("-n", "lanaccess", "delete", "job", name, "--ignore-not-found")
 	applyYAML(t, "job", []byte(job))
-	kubectl("-n", "lanaccess", "wait", "job/lanaccess-doctor", "--timeout=6m", "--for=jsonpath={.status.conditions[-1:].type}")
-	kubectl("-n", "lanaccess", "wait", "job/lanaccess-doctor", "--timeout=30s", "--for=condition=Complete")
+	kubectl("-n", "lanaccess", "wait", "job/"+name, "--timeout=6m", "--for=jsonpath={.status.conditions[-1:].type}")
+	kubectl("-n", "lanaccess", "wait", "job/"+name, "--timeout=30s", "--for=condition=Complete")
 
-	pods, err := lab.Client.CoreV1().Pods("lanaccess").List(ctx, metav1.ListOptions{LabelSelector: "job-name=lanaccess-doctor"})
+	pods, err := lab.Client.CoreV1().Pods("lanaccess").List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
 	require.NoError(t, err)
 	require.Len(t, pods.Items, 1)
 	pod := pods.Items[0]
 	require.Len(t, pod.Spec.Containers, 1)
 	c := pod.Spec.Containers[0]
 	assert.Equal(t, version.ImageRepository+":"+tag, c.Image)
-	assert.Equal(t, "kubectl-lanaccess", pod.Spec.ServiceAccountName)
 	require.NotNil(t, pod.Spec.SecurityContext.RunAsUser)
 	require.NotNil(t, pod.Spec.SecurityContext.RunAsGroup)
 	user := fmt.Sprintf("%d:%d", *pod.Spec.SecurityContext.RunAsUser, *pod.Spec.SecurityContext.RunAsGroup)
@@ -219,7 +275,21 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 		line("mount --bind", shq(src), shq(dst), "&& mount -o remount,bind,ro", shq(dst))
 	}
 	line("mount -t proc proc", shq(filepath.Join(rootfs, "proc")))
-	line("mount --rbind /dev", shq(filepath.Join(rootfs, "dev")))
+	// /dev as a runtime makes it: a tmpfs with the usual device nodes, and the kubelet's
+	// termination message file bound on the container's terminationMessagePath, writable
+	// (kuberuntime_container.go, makeMounts: a file of mode 0666 under the pod's directory).
+	dev := filepath.Join(rootfs, "dev")
+	line("mount -t tmpfs -o mode=755 tmpfs", shq(dev))
+	for _, node := range []string{"null", "zero", "random", "urandom"} {
+		line("touch", shq(filepath.Join(dev, node)), "&& mount --bind", shq("/dev/"+node), shq(filepath.Join(dev, node)))
+	}
+	termination := filepath.Join(volumes, "termination-log")
+	require.NoError(t, os.WriteFile(termination, nil, 0o666))
+	require.NoError(t, os.Chmod(termination, 0o666)) // as the kubelet does, whatever the umask
+	if c.TerminationMessagePath != "" {
+		dst := filepath.Join(rootfs, c.TerminationMessagePath)
+		line("mkdir -p", shq(filepath.Dir(dst)), "&& touch", shq(dst), "&& mount --bind", shq(termination), shq(dst))
+	}
 	line("mount -o remount,bind,ro", shq(rootfs))
 	quoted := make([]string, 0, 1+len(env)+4) // env -i, the environment, chroot and its three arguments
 	quoted = append(quoted, "exec /usr/bin/env -i")
@@ -239,19 +309,13 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 	err = cmd.Run()
 	require.NoError(t, err, "the Job's container fails:\n%s\nscript:\n%s", log.String(), script.String())
 	t.Logf("the Job's container ran in %s", time.Since(start).Round(time.Millisecond))
-
-	// The report, as the recipe takes it from `kubectl logs`.
-	filter := exec.Command("sh", "-c", manifests.ReportFilter)
-	filter.Stdin = bytes.NewReader(log.Bytes())
-	doc, err := filter.Output()
+	message, err := os.ReadFile(termination)
 	require.NoError(t, err)
-	r := result{Stdout: string(doc), hasJSON: true}
-	require.NoError(t, json.Unmarshal(doc, &r.Doc), "the log:\n%s", log.String())
-	assert.Equal(t, "pass", r.check(t, "LA101").Status)
-	assert.Equal(t, "pass", r.check(t, "LA301").Status)
-	assert.Equal(t, "pass", r.check(t, "LA401").Status, "the proxy's certificate verifies with the CA of the mounted ConfigMap")
-	assert.Empty(t, permissionSkips(r), "the shipped read-only RBAC is enough in-cluster")
-	assert.Contains(t, string(doc), `"context": "in-cluster"`)
+	// The kubelet keeps the last 4096 bytes (tail.ReadAtMost, MaxContainerTerminationMessageLength).
+	if len(message) > 4096 {
+		message = message[len(message)-4096:]
+	}
+	return pod, log.Bytes(), message
 }
 
 func volumeNamed(t *testing.T, pod corev1.Pod, name string) corev1.Volume {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"text/template"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/imageref"
@@ -30,10 +31,10 @@ var files embed.FS
 // CAMountPath is where the examples mount the CA ConfigMap; doctor reads CAMountPath/ca.crt.
 const CAMountPath = "/etc/lanaccess/proxy-ca"
 
-// ReportFilter keeps the JSON report of the in-cluster Job's log: doctor writes it on stdout as
-// one indented document, whose first and last lines are "{" and "}"; the log also holds the
-// retry lines of --wait, from stderr. The Job's header uses it; the lab test runs it.
-const ReportFilter = `sed -n '/^{$/,/^}$/p'`
+// TerminationLog is where the Job's container writes what it would write on stderr (--log-file):
+// the kubelet's termination message file (corev1.TerminationMessagePathDefault), of which it
+// keeps the last 4 KiB in the pod's status; the pod's log is then the JSON report alone.
+const TerminationLog = corev1.TerminationMessagePathDefault
 
 // Options fill the examples that run doctor in the cluster.
 type Options struct {
@@ -45,9 +46,19 @@ type Options struct {
 	CAConfigMap string
 }
 
+// vpnNamespace is the namespace of the VPN pods in the -vpn examples: the one rbac-vpn-exec's
+// Role grants exec in (the Helm test's is the release's).
+const vpnNamespace = "vpn"
+
 // podData is what the templates read.
 type podData struct {
 	Image, CAConfigMap, CAMountPath, Output string
+	// VPN: the example's vpn-trace variant for the VPN's deploy (VPN001, VPN002 in
+	// VPNNamespace), as rbac-vpn-exec's ServiceAccount.
+	VPN          bool
+	VPNNamespace string
+	// LogFile is the --log-file of the Job's container (empty: none).
+	LogFile string
 	// ServiceAccount the pod runs as: rbac-doctor's, or the Helm release's.
 	ServiceAccount string
 	// Version names the release whose archives the GitHub Actions example downloads: this
@@ -92,10 +103,18 @@ func parseTemplates() (*template.Template, error) {
 			d.Output = output
 			return d
 		},
+		"logFile": func(d podData) podData {
+			d.LogFile = TerminationLog
+			return d
+		},
 		// helm fills the pod spec from the Helm release: its ServiceAccount, and the image from
 		// the value lanaccess.image, defaulting to d.Image (validated, so safe in quotes).
 		"helm": func(d podData) podData {
 			d.ServiceAccount = "{{ .Release.Name }}-lanaccess"
+			if d.VPN {
+				d.ServiceAccount += "-vpn"
+				d.VPNNamespace = "{{ .Release.Namespace }}"
+			}
 			d.Image = `{{ dig "lanaccess" "image" "` + d.Image + `" .Values.AsMap }}`
 			return d
 		},
@@ -109,6 +128,8 @@ type Manifest struct {
 	Description string
 	// Files are concatenated, in order, as one multi-document YAML stream.
 	Files []string
+	// VPN renders the files' vpn-trace variant (podData.VPN).
+	VPN bool
 }
 
 // All lists the manifests in the order help shows them.
@@ -125,6 +146,11 @@ func All() []Manifest {
 		{Name: "helm-test", Description: "doctor as a Helm test hook (helm test RELEASE)", Files: []string{"helm-test.yaml"}},
 		{Name: "argocd", Description: "doctor as an Argo CD PostSync hook", Files: []string{"argocd-postsync.yaml"}},
 		{Name: "github-actions", Description: "a GitHub Actions workflow running doctor after a deploy", Files: []string{"github-actions.yaml"}},
+		// The VPN's deploy: the same four, running vpn-trace with the opt-in exec grant.
+		{Name: "job-vpn", Description: "vpn-trace as an in-cluster Job: ip_forward on in every VPN replica (needs rbac-vpn-exec)", Files: []string{"job.yaml"}, VPN: true},
+		{Name: "helm-test-vpn", Description: "vpn-trace as a Helm test hook of the VPN's chart (exec in the release's namespace)", Files: []string{"helm-test.yaml"}, VPN: true},
+		{Name: "argocd-vpn", Description: "vpn-trace as an Argo CD PostSync hook of the VPN's deploy (needs rbac-vpn-exec)", Files: []string{"argocd-postsync.yaml"}, VPN: true},
+		{Name: "github-actions-vpn", Description: "a GitHub Actions workflow running vpn-trace after the VPN's deploy", Files: []string{"github-actions.yaml"}, VPN: true},
 		// kubectl lanaccess monitor (pkg/manifests/monitor_test.go tests them against the monitor).
 		{Name: "monitor-rules", Description: "alert rules for the monitor, as a Prometheus rule file", Files: []string{"monitor-rules.yaml"}},
 		{Name: "monitor-prometheusrule", Description: "the same alert rules as a PrometheusRule (Prometheus Operator)", Files: []string{"monitor-prometheusrule.yaml"}},
@@ -170,6 +196,12 @@ func Render(manifest string, o Options) ([]byte, error) {
 	for _, m := range All() {
 		if m.Name != manifest {
 			continue
+		}
+		if m.VPN {
+			if o.CAConfigMap != "" {
+				return nil, fmt.Errorf("manifest %s runs vpn-trace, which reads no proxy certificate: --ca-configmap is for the doctor examples", manifest)
+			}
+			data.VPN, data.VPNNamespace, data.ServiceAccount = true, vpnNamespace, "kubectl-lanaccess-vpn"
 		}
 		var docs []string
 		for _, f := range m.Files {

@@ -27,7 +27,10 @@ import (
 )
 
 // kubernetesManifests are the names whose documents are Kubernetes objects.
-var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read", "job", "helm-test", "argocd"}
+var kubernetesManifests = []string{"rbac", "rbac-doctor", "rbac-helpers", "rbac-vpn-exec", "rbac-node-configz", "rbac-node-read", "job", "helm-test", "argocd", "job-vpn", "helm-test-vpn", "argocd-vpn"}
+
+// inCluster are the examples that run the plugin's image in a pod.
+var inCluster = []string{"job", "helm-test", "argocd", "job-vpn", "helm-test-vpn", "argocd-vpn"}
 
 // decodeAll decodes every document of name strictly (an unknown or misspelt field is an error)
 // with client-go's scheme, into typed objects.
@@ -40,8 +43,8 @@ func decodeAll(t *testing.T, name string) []runtime.Object {
 // renders of it (release proxy in namespace traefik).
 func rendered(t *testing.T, name string, o Options) []byte {
 	t.Helper()
-	if name == "helm-test" {
-		return helmTemplate(t, o, "proxy", "traefik", nil)
+	if strings.HasPrefix(name, "helm-test") {
+		return helmTemplate(t, name, o, "proxy", "traefik", nil)
 	}
 	raw, err := Render(name, o)
 	require.NoError(t, err)
@@ -127,7 +130,7 @@ func renderPod(t *testing.T, name string, o Options) corev1.PodSpec {
 }
 
 func TestTheExamplesRunTheImageOfThisVersion(t *testing.T) {
-	for _, name := range []string{"job", "helm-test", "argocd"} {
+	for _, name := range inCluster {
 		spec := renderPod(t, name, Options{})
 		assert.Equal(t, version.Image(), spec.Containers[0].Image, name)
 		// The test binary carries no release version: a clearly-dev tag.
@@ -174,23 +177,40 @@ func TestRenderRefusesNamesThatWouldChangeTheYAML(t *testing.T) {
 	}
 }
 
+// The Job's log is its JSON report alone: the container writes it on stdout, and what it would
+// write on stderr (--wait's attempts, the error) to the kubelet's termination message file,
+// which the pod declares as such; the header's recipe keeps the log as the report, with no
+// filter, and reads the attempts from the pod's status.
 func TestTheJobKeepsItsReportInThePodLog(t *testing.T) {
-	spec := renderPod(t, "job", Options{})
-	c := spec.Containers[0]
-	assert.Equal(t, "json", c.Args[slices.Index(c.Args, "-o")+1], "the JSON report on stdout, in the pod's log")
-	assert.NotContains(t, c.Args, "--json-file", "no file that goes away with the pod")
-	assert.Empty(t, spec.Volumes)
-	job, err := Get("job")
-	require.NoError(t, err)
-	// The re-run recipe of the header (the lab test runs it): delete, apply, wait, logs, verdict.
-	for _, line := range []string{
-		"kubectl -n lanaccess delete job lanaccess-doctor --ignore-not-found",
-		"kubectl lanaccess manifests job | kubectl apply -f -",
-		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
-		"kubectl -n lanaccess logs job/lanaccess-doctor | " + ReportFilter + " > lanaccess.json",
-		"kubectl -n lanaccess wait job/lanaccess-doctor --timeout=30s --for=condition=Complete",
-	} {
-		assert.Contains(t, string(job), "#   "+line+"\n")
+	for name, job := range map[string]string{"job": "lanaccess-doctor", "job-vpn": "lanaccess-vpn-trace"} {
+		spec := renderPod(t, name, Options{})
+		c := spec.Containers[0]
+		assert.Equal(t, "json", c.Args[slices.Index(c.Args, "-o")+1], "the JSON report on stdout, in the pod's log")
+		i := slices.Index(c.Args, "--log-file")
+		require.GreaterOrEqual(t, i, 0, "%v", c.Args)
+		assert.Equal(t, corev1.TerminationMessagePathDefault, c.Args[i+1])
+		assert.Equal(t, c.Args[i+1], c.TerminationMessagePath)
+		assert.Equal(t, corev1.TerminationMessageReadFile, c.TerminationMessagePolicy, "the file, never the log's tail")
+		assert.NotContains(t, c.Args, "--json-file", "no file that goes away with the pod")
+		assert.Empty(t, spec.Volumes)
+		raw, err := Get(name)
+		require.NoError(t, err)
+		// The re-run recipe of the header (the lab test runs it): delete, apply, wait, logs, verdict.
+		for _, line := range []string{
+			"kubectl -n lanaccess delete job " + job + " --ignore-not-found",
+			"kubectl lanaccess manifests " + name + " | kubectl apply -f -",
+			"kubectl -n lanaccess wait job/" + job + " --timeout=6m --for=jsonpath='{.status.conditions[-1:].type}'",
+			"kubectl -n lanaccess logs job/" + job + " > lanaccess.json",
+			"kubectl -n lanaccess get pods -l job-name=" + job + " -o jsonpath='{.items[*].status.containerStatuses[0].state.terminated.message}'",
+			"kubectl -n lanaccess wait job/" + job + " --timeout=30s --for=condition=Complete",
+		} {
+			assert.Contains(t, string(raw), "#   "+line+"\n", name)
+		}
+		assert.NotContains(t, string(raw), "sed ", name)
+	}
+	// The hooks' logs are read by people (helm test --logs, Argo CD's UI): attempts and report.
+	for _, name := range []string{"helm-test", "argocd", "helm-test-vpn", "argocd-vpn"} {
+		assert.NotContains(t, renderPod(t, name, Options{}).Containers[0].Args, "--log-file", name)
 	}
 }
 
@@ -273,23 +293,26 @@ func lintWorkflow(t *testing.T, content []byte) []*actionlint.Error {
 }
 
 func TestTheGitHubActionsExamplePassesActionlint(t *testing.T) {
-	wf, err := Get("github-actions")
-	require.NoError(t, err)
-	errs := lintWorkflow(t, wf)
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
+	for name, cmd := range map[string]string{"github-actions": "doctor", "github-actions-vpn": "vpn-trace -n vpn --only VPN001,VPN002"} {
+		t.Run(name, func(t *testing.T) {
+			wf, err := Get(name)
+			require.NoError(t, err)
+			errs := lintWorkflow(t, wf)
+			msgs := make([]string, 0, len(errs))
+			for _, e := range errs {
+				msgs = append(msgs, fmt.Sprintf("%d:%d %s [%s]", e.Line, e.Column, e.Message, e.Kind))
+			}
+			assert.Empty(t, msgs)
+			assert.Contains(t, string(wf), "run: kubectl-lanaccess "+cmd+" --wait 3m --junit-file")
+			assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
+			assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
+			assertPinned(t, wf)
+			assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
+			assert.Contains(t, string(wf), "github-actions-vpn", "the VPN deploy's variant is named")
+			assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
+			assert.NotContains(t, string(wf), "{%")
+		})
 	}
-	assert.Empty(t, msgs)
-	assert.Contains(t, string(wf), "--junit-file")
-	assert.Contains(t, string(wf), "--wait 3m")
-	assert.Contains(t, string(wf), `>> "$GITHUB_STEP_SUMMARY"`)
-	assert.Regexp(t, `uses: mikepenz/action-junit-report@[0-9a-f]{40} # v`, string(wf), "a third-party action pinned to a commit")
-	assertPinned(t, wf)
-	assert.Contains(t, string(wf), "${{ runner.arch }}", "the runner's architecture's archive")
-	assert.Contains(t, string(wf), "vpn-trace", "the VPN deploy's variant")
-	assert.Contains(t, string(wf), "LANACCESS_VERSION: dev\n", "the test binary is no release: no release to download")
-	assert.NotContains(t, string(wf), "{%")
 }
 
 func TestActionlintCatchesABrokenWorkflow(t *testing.T) {

@@ -43,6 +43,9 @@ type CheckFlags struct {
 	Replay    string
 	Anonymize bool
 	tape      *tape
+	// LogFile takes what the run writes on stderr (--wait's attempts, warnings, the final
+	// error), so that stdout holds the report alone (run.go, runChecks).
+	LogFile string
 }
 
 // NewCheckFlags returns the defaults.
@@ -83,6 +86,7 @@ func (f *CheckFlags) AddFlags(fs *pflag.FlagSet, command string) {
 	fs.DurationVar(&f.Deadline, "deadline", f.Deadline, "bound on one whole run (each --wait attempt): when it comes, what finished is reported and what did not is ERROR (exit 3)")
 	fs.StringVar(&f.JUnitFile, "junit-file", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.JSONFile, "json-file", "", "also write the JSON report to this file")
+	fs.StringVar(&f.LogFile, "log-file", "", "write --wait's attempts and the errors to this file instead of stderr, e.g. /dev/termination-log in a pod (its log is then the report alone)")
 	fs.StringVar(&f.ConfigFile, "config", "", "YAML file of settings; keys are the long flag names (flags given on the command line win)")
 	fs.StringVar(&f.Color, "color", f.Color, "colour the text output: auto (a terminal; NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE as their standards say), always or never")
 	fs.BoolVar(&f.Verbose, "verbose", false, "show info findings and the evidence of passing checks (-v is kubectl's log verbosity)")

@@ -56,10 +56,12 @@ func runLevel(command string) map[string]proof {
 		"deadline":   {Args: []string{"--deadline", "7s"}, Read: func(o any) any { return c(o).Deadline }},
 		"junit-file": {Args: []string{"--junit-file", "x.xml"}, Read: func(o any) any { return c(o).JUnitFile }},
 		"json-file":  {Args: []string{"--json-file", "x.json"}, Read: func(o any) any { return c(o).JSONFile }},
-		"config":     {Test: "TestConfigFileSetsFlagsThatTheCommandLineDoesNot"},
-		"color":      {Args: []string{"--color", "always"}, Read: func(o any) any { return c(o).Color }},
-		"verbose":    {Args: []string{"--verbose"}, Read: func(o any) any { return c(o).Verbose }},
-		"no-wrap":    {Args: []string{"--no-wrap"}, Read: func(o any) any { return c(o).NoWrap }},
+		// runChecks writes stderr there (TestTheLogFileLeavesStdoutTheReportAlone).
+		"log-file": {Args: []string{"--log-file", "x.log"}, Read: func(o any) any { return c(o).LogFile }},
+		"config":   {Test: "TestConfigFileSetsFlagsThatTheCommandLineDoesNot"},
+		"color":    {Args: []string{"--color", "always"}, Read: func(o any) any { return c(o).Color }},
+		"verbose":  {Args: []string{"--verbose"}, Read: func(o any) any { return c(o).Verbose }},
+		"no-wrap":  {Args: []string{"--no-wrap"}, Read: func(o any) any { return c(o).NoWrap }},
 		// The tape records the run's boundaries and runChecks writes it (tape.go).
 		"record":    {Args: []string{"--record", "x.gz"}, Read: func(o any) any { return c(o).tape != nil && c(o).tape.path == "x.gz" }},
 		"anonymize": {Base: []string{"--record", "x.gz"}, Args: []string{"--record", "x.gz", "--anonymize"}, Read: func(o any) any { return c(o).tape.anonymize }},

@@ -32,7 +32,35 @@ type preparer interface {
 
 // runChecks runs a catalogue once, or again and again with --wait until it passes or the
 // deadline comes, then writes the reports and returns the exit code as an error.
+//
+// With --log-file, what the run writes on stderr, the final error included, goes to that file
+// instead, and stdout holds the report alone. In a pod the file is /dev/termination-log: the
+// kubelet mounts a file of its own there, writable (mode 0666) whatever the root filesystem,
+// and puts its last 4096 bytes in the container's status as the termination message
+// (k8s.io/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go, makeMounts and
+// getTerminationMessage; pkg/kubelet/container/runtime.go, MaxContainerTerminationMessageLength):
+// the last attempts and the error, while `kubectl logs` is the report.
 func runChecks(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
+	if f.LogFile == "" {
+		return runChecksTo(ctx, streams, f, command, prepare)
+	}
+	log, err := os.Create(f.LogFile)
+	if err != nil {
+		return notStarted(streams, f, command, report.Report{}, usageErr("--log-file: %w", err))
+	}
+	streams.ErrOut = log
+	err = runChecksTo(ctx, streams, f, command, prepare)
+	if Printable(err) {
+		report.Error(log, err)
+		err = &ExitError{Code: exitCodeOfError(err)}
+	}
+	if cerr := log.Close(); cerr != nil && err == nil {
+		return &ExitError{Code: ExitUnevaluated, Err: fmt.Errorf("--log-file: %w", cerr)}
+	}
+	return err
+}
+
+func runChecksTo(ctx context.Context, streams genericiooptions.IOStreams, f *CheckFlags, command string, prepare preparer) error {
 	err := runAttempts(ctx, streams, f, command, prepare)
 	if serr := f.tape.save(streams.ErrOut); serr != nil {
 		// The reports were written; the bundle asked for was not: the run is not complete.
