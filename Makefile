@@ -172,7 +172,7 @@ replays: ## re-record the lab's replay cases (testdata/replays: bundles and verd
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
 	bash lab/install-deps.sh
 	$(LAB) up
-	LANACCESS_REPLAY_SAVE=$(CURDIR)/testdata/replays $(GO) test -count=1 -tags lab -timeout 15m -p 1 ./lab/e2e/ -run 'TestReplayGivesTheLiveVerdicts'
+	LANACCESS_REPLAY_SAVE=$(CURDIR)/testdata/replays $(GO) test -count=1 -tags lab -timeout 15m -p 1 ./lab/e2e/ -run 'TestReplayGivesTheLiveVerdicts|TestRealWorkstation$$'
 
 tidy-check: ## fail, showing the diff, when go mod tidy would change go.mod or go.sum (never writes them)
 	$(GO) mod tidy -diff

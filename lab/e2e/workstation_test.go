@@ -26,6 +26,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/workstation"
 	"github.com/lanaccess/kubectl-lanaccess/lab/labkit"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/replay"
 	ws "github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
 
@@ -195,6 +196,18 @@ func (s *wsSession) record(name, scenario string, argv ...string) string {
 // workstation, with -o json and the lab's outside name, and decodes the report.
 func (s *wsSession) clientCheck(verify string) report {
 	s.t.Helper()
+	return s.clientCheckCase(verify, "")
+}
+
+// clientCheckCase is clientCheck that, when `make replays` sets LANACCESS_REPLAY_SAVE, also
+// leaves its bundle and verdicts as testdata/replays/<name>: the offline replay cases of
+// client-check (a real NetworkManager and systemd-resolved, which no fixture stands in for).
+func (s *wsSession) clientCheckCase(verify, name string) report {
+	s.t.Helper()
+	save := ""
+	if dir := os.Getenv(replaySaveEnv); dir != "" && name != "" {
+		save = filepath.Join(dir, name)
+	}
 	cmds, err := typedCommands(verify)
 	require.NoError(s.t, err)
 	require.Len(s.t, cmds, 1)
@@ -202,7 +215,7 @@ func (s *wsSession) clientCheck(verify string) report {
 	require.Equal(s.t, []string{"kubectl", "lanaccess", "client-check"}, argv[:3], verify)
 	argv = append(append([]string{s.plugin}, argv[2:]...), "--outside-name", "example.org", "-o", "json")
 	bundle := ""
-	if os.Getenv(replayEveryEnv) == "1" {
+	if os.Getenv(replayEveryEnv) == "1" || save != "" {
 		bundle = filepath.Join(s.t.TempDir(), "client-check.gz")
 		argv = append(argv, "--record", bundle)
 	}
@@ -224,6 +237,11 @@ func (s *wsSession) clientCheck(verify string) report {
 			live.Code = exit.ExitCode()
 		}
 		checkReplay(s.t, "client-check", bundle, live)
+		if save != "" {
+			want, err := replay.Verdicts(stdout.Bytes())
+			require.NoError(s.t, err)
+			saveCase(s.t, save, bundle, want)
+		}
 	}
 	return r
 }
@@ -318,7 +336,7 @@ func TestRealWorkstation(t *testing.T) {
 
 	ins := clientConfig(t, "--connection", profile, "--device", labkit.LaptopInterface)
 	require.Len(t, ins.Verify, 3)
-	before := s.clientCheck(ins.Verify[2].Command)
+	before := s.clientCheckCase(ins.Verify[2].Command, "lab-client-check-dhcp-only")
 	assert.Equal(t, "fail", status(before, "WS001"), "%+v", before)
 	_, ok := findingOf(before, "WS004", "WS004-NOT-CONFIGURED")
 	assert.True(t, ok, "WS004 says the profile lacks the zone's servers: %+v", before)
@@ -350,7 +368,7 @@ func TestRealWorkstation(t *testing.T) {
 		assert.Contains(t, s.typed(ins.Verify[1].Command), lab.NodeIPs()[0])
 		assert.Equal(t, ins.Servers[0], s.current())
 		s.record("lab-configured-status", "after client-config's commands on the lab's laptop", "resolvectl", "status", "--no-pager")
-		r := s.clientCheck(ins.Verify[2].Command)
+		r := s.clientCheckCase(ins.Verify[2].Command, "lab-client-check-configured")
 		for _, id := range []string{"WS001", "WS002", "WS003", "WS004"} {
 			assert.Equal(t, "pass", status(r, id), "%s: %+v", id, r)
 		}
@@ -390,7 +408,7 @@ func TestRealWorkstation(t *testing.T) {
 		assert.Equal(t, dhcpDNS, s.current())
 		s.record("lab-moved-org-status", "lan-dns scaled to 0 and back: resolved stays on the network's DNS 198.51.100.53", "resolvectl", "status", "--no-pager")
 
-		r := s.clientCheck(ins.Verify[2].Command)
+		r := s.clientCheckCase(ins.Verify[2].Command, "lab-client-check-stuck-fallback")
 		assert.Equal(t, "fail", status(r, "WS001"), "%+v", r)
 		assert.Equal(t, "pass", status(r, "WS003"), "the zone's servers answer: the workstation is what is wrong")
 		f, ok := findingOf(r, "WS004", "WS004-OTHER-SERVER")
