@@ -24,6 +24,13 @@ func ExternalIPsSecurity(env *Env) engine.Check {
 }
 
 func externalIPsSecurity(s *kube.Setup) engine.Outcome {
+	if !s.UsesExternalIPs() {
+		// Issue 26: neither role is reached through spec.externalIPs, so the admission policy
+		// that guards them, kube-proxy's AllowServiceExternalIPs gate and the deprecation do
+		// not bear on this setup.
+		return engine.Outcome{Skip: fmt.Sprintf("the setup does not use spec.externalIPs (proxy: %s; DNS: %s): the externalIPs admission policy, kube-proxy's AllowServiceExternalIPs gate and the field's deprecation do not apply; another Service's externalIPs on the node addresses (CVE-2020-8554) are not judged for this form",
+			s.ProxyReachable().Form, s.DNSReachable().Form)}
+	}
 	judged := judgeClaims(s)
 	findings := interceptionFindings(s, judged)
 	prot, unknown := protectionFindings(s, judged)

@@ -133,19 +133,21 @@ func (r Reach) Describe() string {
 
 // ProxyReachable is where the proxy is reachable: discovery's Reach, else (a Setup built by
 // hand) the proxy Service's externalIPs.
-func (s *Setup) ProxyReachable() Reach {
-	if s.ProxyReach.Form != "" || s.ProxyService == nil {
-		return s.ProxyReach
-	}
-	return externalIPsReach(s.ProxyService, proxyRole)
-}
+// The externalIPs form is read from the Service itself each time (it is the Service's own
+// field), the other forms from what discovery modelled.
+func (s *Setup) ProxyReachable() Reach { return reachable(s.ProxyService, s.ProxyReach, proxyRole) }
 
 // DNSReachable is where the DNS is reachable (see ProxyReachable).
-func (s *Setup) DNSReachable() Reach {
-	if s.DNSReach.Form != "" || s.DNSService == nil {
-		return s.DNSReach
+func (s *Setup) DNSReachable() Reach { return reachable(s.DNSService, s.DNSReach, dnsRole) }
+
+func reachable(svc *corev1.Service, modelled Reach, role serviceRole) Reach {
+	switch {
+	case svc == nil:
+		return modelled
+	case len(svc.Spec.ExternalIPs) > 0 || modelled.Form == "" || modelled.Form == FormExternalIPs:
+		return externalIPsReach(svc, role)
 	}
-	return externalIPsReach(s.DNSService, dnsRole)
+	return modelled
 }
 
 // UsesExternalIPs reports whether either role is reached through spec.externalIPs.
