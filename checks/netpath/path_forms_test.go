@@ -1,6 +1,7 @@
 package netpath
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,16 +30,5 @@ func TestPathDialsTheAddressesOfTheFormInUse(t *testing.T) {
 	}
 	assert.Equal(t, []string{"10.0.10.12:443", "10.0.10.11:443"}, https)
 	assert.Equal(t, []string{"10.0.10.12:53", "10.0.10.11:53"}, dns)
-	assert.Equal(t, "[10.0.10.11 10.0.10.12]", addrsText(p.ProxyAddrs))
-}
-
-func addrsText[T interface{ String() string }](list []T) string {
-	out := "["
-	for i, a := range list {
-		if i > 0 {
-			out += " "
-		}
-		out += a.String()
-	}
-	return out + "]"
+	assert.Equal(t, "[10.0.10.11 10.0.10.12]", fmt.Sprint(p.ProxyAddrs))
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,28 +27,17 @@ func TestClientTargetReadsTheAddressesOfTheFormInUse(t *testing.T) {
 	s := &kube.Setup{Zone: z, ProxyService: svc("traefik"), DNSService: svc("lan-dns"), ProxyReach: lb, DNSReach: hostPort}
 	tgt, err := targetFromSetup(s)
 	require.NoError(t, err)
-	assert.Equal(t, "[10.0.10.11 10.0.10.12]", addrs(tgt.Servers))
-	assert.Equal(t, "[10.0.10.11 10.0.10.12]", addrs(tgt.Answers))
+	assert.Equal(t, "[10.0.10.11 10.0.10.12]", fmt.Sprint(tgt.Servers))
+	assert.Equal(t, "[10.0.10.11 10.0.10.12]", fmt.Sprint(tgt.Answers))
 
 	// Before the move: the Services' externalIPs, as always.
 	s.DNSService.Spec.ExternalIPs = []string{"10.0.10.13"}
 	tgt, err = targetFromSetup(s)
 	require.NoError(t, err)
-	assert.Equal(t, "[10.0.10.13]", addrs(tgt.Servers))
+	assert.Equal(t, "[10.0.10.13]", fmt.Sprint(tgt.Servers))
 
 	// No address in the form in use: said, with the form.
 	s.DNSService.Spec.ExternalIPs, s.DNSReach = nil, kube.Reach{Form: kube.FormHostPort}
 	_, err = targetFromSetup(s)
 	assert.ErrorContains(t, err, "has no LAN address (hostPort)")
-}
-
-func addrs[T interface{ String() string }](list []T) string {
-	out := "["
-	for i, a := range list {
-		if i > 0 {
-			out += " "
-		}
-		out += a.String()
-	}
-	return out + "]"
 }
