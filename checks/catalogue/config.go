@@ -23,6 +23,7 @@ var configuration = []Entry{
 		// An address no node lists is looked for on the nodes, through helper pods if need be.
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
+			code("LA101", "LB-ADDRESS", "an address a load balancer that does not hand out node addresses (MetalLB, or one not modelled) wrote: what announces it is not modelled"),
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
 			code("LA101", "ZONE-ANSWER-INVALID", "a template answer is not a valid A record: CoreDNS fails every A query of the zone"),

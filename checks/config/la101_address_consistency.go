@@ -437,6 +437,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 	}
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
 	var out []engine.Finding
+	all, out = lbAddresses(s, all)
 	carried := carriedElsewhere(s, all, place)
 	for _, a := range all {
 		nodes := kubeobj.NodesWithInternalIP(s.Nodes, a)
@@ -517,4 +518,31 @@ func serviceAddrsPatch(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 	}
 	return kube.ManagedNote(svc, "Service", "spec.externalIPs") +
 		remedy.MergePatch(src.Namespace, "service", src.Svc, map[string]any{"spec": map[string]any{"externalIPs": ips}})
+}
+
+// lbAddresses takes out of all the addresses a load balancer that does not hand out node
+// addresses (MetalLB, or one doctor does not model) wrote in a Service's status: its speaker
+// answers for them (MetalLB: ARP or BGP), so "no node carries it" says nothing; what announces
+// them is not modelled: WARN, never PASS, never a FAIL doctor cannot prove.
+func lbAddresses(s *kube.Setup, all []netip.Addr) ([]netip.Addr, []engine.Finding) {
+	var out []engine.Finding
+	for _, r := range []kube.Reach{s.ProxyReachable(), s.DNSReachable()} {
+		if r.Form != kube.FormLoadBalancer || r.LB.NodeAddresses {
+			continue
+		}
+		for _, a := range r.Addrs() {
+			if !slices.Contains(all, a) || len(kubeobj.NodesWithInternalIP(s.Nodes, a)) > 0 {
+				continue
+			}
+			all = slices.DeleteFunc(all, func(x netip.Addr) bool { return x == a })
+			name := r.LB.Name
+			if name == "" {
+				name = "a load balancer doctor does not recognise"
+			}
+			out = append(out, engine.Finding{Code: "LA101-LB-ADDRESS", Severity: engine.SeverityWarn, Object: a.String(),
+				Message:  fmt.Sprintf("%s is an address %s hands out, no node's own: what announces it on the LAN is not modelled, so whether it reaches a node is not known (%s)", a, name, r.LB.Why),
+				Evidence: map[string]any{"address": a.String(), "implementation": r.LB.Name}})
+		}
+	}
+	return all, out
 }
