@@ -42,7 +42,7 @@ type hostPortRole struct {
 
 var (
 	proxyRoleLab = hostPortRole{"traefik", "traefik", "traefik", proxyDS}
-	dnsRoleLab   = hostPortRole{"lan-dns", "lan-dns", "lan-dns", dnsDS}
+	dnsRoleLab   = hostPortRole{"traefik", "lan-dns", "lan-dns", dnsDS}
 )
 
 // HostPortForm moves the lab to the hostPort form until cleanup: both Deployments scaled to 0,
@@ -65,7 +65,7 @@ func (l *Lab) HostPortForm(tb testing.TB, shape HostPortShape) {
 		must(tb, "read "+r.deployment, err)
 		svc, err := l.Client.CoreV1().Services(r.ns).Get(ctx, r.svc, metav1.GetOptions{})
 		must(tb, "read Service "+r.svc, err)
-		before[r.ns] = saved{scale.Spec.Replicas, svc.Spec.ExternalIPs}
+		before[r.deployment] = saved{scale.Spec.Replicas, svc.Spec.ExternalIPs}
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -73,8 +73,8 @@ func (l *Lab) HostPortForm(tb testing.TB, shape HostPortShape) {
 		errs := make([]error, 0, 8)
 		for _, r := range []hostPortRole{proxyRoleLab, dnsRoleLab} {
 			errs = append(errs, l.deleteDS(ctx, r))
-			errs = append(errs, l.setReplicas(ctx, r, before[r.ns].replicas))
-			errs = append(errs, l.patchExternalIPs(ctx, r, before[r.ns].ips))
+			errs = append(errs, l.setReplicas(ctx, r, before[r.deployment].replicas))
+			errs = append(errs, l.patchExternalIPs(ctx, r, before[r.deployment].ips))
 		}
 		for _, r := range []hostPortRole{proxyRoleLab, dnsRoleLab} {
 			errs = append(errs, l.waitDeploymentReady(ctx, r))
@@ -162,7 +162,7 @@ func (l *Lab) createDS(ctx context.Context, r hostPortRole, skip string, ports f
 		return err
 	}
 	tmpl := *dep.Spec.Template.DeepCopy()
-	tmpl.Labels[hostPortLabel] = "hostport"
+	tmpl.Labels[hostPortLabel] = r.ds
 	// The Deployment's spreading (anti-affinity) is the DaemonSet's by construction.
 	tmpl.Spec.Affinity = nil
 	if skip != "" {
@@ -171,9 +171,9 @@ func (l *Lab) createDS(ctx context.Context, r hostPortRole, skip string, ports f
 				Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpNotIn, Values: []string{skip}}}}}}}}
 	}
 	ports(&tmpl.Spec.Containers[0])
-	sel := map[string]string{hostPortLabel: "hostport"}
+	sel := map[string]string{hostPortLabel: r.ds}
 	maps.Copy(sel, dep.Spec.Selector.MatchLabels)
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.ds, Labels: map[string]string{hostPortLabel: "hostport"}},
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.ds, Labels: map[string]string{hostPortLabel: r.ds}},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl}}
 	_, err = l.Client.AppsV1().DaemonSets(r.ns).Create(ctx, ds, metav1.CreateOptions{})
 	return err
@@ -185,7 +185,7 @@ func (l *Lab) deleteDS(ctx context.Context, r hostPortRole) error {
 		return err
 	}
 	// Its pods first: the next shape's pods claim the same hostPorts.
-	sel := labels.SelectorFromSet(map[string]string{hostPortLabel: "hostport"}).String()
+	sel := labels.SelectorFromSet(map[string]string{hostPortLabel: r.ds}).String()
 	_ = l.Client.CoreV1().Pods(r.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
 	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		pods, err := l.Client.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
@@ -194,8 +194,13 @@ func (l *Lab) deleteDS(ctx context.Context, r hostPortRole) error {
 }
 
 func (l *Lab) waitNoReplicaSetPods(ctx context.Context, r hostPortRole) error {
+	dep, err := l.Client.AppsV1().Deployments(r.ns).Get(ctx, r.deployment, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sel := labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()
 	return wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		pods, err := l.Client.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{})
+		pods, err := l.Client.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return false, nil
 		}
