@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/podruntime"
 )
 
 // HostPortShape is the shape of the hostPort form's DaemonSets (issue 26): Traefik and
@@ -83,6 +85,18 @@ func (l *Lab) HostPortForm(tb testing.TB, shape HostPortShape) {
 			tb.Errorf("restore after HostPortForm: %v", err)
 		}
 	})
+	// The cluster DNS (53) must not share a node's namespace beside a hostPort 53: see
+	// podruntime.OwnNetNSAnnotation.
+	clusterDNS := hostPortRole{"kube-system", "coredns", "kube-dns", ""}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := errors.Join(l.annotateTemplate(ctx, clusterDNS, nil), l.waitDeploymentReady(ctx, clusterDNS)); err != nil {
+			tb.Errorf("restore the cluster DNS after HostPortForm: %v", err)
+		}
+	})
+	must(tb, "cluster DNS in a namespace of its own", l.annotateTemplate(ctx, clusterDNS, ptrTrue))
+	must(tb, "cluster DNS ready", l.waitDeploymentReady(ctx, clusterDNS))
 	for _, r := range []hostPortRole{proxyRoleLab, dnsRoleLab} {
 		must(tb, "scale "+r.deployment, l.setReplicas(ctx, r, 0))
 		must(tb, "drop externalIPs of "+r.svc, l.patchExternalIPs(ctx, r, nil))
@@ -240,4 +254,18 @@ func (l *Lab) waitDeploymentReady(ctx context.Context, r hostPortRole) error {
 		}
 		return d.Status.ObservedGeneration == d.Generation && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.UpdatedReplicas == *d.Spec.Replicas, nil
 	})
+}
+
+var ptrTrue = func() *string { s := "true"; return &s }()
+
+// annotateTemplate sets (value non-nil) or removes the own-netns annotation of a Deployment's
+// pod template, which rolls its pods.
+func (l *Lab) annotateTemplate(ctx context.Context, r hostPortRole, value *string) error {
+	v := "null"
+	if value != nil {
+		v = fmt.Sprintf("%q", *value)
+	}
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%s}}}}}`, podruntime.OwnNetNSAnnotation, v)
+	_, err := l.Client.AppsV1().Deployments(r.ns).Patch(ctx, r.deployment, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
 }

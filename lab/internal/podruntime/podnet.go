@@ -47,8 +47,16 @@ func shortUID(uid types.UID) string {
 // addresses to a pod namespace; a pod sharing its node's namespace has nothing to map to).
 // p nil asks about the node alone.
 func OwnNamespace(node layout.Node, p *corev1.Pod) bool {
-	return node.Dedicated || (p != nil && !p.Spec.HostNetwork && MapsHostPorts(p))
+	return node.Dedicated || (p != nil && !p.Spec.HostNetwork && (MapsHostPorts(p) || p.Annotations[OwnNetNSAnnotation] == "true"))
 }
+
+// OwnNetNSAnnotation asks for a pod namespace of its own on a shared node. A pod sharing its
+// node's namespace has its IP as a local address of the node, which no real node does: with a
+// hostPort on that node, portmap's `--dst-type LOCAL` DNAT (containernetworking/plugins
+// portmap_iptables.go) then captures what other nodes send to that pod on the same port (the
+// cluster DNS on 53 beside a hostPort 53). The hostPort form moves such pods into namespaces
+// of their own, as on a real node.
+const OwnNetNSAnnotation = "lab.lanaccess.io/own-netns"
 
 // MapsHostPorts reports whether a container of p declares a hostPort.
 func MapsHostPorts(p *corev1.Pod) bool {
