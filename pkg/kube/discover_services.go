@@ -418,8 +418,8 @@ func pickDeployment(deps []appsv1.Deployment, selector labels.Selector, pods []c
 const maxFormCandidates = 16
 
 // formCandidates are the Services in scope that reach the role's port without externalIPs
-// (issue 26): type LoadBalancer with an address in status, or a Service whose pods map the
-// role's first port (443/TCP, 53/UDP) as a hostPort. Read only when no Service with
+// (issue 26): type LoadBalancer with an address in status, or a Service whose pods map one of
+// the role's ports as a hostPort. Read only when no Service with
 // externalIPs is a candidate, so today's setups are found as before.
 func (d *discoverer) formCandidates(role serviceRole) []*corev1.Service {
 	var out []*corev1.Service
@@ -437,7 +437,7 @@ func (d *discoverer) formCandidates(role serviceRole) []*corev1.Service {
 			continue
 		}
 		read++
-		if mapsPrimary(d.podsOf(s), role) {
+		if mapsRolePorts(d.podsOf(s), role) {
 			out = append(out, s)
 		}
 	}
@@ -456,7 +456,7 @@ func (d *discoverer) hasForm(svc *corev1.Service, role serviceRole) bool {
 	case svc.Spec.Type == corev1.ServiceTypeLoadBalancer && hasIngressIP(svc):
 		return true
 	}
-	return len(svc.Spec.Selector) > 0 && mapsPrimary(d.podsOf(svc), role)
+	return len(svc.Spec.Selector) > 0 && mapsRolePorts(d.podsOf(svc), role)
 }
 
 // podsOf lists the pods svc selects, once per Service (nil when unreadable).

@@ -202,14 +202,15 @@ func hostPorts(p *corev1.Pod, role serviceRole) (mapped []string, hostIP string)
 	return mapped, hostIP
 }
 
-// mapsPrimary reports whether one of pods maps the role's primary port as a hostPort (the
-// pods of a hostPort form). hostNetwork pods bind the node's ports themselves: not a mapping.
-func mapsPrimary(pods []corev1.Pod, role serviceRole) bool {
+// mapsRolePorts reports whether one of pods maps one of the role's ports as a hostPort (the
+// pods of a hostPort form, even one that left out the primary port: LA102/LA103 then say
+// which). hostNetwork pods bind the node's ports themselves: not a mapping.
+func mapsRolePorts(pods []corev1.Pod, role serviceRole) bool {
 	for i := range pods {
 		if pods[i].Spec.HostNetwork {
 			continue
 		}
-		if m, _ := hostPorts(&pods[i], role); slices.Contains(m, role.primary().String()) {
+		if m, _ := hostPorts(&pods[i], role); len(m) > 0 {
 			return true
 		}
 	}
@@ -382,7 +383,7 @@ func reachOf(svc *corev1.Service, pods []corev1.Pod, nodes []corev1.Node, svclb 
 		return Reach{}
 	case len(svc.Spec.ExternalIPs) > 0:
 		return externalIPsReach(svc, role)
-	case mapsPrimary(pods, role):
+	case mapsRolePorts(pods, role):
 		return hostPortReach(pods, nodes, role)
 	case svc.Spec.Type == corev1.ServiceTypeLoadBalancer:
 		return loadBalancerReach(svc, nodes, svclb, role)

@@ -123,3 +123,18 @@ func TestDiscoverRecognisesTheLoadBalancerImplementations(t *testing.T) {
 		})
 	}
 }
+
+// A proxy whose pods map 80 but not 443 is still the hostPort form: reachable nowhere over
+// HTTPS, which LA101 and LA102 then say, rather than a setup discovery cannot find.
+func TestHostPortFormWithoutThePrimaryPortIsStillFound(t *testing.T) {
+	m := append(noExternalIPs(), hostPorts("traefik", map[int32][]corev1.Protocol{80: {corev1.ProtocolTCP}}),
+		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {corev1.ProtocolUDP, corev1.ProtocolTCP}}))
+	cs, dc := cluster(t, m...)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	p := s.ProxyReachable()
+	assert.Equal(t, kube.FormHostPort, p.Form)
+	assert.Empty(t, p.Addresses)
+	require.Len(t, p.Pods, 2)
+	assert.Equal(t, []string{"80/TCP"}, p.Pods[0].Mapped)
+}
