@@ -34,34 +34,8 @@ func TestHostPortFormPassesHealthyAndFailsEachBrokenShape(t *testing.T) {
 	require.Contains(t, nat, "CNI-HOSTPORT-DNAT", "portmap's chain exists on node-1")
 	t.Logf("node-1 CNI-HOSTPORT-DNAT:\n%s", nat)
 	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		// What the pods of the form saw, to tell a portmap fault from the pod's own paths.
-		for _, sel := range []string{"lab.lanaccess.io/form=traefik-hostport", "lab.lanaccess.io/form=lan-dns-hostport"} {
-			for _, p := range runningPods(t, "traefik", sel) {
-				ns := lab.PodNetNS(p.UID)
-				for _, c := range p.Spec.Containers {
-					log, _ := lab.ContainerLog("traefik", p.Name, c.Name)
-					if len(log) > 3000 {
-						log = log[len(log)-3000:]
-					}
-					t.Logf("pod %s on %s (%s), container %s log tail:\n%s", p.Name, p.Spec.NodeName, ns, c.Name, log)
-				}
-				for _, argv := range [][]string{{"ip", "route"}, {"cat", "/etc/resolv.conf"}, {"getent", "hosts", "oauth2-proxy.auth.svc.cluster.local"},
-					{"curl", "-s", "-m", "3", "-o", "/dev/null", "-w", "%{http_code}", "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth"}} {
-					ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-					out, err := lab.Exec(ctx, ns, argv...)
-					cancel()
-					t.Logf("%s: %v: %s %v", ns, argv, out, err)
-				}
-			}
-		}
-		for _, argv := range [][]string{{"iptables", "-t", "nat", "-S", "POSTROUTING"}, {"ip", "route"}} {
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-			out, err := lab.Exec(ctx, "node-1", argv...)
-			cancel()
-			t.Logf("node-1: %v: %s %v", argv, out, err)
+		if t.Failed() {
+			dumpHostPortPods(t)
 		}
 	})
 	for _, ip := range []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"} {
@@ -156,4 +130,35 @@ func TestHostPortFormPassesHealthyAndFailsEachBrokenShape(t *testing.T) {
 			assert.True(t, strings.Contains(out, ip), "client-config names %s:\n%s", ip, out)
 		}
 	})
+}
+
+// dumpHostPortPods logs what the form's pods saw (container logs, routes, cluster names), to
+// tell a portmap fault from the pod's own paths.
+func dumpHostPortPods(t *testing.T) {
+	t.Helper()
+	for _, sel := range []string{"lab.lanaccess.io/form=traefik-hostport", "lab.lanaccess.io/form=lan-dns-hostport"} {
+		for _, p := range runningPods(t, "traefik", sel) {
+			ns := lab.PodNetNS(p.UID)
+			for _, c := range p.Spec.Containers {
+				log, _ := lab.ContainerLog("traefik", p.Name, c.Name)
+				if len(log) > 3000 {
+					log = log[len(log)-3000:]
+				}
+				t.Logf("pod %s on %s (%s), container %s log tail:\n%s", p.Name, p.Spec.NodeName, ns, c.Name, log)
+			}
+			for _, argv := range [][]string{{"ip", "route"}, {"cat", "/etc/resolv.conf"}, {"getent", "hosts", "oauth2-proxy.auth.svc.cluster.local"},
+				{"curl", "-s", "-m", "3", "-o", "/dev/null", "-w", "%{http_code}", "http://oauth2-proxy.auth.svc.cluster.local:4180/oauth2/auth"}} {
+				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+				out, err := lab.Exec(ctx, ns, argv...)
+				cancel()
+				t.Logf("%s: %v: %s %v", ns, argv, out, err)
+			}
+		}
+	}
+	for _, argv := range [][]string{{"iptables", "-t", "nat", "-S", "POSTROUTING"}, {"ip", "route"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		out, err := lab.Exec(ctx, "node-1", argv...)
+		cancel()
+		t.Logf("node-1: %v: %s %v", argv, out, err)
+	}
 }
