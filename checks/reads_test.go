@@ -103,6 +103,7 @@ var setupFields = map[string][]string{
 	"GatekeeperTemplates":     {"constrainttemplates.templates.gatekeeper.sh"},
 	"GatekeeperConstraints":   {"k8sexternalips.constraints.gatekeeper.sh"},
 	"KubeProxyConfig":         {"configmaps"}, "APIServer": {"pods"}, "Dataplane": dataplaneUnits,
+	"ProxyReach": {"services", "pods", "nodes"}, "DNSReach": {"services", "pods", "nodes"}, "LBPods": {"pods"},
 	"Namespaces": {"namespaces"}, "ProxyFacts": append([]string{"namespaces", "pods"}, routeUnits...),
 	// What discovery knows of its own reads, not a read.
 	"Installed": nil, "Partial": nil, "APIWarnings": nil, "ServerVersion": nil, "Scope": nil,

@@ -23,6 +23,7 @@ var configuration = []Entry{
 		// An address no node lists is looked for on the nodes, through helper pods if need be.
 		Timeout: 4 * time.Minute,
 		Codes: []Code{
+			code("LA101", "LB-ADDRESS", "an address a load balancer that does not hand out node addresses (MetalLB, or one not modelled) wrote: what announces it is not modelled"),
 			code("LA101", "ADDRESS-INVALID", "an externalIP is not an address a node can carry"),
 			code("LA101", "ADDRESS-NOT-CANONICAL", "an externalIP is written in a legacy form (leading zeros, IPv4-mapped) that other tools read differently"),
 			code("LA101", "ZONE-ANSWER-INVALID", "a template answer is not a valid A record: CoreDNS fails every A query of the zone"),
@@ -54,6 +55,9 @@ var configuration = []Entry{
 			code("LA102", "NO-POD", "the selector matches no pod"),
 			code("LA102", "NO-READY-ENDPOINT", "no ready endpoint"),
 			code("LA102", "LOCAL-POLICY", "externalTrafficPolicy Local and a node carrying an address has no ready pod: its connections are dropped"),
+			code("LA102", "HOSTPORT-MISSING", "hostPort form: a proxy pod does not map 80/TCP or 443/TCP as hostPort on its node"),
+			code("LA102", "HOSTPORT-NOT-READY", "hostPort form: a proxy pod is not Ready, yet portmap still sends it the node's traffic"),
+			code("LA102", "LB-NOT-NODE-ADDRESSES", "LoadBalancer form: the implementation (MetalLB, or one doctor does not model) does not hand out the nodes' own addresses"),
 			code("LA102", "ONE-REPLICA", "one proxy replica: the LAN path is no more available than the VPN path"),
 			unread("LA102"),
 		},
@@ -70,6 +74,9 @@ var configuration = []Entry{
 			code("LA103", "NO-SELECTOR", "the Service has no selector: hand-made endpoints"),
 			code("LA103", "NO-POD", "the selector matches no pod"),
 			code("LA103", "NO-READY-ENDPOINT", "no ready endpoint"),
+			code("LA103", "HOSTPORT-MISSING", "hostPort form: a DNS pod does not map 53/UDP or 53/TCP as hostPort on its node"),
+			code("LA103", "HOSTPORT-NOT-READY", "hostPort form: a DNS pod is not Ready, yet portmap still sends it the node's queries"),
+			code("LA103", "LB-NOT-NODE-ADDRESSES", "LoadBalancer form: the implementation (MetalLB, or one doctor does not model) does not hand out the nodes' own addresses"),
 			code("LA103", "LOCAL-POLICY", "externalTrafficPolicy Local and a node carrying an address has no ready pod"),
 			unread("LA103"),
 		},

@@ -41,6 +41,8 @@ type addrSource struct {
 	Known bool
 	// Namespace and Svc name the Service of a Service's list.
 	Namespace, Svc string
+	// Form is the address form of a Service's list ("" for the zone).
+	Form kube.AddressForm
 	// RType is the record type of a zone's list (A or AAAA).
 	RType string
 	// Unbuildable marks the zone answers CoreDNS cannot build (by index of Forms): they answer
@@ -62,8 +64,8 @@ func (s addrSource) set() []netip.Addr {
 // addressConsistency judges s; place tells where addresses no node lists live (nil result:
 // the nodes were not read).
 func addressConsistency(s *kube.Setup, place func([]netip.Addr) *noderead.NodeAddrs) engine.Outcome {
-	proxy := serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyService.Spec.ExternalIPs)
-	dnsSvc := serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSService.Spec.ExternalIPs)
+	proxy := serviceAddrs("proxy", s.ProxyService.Namespace, s.ProxyService.Name, s.ProxyReachable())
+	dnsSvc := serviceAddrs("dns", s.DNSService.Namespace, s.DNSService.Name, s.DNSReachable())
 	zoneA, zoneAAAA := zoneAddrs(s, "A"), zoneAddrs(s, "AAAA")
 	var findings []engine.Finding
 	for _, src := range []addrSource{proxy, dnsSvc, zoneA, zoneAAAA} {
@@ -160,16 +162,35 @@ func unique(addrs []netip.Addr) []netip.Addr {
 	return out
 }
 
-func serviceAddrs(name, ns, svc string, ips []string) addrSource {
-	src := addrSource{Name: name, Title: "the " + name + " Service's externalIPs", Object: kubeobj.Ref("Service", ns, svc), Namespace: ns, Svc: svc, Known: true}
+// serviceAddrs is where a role is reachable, read from discovery's Reach of its form: the
+// Service's externalIPs, the nodes of its hostPort pods, or its load-balancer addresses.
+func serviceAddrs(name, ns, svc string, r kube.Reach) addrSource {
+	role := name
 	if name == "dns" {
-		src.Title = "the DNS Service's externalIPs"
+		role = "DNS"
 	}
-	for i, ip := range ips {
-		src.Fields = append(src.Fields, fmt.Sprintf("spec.externalIPs[%d]", i))
-		src.Forms = append(src.Forms, readAddr(ip))
+	src := addrSource{Name: name, Title: "the " + role + " Service's externalIPs", Object: kubeobj.Ref("Service", ns, svc), Namespace: ns, Svc: svc, Known: true, Form: r.Form}
+	switch r.Form {
+	case kube.FormHostPort:
+		src.Title = "the addresses of the nodes where the " + role + " pods map their hostPorts"
+	case kube.FormLoadBalancer:
+		src.Title = "the " + role + " Service's load-balancer addresses"
+	}
+	for _, a := range r.Addresses {
+		src.Fields = append(src.Fields, a.Field)
+		src.Forms = append(src.Forms, readAddr(a.Addr))
 	}
 	return src
+}
+
+// formFix is the fix of a role's list in a form other than externalIPs: where the role is
+// reachable follows from where its pods run (hostPort) or what the load balancer writes, not
+// from a field doctor can patch.
+func formFix(src addrSource, ref []netip.Addr) string {
+	if src.Form == kube.FormHostPort {
+		return remedy.Commentf("# run a Ready pod of %s that maps the role's hostPorts on the node of each of %s (the DaemonSet's nodeSelector, tolerations, affinity), or make the zone answer only where it runs", src.Object, addrList(ref))
+	}
+	return remedy.Commentf("# the load balancer of %s writes its addresses (status.loadBalancer): select the nodes of %s for it (ServiceLB: label svccontroller.k3s.cattle.io/enablelb; Cilium node IPAM: annotation io.cilium.nodeipam/match-node-labels), or make the zone answer what it writes", src.Object, addrList(ref))
 }
 
 // zoneAddrs reads the zone template's A or AAAA answers from discovery's model. The sets
@@ -264,6 +285,9 @@ func formRemediation(s *kube.Setup, src addrSource, i int, f addrForm) string {
 			return remedy.Comment(fmt.Sprintf("%s: write it as %s (the fix cannot be proven before it is written)", src.Fields[i], f.Addr))
 		}
 		return remedy.Comment(src.Fields[i] + ": write a node's InternalIP (kubectl get nodes -o wide; the fix cannot be proven before it is written)")
+	}
+	if src.Form != kube.FormExternalIPs && src.Form != "" {
+		return remedy.Commentf("# %s: %s is read from the cluster (the node or the load balancer), not written by hand", src.Fields[i], f.Raw)
 	}
 	svc := s.ProxyService
 	if src.Name == "dns" {
@@ -372,6 +396,9 @@ func setRemediation(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 		}
 		return remedy.EditConfigMap(ns, name) + "   # the zone's template must answer exactly (the fix cannot be proven before it is written):\n" + commented(remedy.ZoneTemplate(ref))
 	}
+	if src.Form != kube.FormExternalIPs && src.Form != "" {
+		return formFix(src, ref)
+	}
 	return serviceAddrsPatch(s, src, ref)
 }
 
@@ -410,6 +437,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 	}
 	slices.SortFunc(all, func(a, b netip.Addr) int { return a.Compare(b) })
 	var out []engine.Finding
+	all, out = lbAddresses(s, all)
 	carried := carriedElsewhere(s, all, place)
 	for _, a := range all {
 		nodes := kubeobj.NodesWithInternalIP(s.Nodes, a)
@@ -490,4 +518,31 @@ func serviceAddrsPatch(s *kube.Setup, src addrSource, ref []netip.Addr) string {
 	}
 	return kube.ManagedNote(svc, "Service", "spec.externalIPs") +
 		remedy.MergePatch(src.Namespace, "service", src.Svc, map[string]any{"spec": map[string]any{"externalIPs": ips}})
+}
+
+// lbAddresses takes out of all the addresses a load balancer that does not hand out node
+// addresses (MetalLB, or one doctor does not model) wrote in a Service's status: its speaker
+// answers for them (MetalLB: ARP or BGP), so "no node carries it" says nothing; what announces
+// them is not modelled: WARN, never PASS, never a FAIL doctor cannot prove.
+func lbAddresses(s *kube.Setup, all []netip.Addr) ([]netip.Addr, []engine.Finding) {
+	var out []engine.Finding
+	for _, r := range []kube.Reach{s.ProxyReachable(), s.DNSReachable()} {
+		if r.Form != kube.FormLoadBalancer || r.LB.NodeAddresses {
+			continue
+		}
+		for _, a := range r.Addrs() {
+			if !slices.Contains(all, a) || len(kubeobj.NodesWithInternalIP(s.Nodes, a)) > 0 {
+				continue
+			}
+			all = slices.DeleteFunc(all, func(x netip.Addr) bool { return x == a })
+			name := r.LB.Name
+			if name == "" {
+				name = "a load balancer doctor does not recognise"
+			}
+			out = append(out, engine.Finding{Code: "LA101-LB-ADDRESS", Severity: engine.SeverityWarn, Object: a.String(),
+				Message:  fmt.Sprintf("%s is an address %s hands out, no node's own: what announces it on the LAN is not modelled, so whether it reaches a node is not known (%s)", a, name, r.LB.Why),
+				Evidence: map[string]any{"address": a.String(), "implementation": r.LB.Name}})
+		}
+	}
+	return all, out
 }

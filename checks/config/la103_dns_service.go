@@ -52,6 +52,7 @@ func dnsService(s *kube.Setup) engine.Outcome {
 		})
 	}
 	findings = append(findings, endpointFindings(s, "LA103", svc, s.DNSPods, "DNS")...)
+	findings = append(findings, reachFindings("LA103", "DNS", obj, s.DNSReachable())...)
 	findings = append(findings, localPolicyFindings(s, "LA103", svc)...)
 	findings = append(findings, extraDNSPortFindings(svc)...)
 	return engine.Partial("LA103", findings, serviceUnread(s, "LA103", svc))

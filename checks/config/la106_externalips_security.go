@@ -24,6 +24,13 @@ func ExternalIPsSecurity(env *Env) engine.Check {
 }
 
 func externalIPsSecurity(s *kube.Setup) engine.Outcome {
+	if !s.UsesExternalIPs() {
+		// Issue 26: neither role is reached through spec.externalIPs, so the admission policy
+		// that guards them, kube-proxy's AllowServiceExternalIPs gate and the deprecation do
+		// not bear on this setup.
+		return engine.Outcome{Skip: fmt.Sprintf("the setup does not use spec.externalIPs (proxy: %s; DNS: %s): the externalIPs admission policy, kube-proxy's AllowServiceExternalIPs gate and the field's deprecation do not apply; another Service's externalIPs on the node addresses (CVE-2020-8554) are not judged for this form",
+			s.ProxyReachable().Form, s.DNSReachable().Form)}
+	}
 	judged := judgeClaims(s)
 	findings := interceptionFindings(s, judged)
 	prot, unknown := protectionFindings(s, judged)
@@ -99,13 +106,16 @@ func deprecationFinding(s *kube.Setup) engine.Finding {
 		"apiWarning":    "spec.externalIPs is deprecated and may no longer be implemented in some clusters",
 		"timeline":      "deprecated in 1.36 (warning on create/update); planned: kube-proxy gate AllowServiceExternalIPs off by default in 1.40, implementation removed in 1.43",
 		"serverVersion": s.ServerVersion,
+		"cis":           "CIS Kubernetes Benchmark 1.2.3 (kube-bench cfg/cis-1.10/master.yaml): --enable-admission-plugins has DenyServiceExternalIPs; compensating control: the ValidatingAdmissionPolicy restricting externalIPs to the setup's Services and the nodes' addresses",
+		"forms":         "docs/after-externalips.md",
 	}
 	if len(seen) > 0 {
 		ev["apiWarningsSeen"] = seen
 	}
 	f := engine.Finding{Code: "LA106-DEPRECATED", Severity: engine.SeverityInfo, Object: "spec.externalIPs (" + kubeobj.ServiceRef(s.ProxyService) + ", " + kubeobj.ServiceRef(s.DNSService) + ")",
 		Message: "spec.externalIPs is deprecated since Kubernetes 1.36: every create or update of these Services returns the warning \"spec.externalIPs is deprecated and may no longer be implemented in some clusters\". " +
-			"It still works; kube-proxy's feature gate AllowServiceExternalIPs is planned to default to off in 1.40 and the implementation to go in 1.43, so plan the move (a LoadBalancer implementation such as MetalLB or kube-vip announcing the same addresses, or Gateway API)",
+			"It still works; kube-proxy's feature gate AllowServiceExternalIPs is planned to default to off in 1.40 and the implementation to go in 1.43, so plan the move to a form that keeps the nodes' own addresses (the proxy and lan-dns as DaemonSets with hostPorts, k3s ServiceLB, Cilium node IPAM, or Gateway API on one of those; MetalLB hands out addresses of its own, not the nodes'): docs/after-externalips.md. " +
+			"CIS Kubernetes Benchmark 1.2.3 (kube-bench: \"Ensure that the --DenyServiceExternalIPs is set\", Manual) asks for the DenyServiceExternalIPs admission plugin, which refuses every new or changed externalIP, this setup's included: turning it on breaks the next update of these Services. Until the move, the ValidatingAdmissionPolicy LA106 checks for (and prints when missing) is the compensating control: it refuses externalIPs to every Service but these two and only on the nodes' addresses, which closes CVE-2020-8554, the risk 1.2.3 addresses",
 		Evidence: ev}
 	if minor, ok := kubeMinor(s.ServerVersion); ok && minor >= 40 {
 		f.Code, f.Severity = "LA106-GATE-DEFAULT-OFF", engine.SeverityWarn

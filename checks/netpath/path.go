@@ -73,17 +73,29 @@ func PathFromSetup(s *kube.Setup) Path {
 	p.NoDNS = "no DNS Service was found (name it with --dns-service)"
 	if svc := s.DNSService; svc != nil {
 		p.DNSObject = kubeobj.ServiceRef(svc)
-		p.DNS = serviceTargets(svc, servicePort(svc, 53, "dns", "dns-udp", "dns-tcp"), s.Nodes)
-		p.Expected, p.ExpectedAAAA = splitFamilies(probe.SortAddrs(kubeobj.ExternalAddrs(svc)))
-		p.NoDNS = p.DNSObject + " has no valid externalIPs: no address to ask (see LA101)"
+		// Where the DNS is reachable in the form in use (issue 26): externalIPs, the nodes of its
+		// hostPort pods (53 on the node), or its load-balancer addresses.
+		r := s.DNSReachable()
+		port := servicePort(svc, 53, "dns", "dns-udp", "dns-tcp")
+		if r.Form == kube.FormHostPort {
+			port = 53
+		}
+		p.DNS = addrTargets(r.Addrs(), port, s.Nodes)
+		p.Expected, p.ExpectedAAAA = splitFamilies(probe.SortAddrs(r.Addrs()))
+		p.NoDNS = p.DNSObject + " has no valid address (" + string(r.Form) + "): no address to ask (see LA101)"
 		p.Fixes.DNSNamespace = svc.Namespace
 	}
 	p.NoHTTPS = "no proxy Service was found (name it with --proxy-service)"
 	if svc := s.ProxyService; svc != nil {
 		p.ProxyObject = kubeobj.ServiceRef(svc)
-		p.HTTPS = serviceTargets(svc, servicePort(svc, 443, "websecure", "https"), s.Nodes)
-		p.ProxyAddrs = probe.SortAddrs(kubeobj.ExternalAddrs(svc))
-		p.NoHTTPS = p.ProxyObject + " has no valid externalIPs: no address to dial (see LA101)"
+		r := s.ProxyReachable()
+		port := servicePort(svc, 443, "websecure", "https")
+		if r.Form == kube.FormHostPort {
+			port = 443
+		}
+		p.HTTPS = addrTargets(r.Addrs(), port, s.Nodes)
+		p.ProxyAddrs = probe.SortAddrs(r.Addrs())
+		p.NoHTTPS = p.ProxyObject + " has no valid address (" + string(r.Form) + "): no address to dial (see LA101)"
 	}
 	if s.Corefile != nil {
 		for _, b := range s.Corefile.BlocksServing(".", "") {
@@ -100,10 +112,8 @@ func PathFromSetup(s *kube.Setup) Path {
 	return p
 }
 
-// serviceTargets lists svc's valid externalIPs on port, in the Service's order (LA101 reports
-// the invalid ones; the probes cannot dial them).
-func serviceTargets(svc *corev1.Service, port uint16, nodes []corev1.Node) []Target {
-	addrs := kubeobj.ExternalAddrs(svc)
+// addrTargets are addrs on port, in order.
+func addrTargets(addrs []netip.Addr, port uint16, nodes []corev1.Node) []Target {
 	out := make([]Target, 0, len(addrs))
 	for _, a := range addrs {
 		out = append(out, Target{Addr: netip.AddrPortFrom(a, port), Object: kubeobj.AddressObject(nodes, a)})

@@ -44,7 +44,8 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 		return engine.Outcome{Err: errors.New("no node shell provider in the environment (Env.Shells is nil)")}
 	}
 	owners, searched := placeUnlisted(ctx, env)
-	nodes, orphans := listenerNodes(env.Setup.Nodes, owners, env.Setup.ProxyService, env.Setup.DNSService)
+	proxy, dns := reachedServices(env.Setup)
+	nodes, orphans := listenerNodes(env.Setup.Nodes, owners, proxy, dns)
 	var findings []engine.Finding
 	for _, a := range orphans {
 		findings = append(findings, engine.Finding{Code: "LA201-NO-NODE", Severity: engine.SeverityInfo, Object: a.String(),
@@ -113,7 +114,8 @@ func nodeListeners(ctx context.Context, env *Env) engine.Outcome {
 // status.addresses list: a second NIC's address. searched completes "no node lists it" for
 // the addresses still unplaced.
 func placeUnlisted(ctx context.Context, env *Env) (owners map[netip.Addr][]string, searched string) {
-	unlisted := unlistedAddrs(env.Setup.Nodes, env.Setup.ProxyService, env.Setup.DNSService)
+	proxy, dns := reachedServices(env.Setup)
+	unlisted := unlistedAddrs(env.Setup.Nodes, proxy, dns)
 	if len(unlisted) == 0 {
 		return nil, ""
 	}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 )
@@ -231,4 +232,19 @@ func claimedPort(n listenerNode, p *corev1.Pod, cp corev1.ContainerPort) (servic
 		}
 	}
 	return k, true
+}
+
+// reachedServices are the proxy and DNS Services as LA201 judges them: carrying, in place of
+// their externalIPs, the addresses where each is reachable in the form in use (issue 26:
+// the nodes of hostPort pods, a load balancer's node addresses). Copies: the Setup is shared.
+func reachedServices(s *kube.Setup) (proxy, dns *corev1.Service) {
+	with := func(svc *corev1.Service, r kube.Reach) *corev1.Service {
+		if svc == nil || r.Form == kube.FormExternalIPs || r.Form == "" {
+			return svc
+		}
+		c := svc.DeepCopy()
+		c.Spec.ExternalIPs = r.Raw()
+		return c
+	}
+	return with(s.ProxyService, s.ProxyReachable()), with(s.DNSService, s.DNSReachable())
 }

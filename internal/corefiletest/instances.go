@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/corednsrun"
@@ -28,7 +29,7 @@ type Instance struct {
 	Name string
 }
 
-// Instances lists the CoreDNS containers (started with -conf) of the Deployments in objs.
+// Instances lists the CoreDNS containers (started with -conf) of the Deployments and DaemonSets in objs.
 func Instances(objs []runtime.Object) []Instance {
 	cms := map[string]map[string]*corev1.ConfigMap{}
 	for _, o := range objs {
@@ -41,26 +42,33 @@ func Instances(objs []runtime.Object) []Instance {
 	}
 	var out []Instance
 	for _, o := range objs {
-		d, ok := o.(*appsv1.Deployment)
-		if !ok {
+		// Deployments, and DaemonSets (the hostPort form, issue 26), as the corpus harness runs them.
+		var kind string
+		var d metav1.Object
+		var spec *corev1.PodSpec
+		switch w := o.(type) {
+		case *appsv1.Deployment:
+			kind, d, spec = "Deployment", w, &w.Spec.Template.Spec
+		case *appsv1.DaemonSet:
+			kind, d, spec = "DaemonSet", w, &w.Spec.Template.Spec
+		default:
 			continue
 		}
-		spec := &d.Spec.Template.Spec
 		for i := range spec.Containers {
 			c := &spec.Containers[i]
 			if !startedWithConf(c) {
 				continue // the harness runs the containers started with -conf
 			}
-			byName := cms[d.Namespace]
+			byName := cms[d.GetNamespace()]
 			files, projected := kube.PodFiles(spec, c, byName, func(n string) bool { return byName[n] != nil })
 			conf := kube.ConfPath(c)
 			name := "file " + conf
 			for _, p := range projected {
 				if p.Path == conf {
-					name = fmt.Sprintf("ConfigMap %s/%s key %s", d.Namespace, p.ConfigMap, p.Key)
+					name = fmt.Sprintf("ConfigMap %s/%s key %s", d.GetNamespace(), p.ConfigMap, p.Key)
 				}
 			}
-			out = append(out, Instance{Workload: fmt.Sprintf("Deployment %s/%s container %s", d.Namespace, d.Name, c.Name), Files: files, Conf: conf, Name: name})
+			out = append(out, Instance{Workload: fmt.Sprintf("%s %s/%s container %s", kind, d.GetNamespace(), d.GetName(), c.Name), Files: files, Conf: conf, Name: name})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Workload < out[j].Workload })

@@ -2,6 +2,7 @@ package labkit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/lab/internal/kubeproxy"
@@ -53,4 +54,15 @@ func (l *Lab) KubeProxyMode(tb testing.TB, mode kubeproxy.Mode) {
 		_, err := l.faults.SetKubeProxyMode(ctx, prev)
 		return err
 	})
+}
+
+// KubeProxyFeatureGate restarts every node's real kube-proxy with the feature gate name set to
+// on (its KubeProxyConfiguration's featureGates) and makes kube-proxy's ConfigMap say it;
+// cleanup restarts them without featureGates.
+func (l *Lab) KubeProxyFeatureGate(tb testing.TB, name string, on bool) {
+	tb.Helper()
+	ctx, cancel := opCtx()
+	defer cancel()
+	cleanup(tb, "KubeProxyFeatureGate", func(ctx context.Context) error { return l.faults.SetKubeProxyGate(ctx, name, nil) })
+	must(tb, fmt.Sprintf("kube-proxy %s=%t", name, on), l.faults.SetKubeProxyGate(ctx, name, &on))
 }

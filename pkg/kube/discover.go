@@ -39,6 +39,7 @@ func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 		deployments: map[string][]appsv1.Deployment{},
 		configMaps:  map[string][]corev1.ConfigMap{},
 		runsImage:   map[string]bool{},
+		selected:    map[string][]corev1.Pod{},
 		setup: &Setup{
 			Partial:        map[string]error{},
 			Scope:          sel.Scope(),
@@ -64,6 +65,9 @@ type discoverer struct {
 	// runsImage caches, per "namespace/name image", whether a candidate Service selects pods
 	// running that image (read only when candidates must be told apart).
 	runsImage map[string]bool
+	// selected caches, per Service "namespace/name", the pods it selects (read for the
+	// candidates only).
+	selected map[string][]corev1.Pod
 }
 
 func (d *discoverer) run() error {
@@ -87,7 +91,7 @@ func (d *discoverer) run() error {
 	if err := d.pickZone(); err != nil {
 		return err
 	}
-	for _, step := range []func() error{d.readNodes, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readDataplane, d.readAPIServer, d.readNamespaces} {
+	for _, step := range []func() error{d.readNodes, d.readLBPods, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readDataplane, d.readAPIServer, d.readNamespaces} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -175,6 +179,11 @@ func (d *discoverer) readServicesIn(namespaces []string) error {
 // thousands of plain ClusterIP Services of a large cluster are dropped page by page.
 func (d *discoverer) relevantService(svc *corev1.Service) bool {
 	if len(svc.Spec.ExternalIPs) > 0 || svc.Spec.LoadBalancerIP != "" || len(svc.Status.LoadBalancer.Ingress) > 0 {
+		return true
+	}
+	// A Service whose pods may map the role's port as a hostPort (the forms after externalIPs,
+	// issue 26): few Services expose 443 or 53.
+	if len(svc.Spec.Selector) > 0 && (proxyRole.candidate(svc) || dnsRole.candidate(svc)) {
 		return true
 	}
 	for _, name := range []string{d.sel.ProxyService, d.sel.DNSService} {
@@ -454,4 +463,34 @@ func (d *discoverer) markUnserved() {
 			d.setup.Installed[r.Key()] = false
 		}
 	}
+}
+
+// readLBPods reads k3s ServiceLB's pods of the proxy and DNS Services of type LoadBalancer
+// without a loadBalancerClass (svclb-*, in kube-system: k3s-io/k3s
+// pkg/cloudprovider/servicelb.go DefaultLBNS), one labelled list per Service.
+func (d *discoverer) readLBPods() error {
+	const ns = svclbRootNS
+	for _, svc := range []*corev1.Service{d.setup.ProxyService, d.setup.DNSService} {
+		if svc == nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.LoadBalancerClass != nil || len(svc.Spec.ExternalIPs) > 0 {
+			continue
+		}
+		if _, done := d.setup.LBPods[svcKey(svc)]; done {
+			continue
+		}
+		if d.outOfScope(ReadKey("", "pods", ns), ns) {
+			return nil
+		}
+		pods, err := listPods(d.ctx, d.client, ns, SvcLBSelector(svc))
+		if err != nil {
+			if err := d.optional(ReadKey("", "pods", ns), err); err != nil {
+				return err
+			}
+			continue
+		}
+		if d.setup.LBPods == nil {
+			d.setup.LBPods = map[string][]corev1.Pod{}
+		}
+		d.setup.LBPods[svcKey(svc)] = pods
+	}
+	return nil
 }

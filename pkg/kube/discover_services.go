@@ -115,12 +115,12 @@ func (d *discoverer) pickServices() error {
 	if dns == nil {
 		return d.ambiguity(dnsRole, dnsCands, proxy)
 	}
-	if len(proxy.Spec.ExternalIPs) == 0 && len(dns.Spec.ExternalIPs) == 0 {
+	if !d.hasForm(proxy, proxyRole) && !d.hasForm(dns, dnsRole) {
 		return &UsageError{
 			Message: fmt.Sprintf("neither %s nor %s carries spec.externalIPs, so there are no LAN addresses to check (%s; %s)",
 				kubeobj.ServiceRef(proxy), kubeobj.ServiceRef(dns), describeService(proxy), describeService(dns)),
 			Candidates: describeServices(d.candidatesWithIPs(proxyRole, dnsRole)),
-			Fix:        "doctor checks the externalIPs setup: name the Services that carry the node addresses in spec.externalIPs, or add the addresses to spec.externalIPs of both",
+			Fix:        "name the Services that reach the node addresses: through spec.externalIPs, pods with hostPorts (a DaemonSet), or type LoadBalancer (k3s ServiceLB, Cilium node IPAM)",
 		}
 	}
 	d.setup.ProxyService, d.setup.DNSService = proxy, dns
@@ -138,6 +138,9 @@ func (d *discoverer) namedOrCandidates(name string, role serviceRole) (*corev1.S
 		}
 	}
 	if name == "" {
+		if len(candidates) == 0 {
+			candidates = d.formCandidates(role)
+		}
 		return nil, candidates, nil
 	}
 	def := ""
@@ -234,11 +237,7 @@ func (d *discoverer) podsRunImage(svc *corev1.Service, word string) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return false
 	}
-	pods, err := listPods(d.ctx, d.client, svc.Namespace, labels.SelectorFromSet(svc.Spec.Selector).String())
-	if err != nil {
-		return false // unreadable: the candidate cannot be told apart; the ambiguity says so
-	}
-	for _, p := range pods {
+	for _, p := range d.podsOf(svc) {
 		for _, c := range p.Spec.Containers {
 			if kubeobj.ImageNames(c.Image, word) {
 				return true
@@ -412,4 +411,64 @@ func pickDeployment(deps []appsv1.Deployment, selector labels.Selector, pods []c
 		}
 	}
 	return best
+}
+
+// maxFormCandidates bounds the pod lists read to tell which Services without externalIPs are
+// reached through hostPorts: one list per candidate.
+const maxFormCandidates = 16
+
+// formCandidates are the Services in scope that reach the role's port without externalIPs
+// (issue 26): type LoadBalancer with an address in status, or a Service whose pods map one of
+// the role's ports as a hostPort. Read only when no Service with
+// externalIPs is a candidate, so today's setups are found as before.
+func (d *discoverer) formCandidates(role serviceRole) []*corev1.Service {
+	var out []*corev1.Service
+	read := 0
+	for i := range d.setup.Services {
+		s := &d.setup.Services[i]
+		if !d.inScope(s.Namespace) || !role.candidate(s) {
+			continue
+		}
+		if s.Spec.Type == corev1.ServiceTypeLoadBalancer && hasIngressIP(s) {
+			out = append(out, s)
+			continue
+		}
+		if len(s.Spec.Selector) == 0 || read >= maxFormCandidates {
+			continue
+		}
+		read++
+		if mapsRolePorts(d.podsOf(s), role) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func hasIngressIP(s *corev1.Service) bool {
+	return slices.ContainsFunc(s.Status.LoadBalancer.Ingress, func(in corev1.LoadBalancerIngress) bool { return in.IP != "" })
+}
+
+// hasForm reports whether svc reaches the LAN in a form doctor models.
+func (d *discoverer) hasForm(svc *corev1.Service, role serviceRole) bool {
+	switch {
+	case len(svc.Spec.ExternalIPs) > 0:
+		return true
+	case svc.Spec.Type == corev1.ServiceTypeLoadBalancer && hasIngressIP(svc):
+		return true
+	}
+	return len(svc.Spec.Selector) > 0 && mapsRolePorts(d.podsOf(svc), role)
+}
+
+// podsOf lists the pods svc selects, once per Service (nil when unreadable).
+func (d *discoverer) podsOf(svc *corev1.Service) []corev1.Pod {
+	key := svc.Namespace + "/" + svc.Name
+	if pods, ok := d.selected[key]; ok {
+		return pods
+	}
+	pods, err := listPods(d.ctx, d.client, svc.Namespace, labels.SelectorFromSet(svc.Spec.Selector).String())
+	if err != nil {
+		pods = nil
+	}
+	d.selected[key] = pods
+	return pods
 }

@@ -99,6 +99,14 @@ type Setup struct {
 	// ZoneAnswers are the zone template's A answers.
 	ZoneAnswers ZoneAnswers
 
+	// ProxyReach and DNSReach are where the proxy and the DNS are reachable from the LAN: the
+	// address form (externalIPs, hostPort, LoadBalancer) and its addresses (reach.go). Read
+	// them through ProxyReachable and DNSReachable.
+	ProxyReach, DNSReach Reach
+	// LBPods are k3s ServiceLB's pods (svclb-*, kube-system) per Service "namespace/name", for
+	// the proxy and DNS Services of type LoadBalancer without a loadBalancerClass.
+	LBPods map[string][]corev1.Pod
+
 	// ProxyFacts: the proxy's Traefik configuration, Gateway API objects, namespaces and the
 	// API server's admission flags.
 	ProxyFacts

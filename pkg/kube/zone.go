@@ -77,6 +77,7 @@ func (s *Setup) DeriveModels(host string) {
 	// after the route model: the zone's answers are judged for the names workstations ask
 	// (the probe host, the routed hosts)
 	s.readZoneAnswers()
+	s.deriveReach()
 }
 
 // proxyConfigMapsUnread says why the proxy controller's ConfigMap could not be read ("" when it was).

@@ -69,7 +69,7 @@ const (
 
 func runWorkload(t *testing.T, bin string, c *corpusCase, w workload) instance {
 	t.Helper()
-	inst := instance{Workload: fmt.Sprintf("Deployment %s/%s container %s", w.dep.Namespace, w.dep.Name, w.container.Name), Conf: w.conf}
+	inst := instance{Workload: fmt.Sprintf("%s %s/%s container %s", w.kind, w.namespace, w.name, w.container.Name), Conf: w.conf}
 	root := t.TempDir()
 	files, mounts, err := c.layout(w, root)
 	if err != nil {

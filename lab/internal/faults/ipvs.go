@@ -118,3 +118,29 @@ func (f Lab) setKubeProxyMode(ctx context.Context, mode string) error {
 	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	return err
 }
+
+// setKubeProxyGates writes featureGates into kube-system/kube-proxy's config.conf (removes
+// them when gates is empty).
+func (f Lab) setKubeProxyGates(ctx context.Context, gates map[string]bool) error {
+	cms := f.Client.CoreV1().ConfigMaps("kube-system")
+	cm, err := cms.Get(ctx, "kube-proxy", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("kube-proxy's ConfigMap (lab/manifests/base/05-kube-proxy.yaml): %w", err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(cm.Data["config.conf"]), &cfg); err != nil || cfg == nil {
+		return fmt.Errorf("kube-proxy's config.conf does not parse: %v", err)
+	}
+	if len(gates) == 0 {
+		delete(cfg, "featureGates")
+	} else {
+		cfg["featureGates"] = gates
+	}
+	text, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	cm.Data["config.conf"] = string(text)
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}

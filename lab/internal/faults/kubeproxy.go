@@ -32,3 +32,27 @@ func (f Lab) SetKubeProxyMode(ctx context.Context, mode kubeproxy.Mode) (kubepro
 	}
 	return prev, nil
 }
+
+// SetKubeProxyGate restarts every node's kube-proxy (in the mode it runs) with the feature
+// gate name set to on, or with no featureGates when on is nil, and makes kube-proxy's
+// ConfigMap say the same, so that doctor reads what runs. It waits until each has synced.
+func (f Lab) SetKubeProxyGate(ctx context.Context, name string, on *bool) error {
+	mode, err := kubeproxy.ReadMode(f.Layout, f.Layout.Nodes[0].NS)
+	if err != nil {
+		return err
+	}
+	var gates map[string]bool
+	if on != nil {
+		gates = map[string]bool{name: *on}
+	}
+	if err := f.setKubeProxyGates(ctx, gates); err != nil {
+		return err
+	}
+	since := time.Now()
+	for _, n := range f.Layout.Nodes {
+		if err := labctl.RestartKubeProxyGates(ctx, f.Layout, n.NS, mode, gates); err != nil {
+			return err
+		}
+	}
+	return f.waitKubeProxies(ctx, since)
+}

@@ -88,7 +88,7 @@ func (h *execHandler) target(ctx context.Context, pod *corev1.Pod, container str
 		return nil, fmt.Errorf("container %q not found in pod %s/%s", container, pod.Namespace, pod.Name)
 	}
 	t := &target{netNS: h.cfg.Node.NS, root: scratchRoot(h.cfg.Layout), labProg: h.cfg.Layout.LabBinary()}
-	if !pod.Spec.HostNetwork && podruntime.OwnNamespace(h.cfg.Node) {
+	if !pod.Spec.HostNetwork && podruntime.OwnNamespace(h.cfg.Node, pod) {
 		t.netNS = podruntime.PodNetNS(pod.UID)
 		ok, err := netns.Exists(ctx, t.netNS)
 		if err != nil {

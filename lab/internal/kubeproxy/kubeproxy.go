@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -100,11 +101,30 @@ conntrack:
 
 // WriteConfig writes a node's configuration file.
 func WriteConfig(l layout.Layout, node string, mode Mode, kubeconfig string) error {
+	return WriteConfigGates(l, node, mode, kubeconfig, nil)
+}
+
+// WriteConfigGates writes a node's configuration file with featureGates (KubeProxyConfiguration
+// featureGates, a map of gate names to booleans; none when gates is empty).
+func WriteConfigGates(l layout.Layout, node string, mode Mode, kubeconfig string, gates map[string]bool) error {
 	path := ConfigPath(l, node)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(Config(l, node, mode, kubeconfig)), 0o600)
+	var b strings.Builder
+	b.WriteString(Config(l, node, mode, kubeconfig))
+	if len(gates) > 0 {
+		names := make([]string, 0, len(gates))
+		for n := range gates {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b.WriteString("featureGates:\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "  %s: %t\n", n, gates[n])
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
 // ReadMode is the mode a node's configuration file says.

@@ -20,7 +20,7 @@ import (
 const kwokBehindShimPort = 10251
 
 // HasKubeletShim reports whether the node's kubelet port is the shim's.
-func HasKubeletShim(n layout.Node) bool { return podruntime.OwnNamespace(n) }
+func HasKubeletShim(n layout.Node) bool { return podruntime.OwnNamespace(n, nil) }
 
 // ProcKubeletShim is a node's shim process.
 func ProcKubeletShim(node string) string { return "kubelet-shim-" + node }

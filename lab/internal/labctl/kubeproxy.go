@@ -33,6 +33,11 @@ func (b *bringUp) kubeProxySteps() []step {
 // the process; the new kube-proxy removes the other mode's rules itself when it starts
 // (cmd/kube-proxy/app/server_linux.go platformCleanup).
 func RestartKubeProxy(ctx context.Context, l layout.Layout, node string, mode kubeproxy.Mode) error {
+	return RestartKubeProxyGates(ctx, l, node, mode, nil)
+}
+
+// RestartKubeProxyGates is RestartKubeProxy with kube-proxy's featureGates set to gates.
+func RestartKubeProxyGates(ctx context.Context, l layout.Layout, node string, mode kubeproxy.Mode, gates map[string]bool) error {
 	st, err := LoadState(l)
 	if err != nil {
 		return err
@@ -41,7 +46,7 @@ func RestartKubeProxy(ctx context.Context, l layout.Layout, node string, mode ku
 	if err := mgr.Stop(ctx, kubeproxy.ProcName(node), kubeproxy.Match(l, node)); err != nil {
 		return err
 	}
-	if err := kubeproxy.WriteConfig(l, node, mode, KubeProxyKubeconfig(l)); err != nil {
+	if err := kubeproxy.WriteConfigGates(l, node, mode, KubeProxyKubeconfig(l), gates); err != nil {
 		return err
 	}
 	if _, _, err := mgr.Start(kubeproxy.Spec(l, st.Binaries.KubeProxyBin(), node)); err != nil {

@@ -41,8 +41,34 @@ func shortUID(uid types.UID) string {
 	return s
 }
 
-// OwnNamespace reports whether the node's pods have network namespaces of their own.
-func OwnNamespace(node layout.Node) bool { return node.Dedicated }
+// OwnNamespace reports whether pod p on node has a network namespace of its own, set up by
+// the real CNI plugins: every pod of the dedicated node and, on the shared nodes, a pod that
+// maps hostPorts (issue 26's hostPort form: the real portmap plugin DNATs the node's
+// addresses to a pod namespace; a pod sharing its node's namespace has nothing to map to).
+// p nil asks about the node alone.
+func OwnNamespace(node layout.Node, p *corev1.Pod) bool {
+	return node.Dedicated || (p != nil && !p.Spec.HostNetwork && (MapsHostPorts(p) || p.Annotations[OwnNetNSAnnotation] == "true"))
+}
+
+// OwnNetNSAnnotation asks for a pod namespace of its own on a shared node. A pod sharing its
+// node's namespace has its IP as a local address of the node, which no real node does: with a
+// hostPort on that node, portmap's `--dst-type LOCAL` DNAT (containernetworking/plugins
+// portmap_iptables.go) then captures what other nodes send to that pod on the same port (the
+// cluster DNS on 53 beside a hostPort 53). The hostPort form moves such pods into namespaces
+// of their own, as on a real node.
+const OwnNetNSAnnotation = "lab.lanaccess.io/own-netns"
+
+// MapsHostPorts reports whether a container of p declares a hostPort.
+func MapsHostPorts(p *corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // sandboxFile records a pod namespace's set-up: it is made once per pod, as a sandbox is.
 const sandboxFile = "sandbox.json"
@@ -90,6 +116,11 @@ func (r *Runtime) ensureSandbox(ctx context.Context, dir string, p *corev1.Pod, 
 	}
 	if err := r.cniAdd(ctx, &sb, node, p); err != nil {
 		return fmt.Errorf("pod network namespace %s: %w", sb.NetNS, err)
+	}
+	if !node.Dedicated {
+		if err := r.natOutgoing(ctx, node, p); err != nil {
+			return fmt.Errorf("pod network namespace %s: %w", sb.NetNS, err)
+		}
 	}
 	for _, kv := range SysctlPlan(p) {
 		if err := netns.Sysctl(ctx, sb.NetNS, kv[0], kv[1]); err != nil {
@@ -144,4 +175,14 @@ func routeToPod(ctx context.Context, node layout.Node, dir string, p *corev1.Pod
 // PodDir is the directory the runtime keeps a pod's files, pidfiles and logs in.
 func PodDir(l layout.Layout, p *corev1.Pod) string {
 	return filepath.Join(l.PodsDir(), PodDirName(p))
+}
+
+// natOutgoing masquerades what a pod namespace on a shared node sends outside the cluster's
+// pod range, as Calico does for a pool with natOutgoing (calico.yaml's default pool; flannel's
+// --ip-masq likewise): the control plane and the lab's internet do not route pod addresses
+// back. The rule carries the pod's comment, so teardown removes it with the pod's others.
+func (r *Runtime) natOutgoing(ctx context.Context, node layout.Node, p *corev1.Pod) error {
+	_, err := netns.Run(ctx, node.NS, "iptables", "-t", "nat", "-A", "POSTROUTING", "-s", p.Status.PodIP+"/32",
+		"!", "-d", r.Layout.ClusterPodCIDR, "-m", "comment", "--comment", PodRuleComment(p), "-j", "MASQUERADE")
+	return err
 }

@@ -81,7 +81,7 @@ func (r *Runtime) Reconcile(ctx context.Context) error {
 			continue
 		}
 		desired[PodDirName(p)] = p
-		if !OwnNamespace(nodes[p.Spec.NodeName]) {
+		if !OwnNamespace(nodes[p.Spec.NodeName], p) {
 			ipsByNode[p.Spec.NodeName] = append(ipsByNode[p.Spec.NodeName], p.Status.PodIP)
 		}
 	}
@@ -156,7 +156,7 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	metaPath := filepath.Join(dir, "pod.json")
 	if _, err := os.Stat(metaPath); err != nil {
 		meta := podMeta{UID: string(p.UID), Namespace: p.Namespace, Name: p.Name, Node: node.NS, IP: p.Status.PodIP}
-		if OwnNamespace(node) {
+		if OwnNamespace(node, p) {
 			meta.NetNS = PodNetNS(p.UID)
 		}
 		b, _ := json.Marshal(meta)
@@ -173,7 +173,7 @@ func (r *Runtime) ensurePod(ctx context.Context, p *corev1.Pod, node layout.Node
 	if _, err := writeIfChanged(resolvPath, resolv, false); err != nil {
 		return err
 	}
-	if OwnNamespace(node) {
+	if OwnNamespace(node, p) {
 		if err := r.ensureSandbox(ctx, dir, p, node, resolv); err != nil {
 			return err
 		}
@@ -277,7 +277,7 @@ func (r *Runtime) containerContext(p *corev1.Pod, node layout.Node, dir string, 
 	if r.Token != nil {
 		pc.Token = func(ctx context.Context) ([]byte, error) { return r.Token(ctx, p) }
 	}
-	if OwnNamespace(node) {
+	if OwnNamespace(node, p) {
 		pc.OwnNamespace = true
 		pc.RouteToPod = func(ctx context.Context, prefixes ...string) error { return routeToPod(ctx, node, dir, p, prefixes) }
 	}
@@ -353,7 +353,7 @@ func writeIfChanged(path string, b []byte, writeOnce bool) (bool, error) {
 // ProcessNS is the network namespace a pod's processes run in: its own on a dedicated node,
 // else its node's.
 func ProcessNS(p *corev1.Pod, node layout.Node) string {
-	if OwnNamespace(node) {
+	if OwnNamespace(node, p) {
 		return PodNetNS(p.UID)
 	}
 	return node.NS

@@ -119,19 +119,22 @@ func discoverTarget(ctx context.Context, typed kubernetes.Interface, dyn dynamic
 	return t, nil
 }
 
-// targetFromSetup: the servers are the DNS Service's externalIPs, the answers the proxy's
-// (where the traffic must go; LA101 checks that the zone answers the same set).
+// targetFromSetup: the servers are where the DNS is reachable, the answers where the proxy
+// is (where the traffic must go; LA101 checks that the zone answers the same set), each read
+// from the form in use (issue 26: externalIPs, the nodes of hostPort pods, a load balancer's
+// addresses), so the workstation commands keep working across the migration.
 func targetFromSetup(s *kube.Setup) (workstationTarget, error) {
 	if s.DNSService == nil || s.Zone.IsZero() {
 		return workstationTarget{}, fmt.Errorf("the cluster has no DNS Service with a zone: name them with --dns-service and --zone")
 	}
-	servers := s.DNSService.Spec.ExternalIPs
+	dns := s.DNSReachable()
+	servers := dns.Raw()
 	if len(servers) == 0 {
-		return workstationTarget{}, fmt.Errorf("%s has no externalIPs: workstations have no address to send %s to", serviceName(s.DNSService), s.Zone.FQDN())
+		return workstationTarget{}, fmt.Errorf("%s has no LAN address (%s): workstations have no address to send %s to", serviceName(s.DNSService), dns.Form, s.Zone.FQDN())
 	}
 	var answers []string
 	if s.ProxyService != nil {
-		answers = s.ProxyService.Spec.ExternalIPs
+		answers = s.ProxyReachable().Raw()
 	}
 	t, err := workstation.NewTarget(s.Zone.FQDN(), servers, answers)
 	if err != nil {

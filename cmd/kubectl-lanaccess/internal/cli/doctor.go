@@ -223,10 +223,10 @@ func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams generici
 func describeSetup(s *kube.Setup) []report.KV {
 	var kv []report.KV
 	if s.ProxyService != nil {
-		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("%s externalIPs %s", kubeobj.ServiceRef(s.ProxyService), strings.Join(s.ProxyService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "proxy", Value: fmt.Sprintf("%s %s", kubeobj.ServiceRef(s.ProxyService), s.ProxyReachable().Describe())})
 	}
 	if s.DNSService != nil {
-		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("%s externalIPs %s", kubeobj.ServiceRef(s.DNSService), strings.Join(s.DNSService.Spec.ExternalIPs, ","))})
+		kv = append(kv, report.KV{Key: "dns", Value: fmt.Sprintf("%s %s", kubeobj.ServiceRef(s.DNSService), s.DNSReachable().Describe())})
 	}
 	if s.ConfigMap != nil {
 		kv = append(kv, report.KV{Key: "corefile", Value: fmt.Sprintf("%s key %s", kubeobj.ConfigMapRef(s.ConfigMap), s.CorefileKey)})
