@@ -139,10 +139,14 @@ func originalNames(t *testing.T, b *replay.Bundle) []string {
 		"wrong.example.net", "example.net"}
 	raw := gunzipRaw(t, b)
 	// What each command reads for sure: doctor, the proxy's side; vpn-trace, the nodes and the
-	// VPN pod's (which other workloads it sees depends on what runs in the lab then).
+	// VPN pod's (which other workloads it sees depends on what runs in the lab then);
+	// client-check, the zone and the addresses on the laptop.
 	held := names[:6]
-	if b.Command == "vpn-trace" {
+	switch b.Command {
+	case "vpn-trace":
 		held = []string{"node-1", "node-vpn", "openvpn", "10.0.10.11"}
+	case "client-check": // the laptop's side: the zone and the node addresses it asks
+		held = []string{"apps.example.com", "10.0.10.11", "10.0.10.12", "10.0.10.13"}
 	}
 	for _, n := range held {
 		require.Contains(t, raw, n, "the original bundle names %s: the test would prove nothing", n)
