@@ -138,9 +138,12 @@ func TestMigrateHostPortPodsServeTheZoneAndTheRoutes(t *testing.T) {
 // The whole cut-over as printed, on the lab: the new objects beside the old ones, the old
 // Services' externalIPs removed with the printed commands, then the node addresses answer
 // through the new pods (portmap's hostPorts) and doctor, named the new Services as the printed
-// step says, passes. Needs the hostPort lab variant (node-1..3 running the CNI portmap plugin)
-// and doctor's hostPort form (issue 26 item 1); before them it fails at the node addresses.
+// step says, passes. The new pods map hostPorts, so the lab gives them namespaces of their own
+// through the node's real CNI chain (its portmap plugin); the cluster DNS leaves the node's
+// namespace first, as in the hostPort lab variant, so that their hostPort 53 does not capture it.
 func TestMigrateHostPortCutOverPassesDoctor(t *testing.T) {
+	installBundles(t, "rbac-doctor", "rbac-helpers")
+	lab.ClusterDNSInOwnNamespace(t)
 	applyMigration(t)
 	text := runPlugin(t, "migrate", "--to", "hostport")
 	require.Equal(t, 0, text.Code, "stderr: %s", text.Stderr)

@@ -85,18 +85,7 @@ func (l *Lab) HostPortForm(tb testing.TB, shape HostPortShape) {
 			tb.Errorf("restore after HostPortForm: %v", err)
 		}
 	})
-	// The cluster DNS (53) must not share a node's namespace beside a hostPort 53: see
-	// podruntime.OwnNetNSAnnotation.
-	clusterDNS := hostPortRole{"kube-system", "coredns", "kube-dns", ""}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := errors.Join(l.annotateTemplate(ctx, clusterDNS, nil), l.waitDeploymentReady(ctx, clusterDNS)); err != nil {
-			tb.Errorf("restore the cluster DNS after HostPortForm: %v", err)
-		}
-	})
-	must(tb, "cluster DNS in a namespace of its own", l.annotateTemplate(ctx, clusterDNS, ptrTrue))
-	must(tb, "cluster DNS ready", l.waitDeploymentReady(ctx, clusterDNS))
+	l.ClusterDNSInOwnNamespace(tb)
 	for _, r := range []hostPortRole{proxyRoleLab, dnsRoleLab} {
 		must(tb, "scale "+r.deployment, l.setReplicas(ctx, r, 0))
 		must(tb, "drop externalIPs of "+r.svc, l.patchExternalIPs(ctx, r, nil))
@@ -105,6 +94,26 @@ func (l *Lab) HostPortForm(tb testing.TB, shape HostPortShape) {
 		must(tb, "wait for the pods of "+r.deployment+" to go", l.waitNoReplicaSetPods(ctx, r))
 	}
 	l.SetHostPortShape(tb, shape)
+}
+
+// ClusterDNSInOwnNamespace moves the cluster DNS's pods into network namespaces of their own
+// until cleanup: a pod sharing its node's namespace has its address local to the node, so a
+// hostPort 53 there (portmap's DNAT on --dst-type LOCAL) would capture the cluster's own
+// queries, which no real node does. See podruntime.OwnNetNSAnnotation.
+func (l *Lab) ClusterDNSInOwnNamespace(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clusterDNS := hostPortRole{"kube-system", "coredns", "kube-dns", ""}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := errors.Join(l.annotateTemplate(ctx, clusterDNS, nil), l.waitDeploymentReady(ctx, clusterDNS)); err != nil {
+			tb.Errorf("restore the cluster DNS: %v", err)
+		}
+	})
+	must(tb, "cluster DNS in a namespace of its own", l.annotateTemplate(ctx, clusterDNS, ptrTrue))
+	must(tb, "cluster DNS ready", l.waitDeploymentReady(ctx, clusterDNS))
 }
 
 // SetHostPortShape (re)creates the form's DaemonSets in shape and waits for their pods.
