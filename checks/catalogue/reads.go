@@ -23,8 +23,8 @@ var (
 	// (discovery's route model, the probe host and LA107).
 	routes = []m.Read{
 		m.Reads("networking.k8s.io", m.Cluster, "ingresses", "ingressclasses"),
-		m.CustomReads("traefik.io", "ingressroutes", "middlewares"),
-		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares"),
+		m.CustomReads("traefik.io", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
+		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
 		m.CustomReads("projectcontour.io", "httpproxies"),
 		m.CustomReads("gateway.networking.k8s.io", "gatewayclasses", "gateways", "httproutes", "referencegrants"),
 	}

@@ -21,6 +21,7 @@ func (d *discoverer) readCustomResources() error {
 	}{
 		{TraefikIngressRoutes(), &s.IngressRoutes},
 		{TraefikMiddlewares(), &s.Middlewares},
+		{TraefikStreamRoutes(), &s.IngressRouteStreams},
 		{[]DynamicResource{ContourHTTPProxies()}, &s.HTTPProxies},
 		{KyvernoPolicyResources(), &s.KyvernoPolicies},
 		{[]DynamicResource{GatekeeperTemplates()}, &s.GatekeeperTemplates},

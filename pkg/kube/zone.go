@@ -69,7 +69,7 @@ func (s *Setup) DeriveModels(host string) {
 	s.Model = proxyroute.Build(proxyroute.Objects{
 		ProxyService: s.ProxyService, ProxyWorkload: s.ProxyWorkload, ProxyPods: s.ProxyPods,
 		Services: s.Services, Ingresses: s.Ingresses, IngressClasses: s.IngressClasses,
-		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
+		IngressRoutes: s.IngressRoutes, IngressRouteStreams: s.IngressRouteStreams, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
 		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, ReferenceGrants: s.ReferenceGrants,
 		Namespaces: s.Namespaces, Zone: s.Zone,
 		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),

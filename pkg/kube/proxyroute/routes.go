@@ -365,6 +365,7 @@ func (s *builder) readRouteModel() {
 		idx.entryPointAuth(&routes[i])
 	}
 	s.Routes = routes
+	s.StreamRoutes = s.streamRoutes()
 	s.AuthMiddleware = idx.firstAuth()
 }
 
