@@ -55,6 +55,7 @@ var configuration = []Entry{
 			code("LA102", "NO-READY-ENDPOINT", "no ready endpoint"),
 			code("LA102", "LOCAL-POLICY", "externalTrafficPolicy Local and a node carrying an address has no ready pod: its connections are dropped"),
 			code("LA102", "ONE-REPLICA", "one proxy replica: the LAN path is no more available than the VPN path"),
+			code("LA102", "EXTRA-PORT", "the proxy Service carries ports beyond 80/443 on the node addresses that no router LA107 judges serves (Traefik's API, dashboard, ping or metrics, an entry point without routers, another implementation's status or stats port): the whole LAN reaches them"),
 			unread("LA102"),
 		},
 	},
