@@ -1,0 +1,43 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+)
+
+// la107OnlyWarning runs LA107 on a corpus case, expects one WARN and round-trips its fix.
+func la107OnlyWarning(t *testing.T, name string) engine.Finding {
+	t.Helper()
+	objs := corpusObjects(t, name)
+	c := newCluster(t, objs)
+	st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	require.Equal(t, engine.StatusWarn, st, "%+v", o.Findings)
+	warns := configFindings(o, engine.SeverityWarn, "")
+	require.Len(t, warns, 1)
+	roundTrip(t, objs, kube.Selection{AllNamespaces: true}, Audience, engine.StatusWarn)
+	return warns[0]
+}
+
+// traefik-41-tcp-route-extra-port: an IngressRouteTCP HostSNI(`*`) on entry point postgres,
+// which the proxy Service's 5432 reaches on the node addresses: LA107 warns that the database
+// is open to the LAN, and its fix (5432 kept inside the cluster) makes LA107 pass.
+func TestLA107TCPRouteOnAnExtraPort(t *testing.T) {
+	f := la107OnlyWarning(t, "traefik-41-tcp-route-extra-port")
+	assert.Equal(t, "LA107-TCP-UDP-ROUTE", f.Code)
+	assert.Equal(t, "IngressRouteTCP db/postgres", f.Object)
+	assert.Contains(t, f.Message, "every TCP connection of its entry points (HostSNI(`*`)) to Service db/postgres through postgres (:5432/TCP), reached on the node addresses by 5432/TCP of Service traefik/traefik")
+}
+
+// traefik-41-other-host-outside-zone: pgadmin.corp.example.net is outside the zone but served
+// on the node addresses without authentication: LA107-OTHER-HOST, and the printed middleware
+// fix makes LA107 pass.
+func TestLA107RouteOutsideTheZone(t *testing.T) {
+	f := la107OnlyWarning(t, "traefik-41-other-host-outside-zone")
+	assert.Equal(t, "LA107-OTHER-HOST", f.Code)
+	assert.Contains(t, f.Message, "pgadmin.corp.example.net, outside the zone apps.example.com")
+}
