@@ -142,6 +142,9 @@ func (s *Setup) readZoneAnswers() {
 		z.Why = "the port the zone is served on is not known"
 		return
 	}
+	if s.k8sGatewayAnswers(&z) {
+		return
+	}
 	z.Name = "lanaccess-zone-probe." + s.Zone.FQDN()
 	z.A = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeA, Port: z.Port})
 	z.AAAA = cf.Query(corefile.Question{Name: z.Name, Type: dns.TypeAAAA, Port: z.Port})
