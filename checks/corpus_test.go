@@ -46,9 +46,7 @@ type corpusExpect struct {
 // knownWrong are the verdicts doctor still gets wrong, by "case/check" (or "case/discovery"),
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
-var knownWrong = map[string]string{
-	"istio-gateway-httproutes/LA107": "WARN LA107-NOT-MODELLED naming Istio: its AuthorizationPolicy CUSTOM, which authenticates :443, is not read; the truth is PASS",
-}
+var knownWrong = map[string]string{}
 
 func corpusCases(t *testing.T) []string {
 	t.Helper()

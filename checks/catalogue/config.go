@@ -185,7 +185,7 @@ var configuration = []Entry{
 			code("LA107", "NOT-ON-LAN", "a route is served only on entry points no Service port on the LAN addresses reaches (information)"),
 			code("LA107", "REDIRECT-ONLY", "a route only redirects (a redirectScheme to https without TLS, its entry points' redirection, an HTTPRoute RequestRedirect): it exposes nothing (information)"),
 			code("LA107", "SERVES-NOTHING", "a route's only service is Traefik's noop@internal (418, no content): it exposes nothing (information)"),
-			code("LA107", "NOT-MODELLED", "the proxy on the node addresses is an implementation whose authentication doctor does not model (HAProxy, Contour, Envoy Gateway, Istio, NGINX Gateway Fabric...): named, its routes not judged"),
+			code("LA107", "NOT-MODELLED", "the proxy on the node addresses is an implementation whose authentication doctor does not model (HAProxy, Contour, Envoy Gateway, NGINX Gateway Fabric...): named, its routes not judged"),
 			code("LA107", "NOT-JUDGED", "a route served by an implementation doctor does not model: listed, its audience not judged (information)"),
 			unread("LA107"),
 		},

@@ -26,6 +26,7 @@ var (
 		m.CustomReads("traefik.io", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
 		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
 		m.CustomReads("projectcontour.io", "httpproxies"),
+		m.CustomReads("security.istio.io", "authorizationpolicies"),
 		m.CustomReads("gateway.networking.k8s.io", "gatewayclasses", "gateways", "httproutes", "referencegrants"),
 	}
 	accessReview = []m.Read{{Group: "authorization.k8s.io", Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}}}

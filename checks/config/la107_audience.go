@@ -77,6 +77,9 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if s.Implementation.Name == proxyroute.ImplIngressNginx && r.Kind == "Ingress" {
 		return nginxAudience(s, r, ev)
 	}
+	if s.Implementation.Name == proxyroute.ImplIstio && r.Kind == "HTTPRoute" {
+		return istioAudience(s, r, ev)
+	}
 	var missing []string
 	for _, m := range r.Middlewares {
 		if !m.Found && s.MiddlewaresKnown && !strings.Contains(m.Name, "@") {

@@ -214,7 +214,6 @@ func TestAudienceNamesAnImplementationItDoesNotModel(t *testing.T) {
 		{"haproxy-ingress-unauthenticated-host", "HAProxy Kubernetes Ingress (haproxytech) v3.2.12"},
 		{"contour-httpproxy-unauthenticated", "Contour (Envoy) v1.33.6"},
 		{"envoy-gateway-securitypolicy-one-route", "Envoy Gateway"},
-		{"istio-gateway-httproutes", "Istio gateway (Envoy) v1.28.2"},
 		{"nginx-gateway-fabric-httproutes", "NGINX Gateway Fabric v2.6.7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,3 +41,20 @@ func TestLA107RouteOutsideTheZone(t *testing.T) {
 	assert.Equal(t, "LA107-OTHER-HOST", f.Code)
 	assert.Contains(t, f.Message, "pgadmin.corp.example.net, outside the zone apps.example.com")
 }
+
+// Istio's gateway: istio-gateway-httproutes' AuthorizationPolicy CUSTOM targeting the Gateway
+// for *.apps.example.com on 443 authenticates grafana (LA107 passes); in
+// istio-gateway-httproute-no-authz none applies, LA107 warns, and the printed AuthorizationPolicy
+// applied to the fake API makes LA107 pass (the model's reading of it; the provider is a
+// placeholder where the cluster names none).
+func TestLA107JudgesIstioByItsAuthorizationPolicies(t *testing.T) {
+	c := newCluster(t, corpusObjects(t, "istio-gateway-httproutes"))
+	st, o := runConfigCheck(t, Audience(c.env(t, kube.Selection{AllNamespaces: true})))
+	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+
+	f := la107OnlyWarning(t, "istio-gateway-httproute-no-authz")
+	assert.Equal(t, "LA107-NO-AUTH", f.Code)
+	assert.Equal(t, "HTTPRoute monitoring/grafana", f.Object)
+	assert.Contains(t, f.Remediation, "kind: AuthorizationPolicy")
+	assert.Contains(t, f.Remediation, "action: CUSTOM")
+}

@@ -44,6 +44,9 @@ func (d *discoverer) readCustomResources() error {
 			return err
 		}
 	}
+	if err := d.readFirstServedVersion(IstioAuthorizationPolicies(), &s.AuthorizationPolicies); err != nil {
+		return err
+	}
 	for _, t := range s.GatekeeperTemplates {
 		kind, _, _ := unstructured.NestedString(t.Object, "spec", "crd", "spec", "names", "kind")
 		if kind == "" || !MentionsExternalIPs(t.Object) {

@@ -52,6 +52,15 @@ func TraefikStreamRoutes() []DynamicResource {
 	}
 }
 
+// IstioAuthorizationPolicies are Istio's AuthorizationPolicies (security.istio.io v1, else
+// v1beta1: the same objects), which decide whether Istio's gateway authenticates a request.
+func IstioAuthorizationPolicies() []DynamicResource {
+	return []DynamicResource{
+		dyn("security.istio.io", "v1", "authorizationpolicies", "AuthorizationPolicy", true),
+		dyn("security.istio.io", "v1beta1", "authorizationpolicies", "AuthorizationPolicy", true),
+	}
+}
+
 // ContourHTTPProxies are Contour's HTTPProxies (projectcontour/contour apis/projectcontour/v1
 // httpproxy.go): the routes of a Contour proxy, read for the probe host and named by LA107.
 func ContourHTTPProxies() DynamicResource {
@@ -101,7 +110,7 @@ func GatewayAPIResources() [][]DynamicResource {
 
 // DynamicResources lists the custom resources discovery may read (constraints excepted).
 func DynamicResources() []DynamicResource {
-	out := slices.Concat(TraefikIngressRoutes(), TraefikMiddlewares(), TraefikStreamRoutes())
+	out := slices.Concat(TraefikIngressRoutes(), TraefikMiddlewares(), TraefikStreamRoutes(), IstioAuthorizationPolicies())
 	out = append(out, KyvernoPolicyResources()...)
 	out = append(out, ContourHTTPProxies())
 	for _, versions := range GatewayAPIResources() {

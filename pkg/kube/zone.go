@@ -72,6 +72,7 @@ func (s *Setup) DeriveModels(host string) {
 		IngressRoutes: s.IngressRoutes, IngressRouteStreams: s.IngressRouteStreams, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
 		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, ReferenceGrants: s.ReferenceGrants,
 		Namespaces: s.Namespaces, Zone: s.Zone,
+		AuthorizationPolicies: s.AuthorizationPolicies, AuthorizationPoliciesUnread: s.UnreadReason(IstioAuthorizationPolicies()[0].Key(), IstioAuthorizationPolicies()[1].Key()),
 		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)
 	// after the route model: the zone's answers are judged for the names workstations ask

@@ -34,6 +34,10 @@ type Objects struct {
 	HTTPRoutes           []unstructured.Unstructured
 	// ReferenceGrants let an HTTPRoute or a Gateway name an object of another namespace.
 	ReferenceGrants []unstructured.Unstructured
+	// AuthorizationPolicies are Istio's; AuthorizationPoliciesUnread says why they could not be
+	// read ("" when they were, or when their CRD is not installed).
+	AuthorizationPolicies       []unstructured.Unstructured
+	AuthorizationPoliciesUnread string
 	// HTTPProxies are Contour's routes.
 	HTTPProxies []unstructured.Unstructured
 	Namespaces  []corev1.Namespace

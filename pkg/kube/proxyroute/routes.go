@@ -364,6 +364,9 @@ func (s *builder) readRouteModel() {
 		}
 		idx.entryPointAuth(&routes[i])
 	}
+	if s.Implementation.Name == ImplIstio {
+		s.istioAuthorization(routes)
+	}
 	s.Routes = routes
 	s.StreamRoutes = s.streamRoutes()
 	s.AuthMiddleware = idx.firstAuth()
