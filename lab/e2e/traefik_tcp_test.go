@@ -42,7 +42,7 @@ func tcpVia(ip, port, host string) (string, error) {
 
 // An IngressRouteTCP HostSNI(`*`) on an extra entry point that a port of the proxy Service
 // reaches: the real Traefik forwards the LAN's connections to the node addresses' 9000 to
-// grafana's Service with no forwardAuth on the way (the backend's own answer comes back), and
+// the auth server's Service with no forwardAuth on the way (the backend's own answer comes back), and
 // doctor's LA107 says so (LA107-TCP-UDP-ROUTE) while LA102 leaves the port to it. Its printed
 // fix, pasted, keeps 9000 inside the cluster: the node addresses' 9000 then refuses, and LA107
 // passes for the route.
@@ -75,9 +75,10 @@ func TestLA107TCPRouteOnAnExtraPortAgreesWithTraefik(t *testing.T) {
 		assert.NoError(t, err)
 		lab.WaitProxySynced(t)
 	})
-	createTraefikObject(t, dc, ingressRouteTCPsGVR, "IngressRouteTCP", "monitoring", "echo", map[string]any{
+	// the backend is the lab's real auth server (lab serve-auth): it answers the raw request
+	createTraefikObject(t, dc, ingressRouteTCPsGVR, "IngressRouteTCP", "auth", "echo", map[string]any{
 		"entryPoints": []any{"tcpecho"},
-		"routes":      []any{map[string]any{"match": "HostSNI(`*`)", "services": []any{map[string]any{"name": "grafana", "port": int64(80)}}}},
+		"routes":      []any{map[string]any{"match": "HostSNI(`*`)", "services": []any{map[string]any{"name": "oauth2-proxy", "port": int64(4180)}}}},
 	})
 	lab.WaitProxySynced(t)
 	var status string
@@ -96,7 +97,7 @@ func TestLA107TCPRouteOnAnExtraPortAgreesWithTraefik(t *testing.T) {
 	la107 := r.check(t, "LA107")
 	var fix string
 	for _, f := range la107.Findings {
-		if f.Object == "IngressRouteTCP monitoring/echo" {
+		if f.Object == "IngressRouteTCP auth/echo" {
 			assert.Equal(t, "LA107-TCP-UDP-ROUTE", f.Code, "%+v", f)
 			assert.Contains(t, f.Message, "9000/TCP of Service traefik/traefik")
 			fix = f.Remediation
@@ -119,7 +120,7 @@ func TestLA107TCPRouteOnAnExtraPortAgreesWithTraefik(t *testing.T) {
 	require.NoError(t, err, "the fix keeps 9000 on a Service inside the cluster")
 	after := doctor(t, "--only", "LA107", "--no-helpers").check(t, "LA107")
 	for _, f := range after.Findings {
-		if f.Object == "IngressRouteTCP monitoring/echo" {
+		if f.Object == "IngressRouteTCP auth/echo" {
 			assert.Equal(t, "LA107-NOT-ON-LAN", f.Code, "%+v", f)
 		}
 	}
