@@ -179,6 +179,7 @@ var configuration = []Entry{
 			code("LA107", "OTHER-HOST", "a route for a host outside the zone, served on the node addresses, has no authentication middleware: any LAN client sending its Host reaches it"),
 			code("LA107", "TCP-UDP-ROUTE", "a TCP or UDP router (IngressRouteTCP, IngressRouteUDP) on an entry point the node addresses reach: no HTTP authentication applies, the whole LAN reaches its backend"),
 			code("LA107", "REVIEWED", "a route without authentication was reviewed for the LAN (information)"),
+			code("LA107", "AUTH-PORTAL", "a route serves the authentication server the routes' forwardAuth asks (the login itself): it answers anonymous clients by design (information)"),
 			code("LA107", "MIDDLEWARE-MISSING", "a route names a middleware that does not exist: Traefik disables the router"),
 			code("LA107", "ROUTE-REFUSED", "Traefik refuses (or may refuse) a route for a middleware of another namespace: its host answers 404; or cannot serve an HTTPRoute rule (backendRefs of other namespaces without a ReferenceGrant, a filter its Gateway provider does not load): its host answers 500"),
 			code("LA107", "NOT-SERVED", "a route is not served by the proxy (another controller's class or Gateway, a Gateway listener Traefik does not attach or does not accept the route on): not checked (information)"),

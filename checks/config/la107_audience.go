@@ -97,6 +97,13 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if r.Authentication() != "" {
 		return nil
 	}
+	return unauthenticatedRoute(s, r, ev)
+}
+
+// unauthenticatedRoute judges a served route without authentication: one that only redirects or
+// serves nothing exposes nothing; a reviewed one or the auth server's own is information; any
+// other is open to the whole LAN.
+func unauthenticatedRoute(s *kube.Setup, r proxyroute.Route, ev map[string]any) []engine.Finding {
 	if how := r.RedirectOnly(); how != "" {
 		// Proven on the lab's Traefik (lab/e2e traefik_routes_test.go): such a router answers
 		// every request with the redirect and never reaches its service.
@@ -110,6 +117,10 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if r.Reviewed {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), proxyroute.ReviewedAnnotation)}}
+	}
+	if r.AuthPortal != "" {
+		return []engine.Finding{{Code: "LA107-AUTH-PORTAL", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("%s serves the authentication server itself (%s): it is the login the other routes send anonymous clients to, so it answers them by design; its own login protects what lies behind it", hostsText(r.Hosts), r.AuthPortal)}}
 	}
 	code := "LA107-NO-AUTH"
 	msg := fmt.Sprintf("no authentication middleware on %s: it is now reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts))

@@ -5,9 +5,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
 // la107OnlyWarning runs LA107 on a corpus case, expects one WARN and round-trips its fix.
@@ -57,4 +60,30 @@ func TestLA107JudgesIstioByItsAuthorizationPolicies(t *testing.T) {
 	assert.Equal(t, "HTTPRoute monitoring/grafana", f.Object)
 	assert.Contains(t, f.Remediation, "kind: AuthorizationPolicy")
 	assert.Contains(t, f.Remediation, "action: CUSTOM")
+}
+
+// The lab's auth portal: an Ingress for auth.example.com (outside the zone, no middleware) whose
+// backend is Service auth/oauth2-proxy, the forwardAuth address's. It is the login itself, not
+// an application open to the LAN: information, and LA107 still passes; the same route to another
+// Service is LA107-OTHER-HOST.
+func TestLA107TheAuthServersOwnRouteIsThePortal(t *testing.T) {
+	class := "traefik"
+	portal := func(service string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "auth", Name: "oauth2-proxy", Annotations: map[string]string{proxyroute.TraefikEntryPointsAnnotation: "websecure"}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: "auth.example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/",
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Name: "http"}}}}}}}}}},
+		}
+	}
+	st, o := runConfigCheck(t, Audience(configEnv(t, nil, addObjects(portal("oauth2-proxy")))))
+	assert.Equal(t, engine.StatusPass, st, "%+v", o.Findings)
+	f := configFindings(o, engine.SeverityInfo, "Ingress auth/oauth2-proxy")
+	require.Len(t, f, 1)
+	assert.Equal(t, "LA107-AUTH-PORTAL", f[0].Code)
+	assert.Contains(t, f[0].Message, "Service auth/oauth2-proxy, which the forwardAuth of Middleware")
+
+	st, o = runConfigCheck(t, Audience(configEnv(t, nil, addObjects(portal("other")))))
+	assert.Equal(t, engine.StatusWarn, st)
+	assert.Equal(t, "LA107-OTHER-HOST", configFindings(o, engine.SeverityWarn, "Ingress auth/oauth2-proxy")[0].Code)
 }
