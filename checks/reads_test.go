@@ -72,6 +72,8 @@ func declaredUnits(e catalogue.Entry) []string {
 var (
 	routeUnits = []string{"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "ingressroutes.traefik.io",
 		"middlewares.traefik.io", "ingressroutes.traefik.containo.us", "middlewares.traefik.containo.us", "httpproxies.projectcontour.io",
+		"ingressroutetcps.traefik.io", "ingressrouteudps.traefik.io", "ingressroutetcps.traefik.containo.us", "ingressrouteudps.traefik.containo.us",
+		"authorizationpolicies.security.istio.io",
 		"gatewayclasses.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io",
 		"referencegrants.gateway.networking.k8s.io"}
 	// modelUnits fill the proxy's route model: the routes, the Traefik configuration of the
@@ -92,7 +94,7 @@ var setupFields = map[string][]string{
 	"DNSWorkload": {"deployments.apps"}, "ProxyWorkload": {"deployments.apps"},
 	"DNSPods": {"pods"}, "ProxyPods": {"pods"}, "Nodes": {"nodes"},
 	"EndpointSlices": {"endpointslices.discovery.k8s.io"}, "PDBs": {"poddisruptionbudgets.policy"},
-	"Ingresses": routeUnits, "IngressRoutes": routeUnits, "HTTPProxies": routeUnits, "Middlewares": routeUnits,
+	"Ingresses": routeUnits, "IngressRoutes": routeUnits, "IngressRouteStreams": routeUnits, "AuthorizationPolicies": routeUnits, "StreamRoutes": modelUnits, "HTTPProxies": routeUnits, "Middlewares": routeUnits,
 	"IngressClasses": routeUnits, "GatewayClasses": routeUnits, "Gateways": routeUnits, "HTTPRoutes": routeUnits, "ReferenceGrants": routeUnits,
 	"Model": modelUnits, "Routes": modelUnits, "ProbeHost": modelUnits, "Implementation": modelUnits, "Traefik": modelUnits,
 	"Nginx": modelUnits, "MiddlewaresKnown": modelUnits, "AuthMiddleware": modelUnits, "ProxyConfigMaps": {"configmaps"},

@@ -23,9 +23,10 @@ var (
 	// (discovery's route model, the probe host and LA107).
 	routes = []m.Read{
 		m.Reads("networking.k8s.io", m.Cluster, "ingresses", "ingressclasses"),
-		m.CustomReads("traefik.io", "ingressroutes", "middlewares"),
-		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares"),
+		m.CustomReads("traefik.io", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
+		m.CustomReads("traefik.containo.us", "ingressroutes", "middlewares", "ingressroutetcps", "ingressrouteudps"),
 		m.CustomReads("projectcontour.io", "httpproxies"),
+		m.CustomReads("security.istio.io", "authorizationpolicies"),
 		m.CustomReads("gateway.networking.k8s.io", "gatewayclasses", "gateways", "httproutes", "referencegrants"),
 	}
 	accessReview = []m.Read{{Group: "authorization.k8s.io", Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}}}

@@ -417,6 +417,14 @@ func byNameRemediation(s *kube.Setup, ref []netip.Addr, rtype string) string {
 	for _, n := range z.ByName {
 		names = append(names, strings.TrimSuffix(n, "."))
 	}
+	if z.By != nil && z.By.Name == "k8s_gateway" {
+		// k8s_gateway answers an Ingress host with the Ingress's status.loadBalancer.ingress
+		// (ori-edge/k8s_gateway kubernetes.go lookupIngressIndex): the controller that writes
+		// that status decides, not the Corefile.
+		return remedy.Comment(fmt.Sprintf("a diagnosis: k8s_gateway (%s) answers %s with the IPs of their Ingresses' status.loadBalancer.ingress, which the Ingress controller writes", z.By.Where(), strings.Join(names, ", "))) + "\n" +
+			remedy.Comment(fmt.Sprintf("make the controller publish %s there (ingress-nginx: --publish-status-address=%s, or a NodePort Service, whose externalIPs it publishes); the Corefile needs no edit", addrList(ref), strings.Join(addrStrings(ref), ","))) + "\n" +
+			remedy.Command("kubectl", "get", "ingress", "-A", "-o", "wide")
+	}
 	ns, name := "", ""
 	if s.ConfigMap != nil {
 		ns, name = s.ConfigMap.Namespace, s.ConfigMap.Name
@@ -448,7 +456,7 @@ func nodeFindings(s *kube.Setup, sources []addrSource, place func([]netip.Addr) 
 		fail := func(code, object, msg string, ev map[string]any) {
 			ev["address"] = a.String()
 			out = append(out, engine.Finding{Code: code, Severity: engine.SeverityFail, Object: object, Message: msg, Evidence: ev,
-				Remediation: "kubectl get nodes -o wide   # pick the InternalIPs of Ready Linux nodes\n" + remedy.Commentf("# then remove %s from both Services' externalIPs and from the zone's template answers", a)})
+				Remediation: "kubectl get nodes -o wide   # pick the InternalIPs of Ready Linux nodes\n" + remedy.Commentf("# then remove %s from both Services' externalIPs and from %s", a, zoneAnswerSource(s))})
 		}
 		switch {
 		case len(nodes) == 0:
@@ -545,4 +553,12 @@ func lbAddresses(s *kube.Setup, all []netip.Addr) ([]netip.Addr, []engine.Findin
 		}
 	}
 	return all, out
+}
+
+// zoneAnswerSource says where the zone's answers come from, for a fix that changes them.
+func zoneAnswerSource(s *kube.Setup) string {
+	if by := s.ZoneAnswers.By; by != nil && by.Name == "k8s_gateway" {
+		return "the Ingress status k8s_gateway answers from (the controller's published address)"
+	}
+	return "the zone's template answers"
 }

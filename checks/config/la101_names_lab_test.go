@@ -25,7 +25,15 @@ func TestTheRealCoreDNSAnswersTheZoneNameByNameAsTheModelSays(t *testing.T) {
 	fallConf := "apps.example.com:1053 {\n file /etc/coredns/db.apps.example.com {\n  fallthrough\n }\n template ANY ANY {\n  rcode NOERROR\n }\n}\n"
 	hostsConf := "apps.example.com:1053 {\n hosts {\n  10.0.10.11 grafana.apps.example.com\n  10.0.10.12 *.apps.example.com\n  ttl 30\n }\n}\n"
 	matchConf := "apps.example.com:1053 {\n template IN A apps.example.com {\n  match \"^(grafana|wiki)[.]apps[.]example[.]com[.]$\"\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n  fallthrough\n }\n template ANY ANY {\n  rcode NOERROR\n }\n}\n"
+	// rewrite rules that match none of the names asked leave the zone's answers to the plugins
+	// after them (plugin/rewrite: RewriteIgnored); a prefix is made fully qualified before it is
+	// compared ("graf" is "graf.", which grafana.apps.example.com. does not begin with).
+	tmpl := " template IN A apps.example.com {\n  answer \"{{ .Name }} 60 IN A 10.0.10.11\"\n }\n template ANY ANY apps.example.com {\n  rcode NOERROR\n }\n"
+	rewriteZoneConf := "apps.example.com:1053 {\n rewrite name suffix .apps.corp.internal. .apps.example.com. answer auto\n rewrite continue class CH IN\n rewrite type MX TXT\n" + tmpl + "}\n.:1053 {\n forward . /etc/resolv.conf\n}\n"
+	rewriteDotConf := ".:1053 {\n rewrite name regex (.*)\\.lan\\.internal\\.$ {1}.apps.example.com.\n rewrite name prefix graf wiki\n rewrite stop name exact old.example.net. apps.example.com.\n" + tmpl + " forward . /etc/resolv.conf\n}\n"
 	for _, c := range []struct{ name, conf, host string }{
+		{"rewrite: a suffix outside the zone, class and type rules of other classes and types", rewriteZoneConf, "grafana.apps.example.com"},
+		{"rewrite: regex, prefix and exact rules in the . block that serves the zone", rewriteDotConf, "grafana.apps.example.com"},
 		{"file: the name's own records", fileConf, "grafana.apps.example.com"},
 		{"file: a wildcard one label below", fileConf, "a.web.apps.example.com"},
 		{"file: an empty non-terminal", fileConf, "ent.apps.example.com"},

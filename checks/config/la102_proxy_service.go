@@ -59,6 +59,7 @@ func proxyService(s *kube.Setup) engine.Outcome {
 	findings = append(findings, endpointFindings(s, "LA102", svc, s.ProxyPods, "proxy")...)
 	findings = append(findings, reachFindings("LA102", "proxy", obj, s.ProxyReachable())...)
 	findings = append(findings, localPolicyFindings(s, "LA102", svc)...)
+	findings = append(findings, extraProxyPortFindings(s)...)
 	if f, ok := singleReplica(s.ProxyWorkload, s.ProxyPods, obj); ok {
 		findings = append(findings, f)
 	}

@@ -13,9 +13,10 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
-// Audience is LA107: once the proxy answers on the node addresses, every route it serves in
-// the zone through an entry point the LAN reaches is reachable by the whole LAN, not only by
-// VPN members. A route without an authentication middleware (forwardAuth, basicAuth,
+// Audience is LA107: once the proxy answers on the node addresses, every route it serves
+// through an entry point the LAN reaches is reachable by the whole LAN, not only by VPN members:
+// the zone's hosts, hosts outside the zone (the Host header decides, not the address), and
+// TCP/UDP routers (la107_streams.go). A route without an authentication middleware (forwardAuth, basicAuth,
 // digestAuth, or a chain holding one) must be reviewed: an application with its own login may
 // be fine; mark it reviewed with the annotation lanaccess.io/lan-audience=reviewed. The routes
 // are discovery's model (Setup.Routes, Traefik's semantics): the same the probe host is chosen
@@ -28,9 +29,10 @@ func Audience(env *Env) engine.Check {
 func audience(s *kube.Setup) engine.Outcome {
 	findings := implementationFindings(s)
 	for _, r := range s.Routes {
-		if r.InZone(s.Zone) {
-			findings = append(findings, judgeRoute(s, r)...)
-		}
+		findings = append(findings, judgeRoute(s, r)...)
+	}
+	for _, r := range s.StreamRoutes {
+		findings = append(findings, judgeStream(s, r)...)
 	}
 	return engine.Partial("LA107", findings, unreadOf(s, "LA107", s.ProxyService.Namespace))
 }
@@ -75,6 +77,9 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if s.Implementation.Name == proxyroute.ImplIngressNginx && r.Kind == "Ingress" {
 		return nginxAudience(s, r, ev)
 	}
+	if s.Implementation.Name == proxyroute.ImplIstio && r.Kind == "HTTPRoute" {
+		return istioAudience(s, r, ev)
+	}
 	var missing []string
 	for _, m := range r.Middlewares {
 		if !m.Found && s.MiddlewaresKnown && !strings.Contains(m.Name, "@") {
@@ -92,6 +97,13 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 	if r.Authentication() != "" {
 		return nil
 	}
+	return unauthenticatedRoute(s, r, ev)
+}
+
+// unauthenticatedRoute judges a served route without authentication: one that only redirects or
+// serves nothing exposes nothing; a reviewed one or the auth server's own is information; any
+// other is open to the whole LAN.
+func unauthenticatedRoute(s *kube.Setup, r proxyroute.Route, ev map[string]any) []engine.Finding {
 	if how := r.RedirectOnly(); how != "" {
 		// Proven on the lab's Traefik (lab/e2e traefik_routes_test.go): such a router answers
 		// every request with the redirect and never reaches its service.
@@ -106,11 +118,23 @@ func judgeRoute(s *kube.Setup, r proxyroute.Route) []engine.Finding {
 		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
 			Message: fmt.Sprintf("no authentication middleware on %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), proxyroute.ReviewedAnnotation)}}
 	}
+	if r.AuthPortal != "" {
+		return []engine.Finding{{Code: "LA107-AUTH-PORTAL", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("%s serves the authentication server itself (%s): it is the login the other routes send anonymous clients to, so it answers them by design; its own login protects what lies behind it", hostsText(r.Hosts), r.AuthPortal)}}
+	}
+	code := "LA107-NO-AUTH"
 	msg := fmt.Sprintf("no authentication middleware on %s: it is now reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts))
+	if !r.InZone(s.Zone) {
+		// Traefik's Host matcher reads the request's Host header only, never the address it came
+		// to (traefik/traefik v3.7.9 pkg/muxer/http/matcher.go host): a host the zone does not
+		// name is reached by any LAN client that sends it (its own DNS, curl --resolve).
+		code = "LA107-OTHER-HOST"
+		msg = fmt.Sprintf("no authentication middleware on %s, outside the zone %s: the proxy serves it on the node addresses too, so any LAN client that sends this Host (its own DNS, an /etc/hosts entry, curl --resolve) reaches it", hostsText(r.Hosts), s.Zone.String())
+	}
 	if r.Reach == proxyroute.ReachUnknown {
 		msg = fmt.Sprintf("no authentication middleware on %s, and whether the LAN reaches it cannot be told (%s): if it does, the whole LAN reaches it, not only VPN members", hostsText(r.Hosts), r.ReachWhy)
 	}
-	return []engine.Finding{{Code: "LA107-NO-AUTH", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
+	return []engine.Finding{{Code: code, Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
 		Message: msg, Remediation: audienceRemedy(s, r)}}
 }
 

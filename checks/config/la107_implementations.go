@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
@@ -95,5 +97,67 @@ func nginxRemedy(s *kube.Setup, r proxyroute.Route) string {
 	steps = append(steps, remedy.Kubectl(r.Namespace, append(args, "--overwrite")...),
 		"# or, if the application has its own login and may face the LAN:",
 		remedy.Kubectl(r.Namespace, "annotate", "ingress", r.Name, proxyroute.ReviewedAnnotation+"=reviewed"))
+	return strings.Join(steps, "\n")
+}
+
+// istioAudience judges an HTTPRoute Istio's gateway serves: an AuthorizationPolicy CUSTOM whose
+// rule matches every request of the route authenticates it (pkg/kube/proxyroute istio.go); a
+// RequestRedirect rule only redirects.
+func istioAudience(s *kube.Setup, r proxyroute.Route, ev map[string]any) []engine.Finding {
+	if r.Authentication() != "" {
+		return nil
+	}
+	if how := r.RedirectOnly(); how != "" {
+		return []engine.Finding{{Code: "LA107-REDIRECT-ONLY", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("%s only redirects: Istio's gateway answers every request with %s, so it exposes nothing to the LAN", hostsText(r.Hosts), how)}}
+	}
+	if r.Reviewed {
+		return []engine.Finding{{Code: "LA107-REVIEWED", Severity: engine.SeverityInfo, Object: r.Object, Evidence: ev,
+			Message: fmt.Sprintf("no AuthorizationPolicy authenticates %s, reviewed for the LAN (%s=reviewed)", hostsText(r.Hosts), proxyroute.ReviewedAnnotation)}}
+	}
+	return []engine.Finding{{Code: "LA107-NO-AUTH", Severity: engine.SeverityWarn, Object: r.Object, Evidence: ev,
+		Message:     fmt.Sprintf("Istio's gateway serves %s and no AuthorizationPolicy CUSTOM applying to it matches every request of the route (a RequestAuthentication alone lets requests without a token through): it is reachable by the whole LAN, not only by VPN members", hostsText(r.Hosts)),
+		Remediation: istioRemedy(s, r)}}
+}
+
+// istioRemedy is an AuthorizationPolicy CUSTOM on the proxy's Gateway for the route's hosts,
+// with the ext_authz provider of a CUSTOM policy of the cluster (else a placeholder: the
+// providers are meshConfig's extensionProviders, which doctor does not read).
+func istioRemedy(s *kube.Setup, r proxyroute.Route) string {
+	gw := ""
+	if s.ProxyWorkload != nil {
+		gw = s.ProxyWorkload.Spec.Template.Labels["gateway.networking.k8s.io/gateway-name"]
+	}
+	provider := ""
+	for _, p := range s.AuthorizationPolicies {
+		if a, _, _ := unstructured.NestedString(p.Object, "spec", "action"); a == "CUSTOM" {
+			provider, _, _ = unstructured.NestedString(p.Object, "spec", "provider", "name")
+			break
+		}
+	}
+	var steps []string
+	if provider == "" {
+		provider = "EXT-AUTHZ-PROVIDER"
+		steps = append(steps, remedy.Comment("no CUSTOM AuthorizationPolicy exists yet: name an extensionProviders entry of Istio's meshConfig (oauth2-proxy...) below"))
+	}
+	hosts := make([]any, 0, len(r.Hosts))
+	for _, h := range r.Hosts {
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		hosts = append(hosts, "*")
+	}
+	policy := map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+		"metadata": map[string]any{"name": "lan-auth-" + r.Name, "namespace": s.ProxyService.Namespace},
+		"spec": map[string]any{
+			"targetRefs": []any{map[string]any{"kind": "Gateway", "group": "gateway.networking.k8s.io", "name": gw}},
+			"action":     "CUSTOM", "provider": map[string]any{"name": provider},
+			"rules": []any{map[string]any{"to": []any{map[string]any{"operation": map[string]any{"hosts": hosts}}}}},
+		},
+	}
+	steps = append(steps, remedy.Apply(remedy.YAML(policy)),
+		"# or, if the application has its own login and may face the LAN:",
+		remedy.Kubectl(r.Namespace, "annotate", "httproute", r.Name, proxyroute.ReviewedAnnotation+"=reviewed"))
 	return strings.Join(steps, "\n")
 }

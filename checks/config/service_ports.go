@@ -2,10 +2,13 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
@@ -40,4 +43,30 @@ func freeName(base string, taken map[string]bool) string {
 	}
 	taken[name] = true
 	return name
+}
+
+// movePortsInside is the fix for ports of a Service that must not face the LAN (kube-proxy
+// captures every port of a Service on its externalIPs): a Service of their own without
+// externalIPs keeps them reachable inside the cluster, then a JSON patch removes them from svc,
+// from the highest index down, each after a test that it is the port named.
+func movePortsInside(svc *corev1.Service, idx []int) string {
+	ports := make([]corev1.ServicePort, 0, len(idx))
+	for _, i := range idx {
+		ports = append(ports, svc.Spec.Ports[i])
+	}
+	inside := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name + "-internal", Labels: svc.Labels},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: svc.Spec.Selector, Ports: ports},
+	}
+	ops := make([]remedy.PatchOp, 0, 2*len(idx))
+	for k, i := range slices.Backward(idx) {
+		path := fmt.Sprintf("/spec/ports/%d", i)
+		ops = append(ops, remedy.PatchOp{Op: "test", Path: path + "/port", Value: ports[k].Port},
+			remedy.PatchOp{Op: "remove", Path: path})
+	}
+	return kube.ManagedNote(svc, "Service", "spec.ports") +
+		remedy.Comment("keep these ports inside the cluster, on a Service without externalIPs, then take them off this one:") + "\n" +
+		remedy.Apply(remedy.YAML(inside)) + "\n" +
+		remedy.JSONPatch(svc.Namespace, "service", svc.Name, ops...)
 }

@@ -93,6 +93,7 @@ var dynamicResources = map[string]schema.GroupVersionResource{
 	"clusterpolicy.kyverno.io":                 {Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"},
 	"policy.kyverno.io":                        {Group: "kyverno.io", Version: "v1", Resource: "policies"},
 	"k8sexternalips.constraints.gatekeeper.sh": {Group: "constraints.gatekeeper.sh", Version: "v1beta1", Resource: "k8sexternalips"},
+	"authorizationpolicy.security.istio.io":    {Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"},
 }
 
 // Apply runs every command of remediation against the cluster. Only kubectl patch, annotate and apply -f - are

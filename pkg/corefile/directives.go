@@ -37,6 +37,9 @@ var federationUntil = [3]int{1, 7, 0}
 // version's plugin.cfg; known is false for a build that is not stock (its own plugins cannot be
 // told from its image).
 func (b Build) KnowsDirective(name string) (has, known bool) {
+	if name == "k8s_gateway" && b.Gateway {
+		return true, true
+	}
 	if !b.Known() {
 		return IsStockDirective(name), IsStockDirective(name)
 	}
@@ -53,4 +56,10 @@ func (b Build) KnowsDirective(name string) (has, known bool) {
 }
 
 // directiveRank is a plugin's place in the chain.
-func directiveRank(name string) int { return slices.Index(Directives, name) }
+func directiveRank(name string) int {
+	if name == "k8s_gateway" {
+		// k8s_gateway's build puts it in the kubernetes slot (ori-edge/k8s_gateway cmd/coredns.go)
+		name = "kubernetes"
+	}
+	return slices.Index(Directives, name)
+}

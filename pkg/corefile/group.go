@@ -426,7 +426,7 @@ func (g *grouper) directive() error {
 			Msg: fmt.Sprintf("directive '%s' is not a plugin of stock CoreDNS, and the image %s is not a stock CoreDNS of a known version: its build may know it (no fix removes it); what it does is not modelled", dir, b.Image)}
 	case !has:
 		return g.errf("Unknown directive '%s'", dir)
-	case !IsStockDirective(dir):
+	case !IsStockDirective(dir) && (dir != "k8s_gateway" || !b.Gateway):
 		// federation of a v1.6 build: known to start, not modelled
 		return &ParseError{File: g.cur().File, Line: g.line(), Unknown: true,
 			Msg: fmt.Sprintf("directive '%s' of CoreDNS %s is not modelled", dir, b.Version())}

@@ -1,6 +1,7 @@
 package corefile
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,14 @@ type Build struct {
 	Stock bool
 	// Major, Minor, Patch are the version of a stock image.
 	Major, Minor, Patch int
+	// Gateway: the image is k8s_gateway's own CoreDNS build (ori-edge/k8s_gateway Dockerfile,
+	// cmd/coredns.go: the stock directives with k8s_gateway in the kubernetes slot), which knows
+	// the k8s_gateway directive; its other plugins and version are not told by the image.
+	Gateway bool
 }
+
+// gatewayRepositories publish ori-edge/k8s_gateway's image (its README and chart values).
+var gatewayRepositories = []string{"quay.io/oriedge/k8s_gateway", "oriedge/k8s_gateway"}
 
 // ReadBuild reads an image reference: a stock repository with a version tag ("v1.11.1",
 // "1.11.3") is that stock CoreDNS; anything else (another repository, a digest, "latest") is a
@@ -43,6 +51,7 @@ func ReadBuild(image string) Build {
 		return b
 	}
 	repo, tag := strings.ToLower(ref[:i]), strings.TrimPrefix(ref[i+1:], "v")
+	b.Gateway = slices.Contains(gatewayRepositories, repo)
 	// a registry mirror of the project's image keeps its path (<registry>/coredns/coredns)
 	stock := strings.HasSuffix(repo, "/coredns/coredns")
 	for _, r := range stockRepositories {

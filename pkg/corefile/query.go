@@ -171,6 +171,8 @@ func (c *Corefile) Query(q Question) (o Outcome) {
 			done = b.serveZonePlugin(p.Name, name, q.Type, &o)
 		case "acl":
 			done = b.serveACL(name, q, &o)
+		case "rewrite":
+			done = !b.rewriteLeaves(name, q.Type, &o)
 		case "whoami":
 			// plugin/whoami: authoritative, the client's address in the additional section
 			o.Rcode, o.RecordsKnown, o.Authoritative = dns.RcodeSuccess, true, true

@@ -516,6 +516,10 @@ func (d *discoverer) pickZone() error {
 		return nil // no readable Corefile: LA104 says why
 	}
 	zones := cf.TemplateAZones()
+	if len(zones) == 0 {
+		// a zone answered by k8s_gateway from the API (zone_k8s_gateway.go)
+		zones = K8sGatewayZones(cf)
+	}
 	if len(zones) == 1 {
 		return d.takeZone(zones[0], cf.Name)
 	}

@@ -21,6 +21,7 @@ func (d *discoverer) readCustomResources() error {
 	}{
 		{TraefikIngressRoutes(), &s.IngressRoutes},
 		{TraefikMiddlewares(), &s.Middlewares},
+		{TraefikStreamRoutes(), &s.IngressRouteStreams},
 		{[]DynamicResource{ContourHTTPProxies()}, &s.HTTPProxies},
 		{KyvernoPolicyResources(), &s.KyvernoPolicies},
 		{[]DynamicResource{GatekeeperTemplates()}, &s.GatekeeperTemplates},
@@ -42,6 +43,9 @@ func (d *discoverer) readCustomResources() error {
 		if err := d.readFirstServedVersion(versions, into); err != nil {
 			return err
 		}
+	}
+	if err := d.readFirstServedVersion(IstioAuthorizationPolicies(), &s.AuthorizationPolicies); err != nil {
+		return err
 	}
 	for _, t := range s.GatekeeperTemplates {
 		kind, _, _ := unstructured.NestedString(t.Object, "spec", "crd", "spec", "names", "kind")

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +36,28 @@ func TraefikMiddlewares() []DynamicResource {
 	return []DynamicResource{
 		dyn("traefik.io", "v1alpha1", "middlewares", "Middleware", true),
 		dyn("traefik.containo.us", "v1alpha1", "middlewares", "Middleware", true),
+	}
+}
+
+// TraefikStreamRoutes are Traefik's IngressRouteTCPs and IngressRouteUDPs, in both groups: TCP
+// and UDP routers, which serve every connection of an entry point they match whatever its
+// HTTP routes say (traefik/traefik v3.7.9 pkg/provider/kubernetes/crd kubernetes_tcp.go,
+// kubernetes_udp.go).
+func TraefikStreamRoutes() []DynamicResource {
+	return []DynamicResource{
+		dyn("traefik.io", "v1alpha1", "ingressroutetcps", "IngressRouteTCP", true),
+		dyn("traefik.containo.us", "v1alpha1", "ingressroutetcps", "IngressRouteTCP", true),
+		dyn("traefik.io", "v1alpha1", "ingressrouteudps", "IngressRouteUDP", true),
+		dyn("traefik.containo.us", "v1alpha1", "ingressrouteudps", "IngressRouteUDP", true),
+	}
+}
+
+// IstioAuthorizationPolicies are Istio's AuthorizationPolicies (security.istio.io v1, else
+// v1beta1: the same objects), which decide whether Istio's gateway authenticates a request.
+func IstioAuthorizationPolicies() []DynamicResource {
+	return []DynamicResource{
+		dyn("security.istio.io", "v1", "authorizationpolicies", "AuthorizationPolicy", true),
+		dyn("security.istio.io", "v1beta1", "authorizationpolicies", "AuthorizationPolicy", true),
 	}
 }
 
@@ -87,7 +110,7 @@ func GatewayAPIResources() [][]DynamicResource {
 
 // DynamicResources lists the custom resources discovery may read (constraints excepted).
 func DynamicResources() []DynamicResource {
-	out := append(TraefikIngressRoutes(), TraefikMiddlewares()...)
+	out := slices.Concat(TraefikIngressRoutes(), TraefikMiddlewares(), TraefikStreamRoutes(), IstioAuthorizationPolicies())
 	out = append(out, KyvernoPolicyResources()...)
 	out = append(out, ContourHTTPProxies())
 	for _, versions := range GatewayAPIResources() {

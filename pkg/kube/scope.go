@@ -96,7 +96,7 @@ func ReadPerNamespace(group, resource string) bool {
 	if group == "" && resource == "services" || group == "networking.k8s.io" && resource == "ingresses" {
 		return true
 	}
-	all := slices.Concat(TraefikIngressRoutes(), TraefikMiddlewares(), []DynamicResource{ContourHTTPProxies()}, KyvernoPolicyResources())
+	all := slices.Concat(TraefikIngressRoutes(), TraefikMiddlewares(), TraefikStreamRoutes(), IstioAuthorizationPolicies(), []DynamicResource{ContourHTTPProxies()}, KyvernoPolicyResources())
 	for _, versions := range GatewayAPIResources() {
 		all = append(all, versions...)
 	}

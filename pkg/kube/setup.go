@@ -44,6 +44,11 @@ type Setup struct {
 	// routes for the probe host and the audience check.
 	Ingresses     []networkingv1.Ingress
 	IngressRoutes []unstructured.Unstructured
+	// IngressRouteStreams are Traefik's IngressRouteTCPs and IngressRouteUDPs (unstructured): routers
+	// of whole connections on the proxy's entry points (LA107, LA102).
+	IngressRouteStreams []unstructured.Unstructured
+	// AuthorizationPolicies are Istio's (unstructured): whether Istio's gateway authenticates.
+	AuthorizationPolicies []unstructured.Unstructured
 	// HTTPProxies are Contour's routes (unstructured), read for the probe host.
 	HTTPProxies []unstructured.Unstructured
 	// Middlewares (Traefik) referenced by routes, unstructured.

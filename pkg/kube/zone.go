@@ -69,9 +69,10 @@ func (s *Setup) DeriveModels(host string) {
 	s.Model = proxyroute.Build(proxyroute.Objects{
 		ProxyService: s.ProxyService, ProxyWorkload: s.ProxyWorkload, ProxyPods: s.ProxyPods,
 		Services: s.Services, Ingresses: s.Ingresses, IngressClasses: s.IngressClasses,
-		IngressRoutes: s.IngressRoutes, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
+		IngressRoutes: s.IngressRoutes, IngressRouteStreams: s.IngressRouteStreams, Middlewares: s.Middlewares, MiddlewaresInstalled: s.middlewaresInstalled(),
 		GatewayClasses: s.GatewayClasses, Gateways: s.Gateways, HTTPRoutes: s.HTTPRoutes, ReferenceGrants: s.ReferenceGrants,
 		Namespaces: s.Namespaces, Zone: s.Zone,
+		AuthorizationPolicies: s.AuthorizationPolicies, AuthorizationPoliciesUnread: s.UnreadReason(IstioAuthorizationPolicies()[0].Key(), IstioAuthorizationPolicies()[1].Key()),
 		HTTPProxies: s.HTTPProxies, ProxyConfigMaps: s.ProxyConfigMaps, ProxyConfigMapsUnread: s.proxyConfigMapsUnread(),
 	}, host)
 	// after the route model: the zone's answers are judged for the names workstations ask
@@ -141,6 +142,9 @@ func (s *Setup) readZoneAnswers() {
 	z.Port = s.ZonePort()
 	if z.Port == "" {
 		z.Why = "the port the zone is served on is not known"
+		return
+	}
+	if s.k8sGatewayAnswers(&z) {
 		return
 	}
 	z.Name = "lanaccess-zone-probe." + s.Zone.FQDN()

@@ -89,11 +89,14 @@ type Implementation struct {
 	Unjudged string
 	// PodsRead: the proxy Service's pods (or its Deployment's template) were read.
 	PodsRead bool
+	// AuthorizationRead: Istio's AuthorizationPolicies were read (or are not installed), so the
+	// routes of Istio's gateway are judged by them (istio.go).
+	AuthorizationRead bool
 }
 
 // Modelled reports whether the route model judges the implementation's routes.
 func (i Implementation) Modelled() bool {
-	return i.Name == ImplTraefik || i.Name == ImplIngressNginx
+	return i.Name == ImplTraefik || i.Name == ImplIngressNginx || (i.Name == ImplIstio && i.AuthorizationRead)
 }
 
 // String is "ingress-nginx v1.15.1 (image ... of container controller)".

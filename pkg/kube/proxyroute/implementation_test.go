@@ -72,7 +72,8 @@ func TestIdentifyImplementation(t *testing.T) {
 			want: ImplEnvoy, version: "v1.30.1"},
 		{name: "istio", objects: implGatewayObjects(proxyObjects(map[string]string{"gateway.networking.k8s.io/gateway-name": "lan"},
 			corev1.Container{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.28.2", Args: []string{"proxy", "router"}}), "istio", "istio.io/gateway-controller"),
-			want: ImplIstio, version: "v1.28.2", identifiedContain: "controllerName istio.io/gateway-controller"},
+			// modelled: its AuthorizationPolicies (none here, none installed) decide (istio.go)
+			want: ImplIstio, version: "v1.28.2", identifiedContain: "controllerName istio.io/gateway-controller", modelled: true},
 		{name: "nginx gateway fabric", objects: proxyObjects(nil, corev1.Container{Name: "nginx", Image: "ghcr.io/nginx/nginx-gateway-fabric/nginx:2.6.7"}),
 			want: ImplNGF, version: "v2.6.7"},
 		{name: "unknown image, Gateway names it", objects: implGatewayObjects(proxyObjects(map[string]string{"gateway.networking.k8s.io/gateway-name": "lan"},

@@ -24,7 +24,9 @@ type Objects struct {
 	Ingresses      []networkingv1.Ingress
 	IngressClasses []networkingv1.IngressClass
 	IngressRoutes  []unstructured.Unstructured
-	Middlewares    []unstructured.Unstructured
+	// IngressRouteStreams are Traefik's IngressRouteTCPs and IngressRouteUDPs.
+	IngressRouteStreams []unstructured.Unstructured
+	Middlewares         []unstructured.Unstructured
 	// MiddlewaresInstalled: Traefik's Middleware CRD is installed (and was read).
 	MiddlewaresInstalled bool
 	GatewayClasses       []unstructured.Unstructured
@@ -32,6 +34,10 @@ type Objects struct {
 	HTTPRoutes           []unstructured.Unstructured
 	// ReferenceGrants let an HTTPRoute or a Gateway name an object of another namespace.
 	ReferenceGrants []unstructured.Unstructured
+	// AuthorizationPolicies are Istio's; AuthorizationPoliciesUnread says why they could not be
+	// read ("" when they were, or when their CRD is not installed).
+	AuthorizationPolicies       []unstructured.Unstructured
+	AuthorizationPoliciesUnread string
 	// HTTPProxies are Contour's routes.
 	HTTPProxies []unstructured.Unstructured
 	Namespaces  []corev1.Namespace
@@ -56,7 +62,9 @@ type Model struct {
 	// is false when the Middleware CRDs could not be read (names are then the only hint);
 	// AuthMiddleware is an authenticating Middleware of the cluster ("namespace/name", "" when
 	// none) to suggest.
-	Routes           []Route
+	Routes []Route
+	// StreamRoutes are the proxy's TCP and UDP routers (IngressRouteTCP, IngressRouteUDP).
+	StreamRoutes     []StreamRoute
 	MiddlewaresKnown bool
 	AuthMiddleware   string
 	// ProbeHost is the name the DNS and HTTPS probes ask for (--host, else a served route in

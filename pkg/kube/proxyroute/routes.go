@@ -114,6 +114,9 @@ type Route struct {
 	CatchAll   bool
 	AuthUnsure string
 	Unjudged   string
+	// AuthPortal names the authentication server the route serves (the Service a forwardAuth of
+	// the proxy's routes asks: authportal.go), "" when it serves none.
+	AuthPortal string
 }
 
 // Backend is one backend of a route.
@@ -364,7 +367,12 @@ func (s *builder) readRouteModel() {
 		}
 		idx.entryPointAuth(&routes[i])
 	}
+	if s.Implementation.Name == ImplIstio {
+		s.istioAuthorization(routes)
+	}
+	s.markAuthPortals(routes)
 	s.Routes = routes
+	s.StreamRoutes = s.streamRoutes()
 	s.AuthMiddleware = idx.firstAuth()
 }
 

@@ -50,6 +50,9 @@ type TraefikConfig struct {
 	// only when providers.kubernetesCRD is set).
 	Gateway bool
 	CRD     bool
+	// Internal maps an entry point to what Traefik itself serves on it (its API and dashboard,
+	// ping, Prometheus metrics): reached from the LAN, those answer without any router.
+	Internal map[string][]string
 	// Unsure lists what may change the configuration without being read (a file, TRAEFIK_*).
 	Unsure []string
 }
@@ -237,8 +240,42 @@ func (s *builder) readTraefikConfig() TraefikConfig {
 	}
 	cfg.Gateway = providerEnabled(args, "providers.kubernetesgateway")
 	cfg.CRD = providerEnabled(args, "providers.kubernetescrd")
+	cfg.Internal = internalServices(args)
 	s.exposeEntryPoints(&cfg, spec)
 	return cfg
+}
+
+// internalServices says what Traefik serves itself on which entry point: the API and
+// dashboard with --api.insecure on "traefik"; ping and Prometheus metrics on their
+// entryPoint option, "traefik" by default; the REST provider with --providers.rest.insecure
+// (traefik/traefik v3.7.9 pkg/config/static/static_config.go SetEffectiveConfiguration, which
+// creates the traefik entry point on :8080 for them; pkg/ping/ping.go SetDefaults;
+// pkg/observability/types/metrics.go Prometheus.SetDefaults, EntryPoint "traefik").
+func internalServices(args map[string]string) map[string][]string {
+	out := map[string][]string{}
+	on := func(k string) bool { return providerEnabled(args, k) }
+	if v, ok := args["api.insecure"]; ok && strings.EqualFold(v, "true") {
+		out[internalEntryPoint] = append(out[internalEntryPoint], "the API and dashboard (--api.insecure)")
+	}
+	for _, x := range []struct{ section, what string }{{"ping", "ping"}, {"metrics.prometheus", "Prometheus metrics"}} {
+		if !on(x.section) || strings.EqualFold(args[x.section+".manualrouting"], "true") {
+			continue
+		}
+		ep := args[x.section+".entrypoint"]
+		if ep == "" {
+			ep = internalEntryPoint
+		}
+		out[strings.ToLower(ep)] = append(out[strings.ToLower(ep)], x.what)
+	}
+	if v, ok := args["providers.rest.insecure"]; ok && strings.EqualFold(v, "true") {
+		out[internalEntryPoint] = append(out[internalEntryPoint], "the REST provider (--providers.rest.insecure)")
+	}
+	return out
+}
+
+// InternalServices says what Traefik serves itself on entry point name (nil: nothing).
+func (c TraefikConfig) InternalServices(name string) []string {
+	return c.Internal[strings.ToLower(name)]
 }
 
 // providerEnabled: a provider section is enabled by its flag alone or =true, or by one of its
