@@ -65,6 +65,9 @@ func TestMigrateHostPortObjectsAreAdmittedByTheAPIServer(t *testing.T) {
 // until cleanup, and waits until a new pod of each DaemonSet is Ready on node-1..3.
 func applyMigration(t *testing.T) []corev1.Pod {
 	t.Helper()
+	// The new pods map hostPort 53 on node-1..3: the cluster DNS leaves the nodes' namespaces
+	// first, as in the hostPort lab variant (labkit.ClusterDNSInOwnNamespace says why).
+	lab.ClusterDNSInOwnNamespace(t)
 	r := runPlugin(t, "migrate", "--to", "hostport", "-o", "yaml")
 	require.Equal(t, 0, r.Code, "stderr: %s", r.Stderr)
 	file := filepath.Join(t.TempDir(), "hostport.yaml")
@@ -139,11 +142,9 @@ func TestMigrateHostPortPodsServeTheZoneAndTheRoutes(t *testing.T) {
 // Services' externalIPs removed with the printed commands, then the node addresses answer
 // through the new pods (portmap's hostPorts) and doctor, named the new Services as the printed
 // step says, passes. The new pods map hostPorts, so the lab gives them namespaces of their own
-// through the node's real CNI chain (its portmap plugin); the cluster DNS leaves the node's
-// namespace first, as in the hostPort lab variant, so that their hostPort 53 does not capture it.
+// through the node's real CNI chain (its portmap plugin).
 func TestMigrateHostPortCutOverPassesDoctor(t *testing.T) {
 	installBundles(t, "rbac-doctor", "rbac-helpers")
-	lab.ClusterDNSInOwnNamespace(t)
 	applyMigration(t)
 	text := runPlugin(t, "migrate", "--to", "hostport")
 	require.Equal(t, 0, text.Code, "stderr: %s", text.Stderr)
