@@ -264,10 +264,7 @@ func hostPortReach(pods []corev1.Pod, nodes []corev1.Node, role serviceRole) Rea
 		if !hp.Ready || !slices.Contains(mapped, role.primary().String()) {
 			continue
 		}
-		addrs := kubeobj.NodeInternalIPs(n)
-		if n == nil {
-			addrs = nil
-		}
+		addrs, field := podNodeAddrs(p, n)
 		if hostIP != "" {
 			if a, err := netip.ParseAddr(hostIP); err == nil && !a.IsUnspecified() {
 				addrs = []netip.Addr{a}
@@ -278,11 +275,29 @@ func hostPortReach(pods []corev1.Pod, nodes []corev1.Node, role serviceRole) Rea
 				continue
 			}
 			r.Addresses = append(r.Addresses, ReachAddr{Addr: a.String(), Node: p.Spec.NodeName,
-				Field: fmt.Sprintf("node %s (pod %s, hostPort %s)", p.Spec.NodeName, hp.Pod, role.primary())})
+				Field: fmt.Sprintf("%s %s (pod %s, hostPort %s)", field, p.Spec.NodeName, hp.Pod, role.primary())})
 		}
 	}
 	sort.SliceStable(r.Addresses, func(i, j int) bool { return r.Addresses[i].Node < r.Addresses[j].Node })
 	return r
+}
+
+// podNodeAddrs are the addresses of the node a pod runs on: the node's InternalIPs when
+// discovery read the node; otherwise (its read out of scope or forbidden, the node gone) the
+// pod's status.hostIPs, which the kubelet copies from that node's addresses (generateAPIPodStatus
+// in pkg/kubelet/kubelet_pods.go, through GetNodeHostIPs in pkg/util/node/node.go: the
+// InternalIPs first, then the ExternalIPs, of Kubernetes v1.37.2). field says which.
+func podNodeAddrs(p *corev1.Pod, n *corev1.Node) ([]netip.Addr, string) {
+	if n != nil {
+		return kubeobj.NodeInternalIPs(n), "node"
+	}
+	var out []netip.Addr
+	for _, h := range p.Status.HostIPs {
+		if a, err := netip.ParseAddr(h.IP); err == nil && !slices.Contains(out, a.Unmap()) {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out, "status.hostIPs of the pod on node"
 }
 
 // loadBalancerReach: status.loadBalancer.ingress, and the implementation that wrote it.

@@ -138,3 +138,29 @@ func TestHostPortFormWithoutThePrimaryPortIsStillFound(t *testing.T) {
 	require.Len(t, p.Pods, 2)
 	assert.Equal(t, []string{"80/TCP"}, p.Pods[0].Mapped)
 }
+
+// A Ready pod on a node discovery did not read (out of scope, forbidden or gone) gives the
+// addresses of its status.hostIPs, which the kubelet copies from the node; without them, none,
+// and discovery goes on (the lab's migrate cut-over found a nil node here).
+func TestHostPortFormOnANodeNotReadTakesThePodsHostIPs(t *testing.T) {
+	tcp := corev1.ProtocolTCP
+	elsewhere := named("traefik", "traefik-6d5f8b7c4-a1b2c", func(p *corev1.Pod) {
+		p.Spec.NodeName = "node-9"
+		p.Status.HostIPs = []corev1.HostIP{{IP: "10.0.10.19"}}
+	})
+	bare := named("traefik", "traefik-6d5f8b7c4-d3e4f", func(p *corev1.Pod) { p.Spec.NodeName = "node-8" })
+	m := append(noExternalIPs(), hostPorts("traefik", map[int32][]corev1.Protocol{443: {tcp}}), elsewhere, bare,
+		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {corev1.ProtocolUDP, tcp}}))
+	cs, dc := cluster(t, m...)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	p := s.ProxyReachable()
+	assert.Equal(t, kube.FormHostPort, p.Form)
+	assert.Contains(t, p.Raw(), "10.0.10.19", "node-9's address, from the pod's status")
+	for _, a := range p.Addresses {
+		assert.NotEqual(t, "node-8", a.Node, "no address known for node-8")
+		if a.Node == "node-9" {
+			assert.Contains(t, a.Field, "status.hostIPs")
+		}
+	}
+}
