@@ -181,7 +181,17 @@ func TestMigrateHostPortCutOverPassesDoctor(t *testing.T) {
 			return nil
 		})
 	}
-	r := doctor(t, "--proxy-service", "traefik/traefik-hostport", "--dns-service", "traefik/lan-dns-hostport", "--zone", "apps.example.com")
+	// doctor as the plan prints it (step 5): the new Services, the zone and the probe host the
+	// live setup's routes give, since doctor naming both Services stays in their namespace.
+	var printed []string
+	for line := range strings.SplitSeq(text.Stdout, "\n") {
+		if strings.HasPrefix(line, "kubectl lanaccess doctor ") {
+			printed = strings.Fields(line)[3:]
+		}
+	}
+	require.Equal(t, []string{"--proxy-service", "traefik/traefik-hostport", "--dns-service", "traefik/lan-dns-hostport",
+		"--zone", "apps.example.com", "--host", probeHost}, printed)
+	r := doctor(t, printed...)
 	assert.Equal(t, 0, r.Code, "doctor on the new form: %s\n%s", r.Stdout, r.Stderr)
 }
 

@@ -41,6 +41,9 @@ func Generate(s *kube.Setup, form Form) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Form: form, Zone: s.Zone.FQDN(), Addresses: addrs, ZoneAnswers: answers}
+	if s.ProbeHost.Route != "" {
+		p.ProbeHost = s.ProbeHost.Name
+	}
 	p.Source = fmt.Sprintf("%s, %s", kubeobj.Ref("Service", s.ProxyService.Namespace, s.ProxyService.Name), kubeobj.Ref("Service", s.DNSService.Namespace, s.DNSService.Name))
 	switch form {
 	case ServiceLB:

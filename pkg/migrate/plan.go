@@ -12,6 +12,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
 
 // Plan is the way from externalIPs to a form: the new objects to apply beside the old ones,
@@ -34,6 +35,20 @@ type Plan struct {
 	Steps []Step
 	// Notes are what to know before starting.
 	Notes []string
+	// ProbeHost is the host a served route of the zone names, as doctor chose it on the live
+	// setup ("" when none): the printed doctor steps pass it with --host, because doctor
+	// naming both new Services stays in their namespace and does not read the routes of the
+	// others to choose one (it would probe the zone apex, which usually no route serves).
+	ProbeHost string
+}
+
+// doctorCommand is the doctor step on the new Services.
+func (p *Plan) doctorCommand(proxyRef, dnsRef string) string {
+	args := []string{"kubectl", "lanaccess", "doctor", "--proxy-service", proxyRef, "--dns-service", dnsRef, "--zone", strings.TrimSuffix(p.Zone, ".")}
+	if p.ProbeHost != "" {
+		args = append(args, "--host", p.ProbeHost)
+	}
+	return remedy.Command(args...)
 }
 
 // NodeAddress is one address and the node whose InternalIP it is.

@@ -200,7 +200,7 @@ func lbSteps(p *Plan, s *kube.Setup, first []Step, dns *corev1.Service, by strin
 			remedy.Kubectl(dns.Namespace, "get", "service", dns.Name, "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}"),
 		},
 	})
-	doctor := remedy.Command("kubectl", "lanaccess", "doctor", "--proxy-service", proxyRef, "--dns-service", dns.Namespace+"/"+dns.Name, "--zone", strings.TrimSuffix(p.Zone, "."))
+	doctor := p.doctorCommand(proxyRef, dns.Namespace+"/"+dns.Name)
 	steps = append(steps, Step{Title: "Judge the new Services beside the old ones", Why: []string{"doctor reads the LoadBalancer Services and what " + by + " published."}, Commands: []string{doctor}})
 	oldProxy := &part{oldService: s.ProxyService}
 	oldDNS := &part{oldService: s.DNSService}

@@ -62,7 +62,7 @@ func hostPortSteps(p *Plan, proxy, dns *part) []Step {
 		Why:      []string{"A pod that stays Pending names the port its node already has taken (the scheduler's NodePorts filter) or the taint it does not tolerate."},
 		Commands: wait,
 	})
-	doctor := remedy.Command("kubectl", "lanaccess", "doctor", "--proxy-service", proxyRef, "--dns-service", serviceRef(dns), "--zone", strings.TrimSuffix(p.Zone, "."))
+	doctor := p.doctorCommand(proxyRef, serviceRef(dns))
 	steps = append(steps, Step{
 		Title: "Judge the new objects beside the old ones",
 		Why: []string{"doctor reads the new Services, their pods and the Corefile as it will run after the cut-over; " +
