@@ -23,6 +23,9 @@ func httpsPath(env *Env) (*Path, []Target, engine.Outcome, bool) {
 	if p.Host.Name == "" {
 		return nil, nil, engine.Outcome{Skip: "no probe host: the zone is not known and --host was not given"}, false
 	}
+	if p.NoHost != "" {
+		return nil, nil, engine.Outcome{Skip: p.NoHost}, false
+	}
 	return p, p.HTTPS, engine.Outcome{}, true
 }
 

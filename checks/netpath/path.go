@@ -33,8 +33,11 @@ type Path struct {
 	DNSObject, ProxyObject string
 	// Zone is the zone the path serves (zero when unknown).
 	Zone zone.Zone
-	// Host is the name the probes ask for, and where it came from.
-	Host proxyroute.ProbeHost
+	// Host is the name the probes ask for, and where it came from. NoHost, when set, is why
+	// no name worth asking is known (the HTTPS checks SKIP with it instead of probing the
+	// zone apex).
+	Host   proxyroute.ProbeHost
+	NoHost string
 	// Expected is what A answers must give: the DNS Service's IPv4 externalIPs, sorted;
 	// ExpectedAAAA the IPv6 ones, which AAAA answers may give (dual stack) instead of NODATA.
 	Expected, ExpectedAAAA []netip.Addr
@@ -61,11 +64,33 @@ func (f Fixes) EditCorefile() string { return remedy.EditConfigMap(f.ConfigMapNa
 // RestartDNS restarts the DNS pods so they all read the current Corefile.
 func (f Fixes) RestartDNS() string { return remedy.RolloutRestart(f.DNSNamespace, f.DNSDeployment) }
 
+// apexOutOfScope says why the zone apex is no probe host worth asking when discovery chose it
+// only because it stayed in some namespaces and did not read the routes of the others ("" when
+// it read them, or a route or --host gave the host): the apex is usually served by no route,
+// so its 404 would be a FAIL of doctor's own making.
+func apexOutOfScope(s *kube.Setup) string {
+	if s.ProbeHost.Name == "" || s.ProbeHost.Route != "" || s.ProbeHost.Source == "--host" {
+		return ""
+	}
+	var unread []string
+	for _, k := range s.Skipped() {
+		if strings.Contains(k, "ingress") || strings.Contains(k, "httproutes") || strings.Contains(k, "httpproxies") {
+			unread = append(unread, k)
+		}
+	}
+	if len(unread) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("needs --host: discovery stayed in namespace %s and did not read the routes of the others (%s), so no route gives the probe host, and the zone apex %s is usually served by none; give a host a route serves with --host, or read the whole cluster with -A",
+		strings.Join(s.Scope, ", "), strings.Join(unread, ", "), s.Zone.String())
+}
+
 // PathFromSetup builds the path of a discovered setup.
 func PathFromSetup(s *kube.Setup) Path {
 	p := Path{
-		Zone: s.Zone,
-		Host: s.ProbeHost,
+		Zone:   s.Zone,
+		Host:   s.ProbeHost,
+		NoHost: apexOutOfScope(s),
 	}
 	if s.ZoneAnswers.Known {
 		p.ZoneTemplate = s.ZoneAnswers.Addrs()
