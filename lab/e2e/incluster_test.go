@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -337,13 +338,15 @@ func runPodContainer(t *testing.T, rootfs string, cfg *v1.Config, pod corev1.Pod
 
 	api, err := url.Parse(lab.Config.Host)
 	require.NoError(t, err)
-	env := append([]string{}, cfg.Env...) // the image's PATH
-	env = append(env, "HOSTNAME="+pod.Name, "KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port(),
-		// runc (libcontainer/init_linux.go, setupUser): HOME from the user's passwd entry, "/"
-		// without one; the image has no /etc/passwd.
-		"HOME=/")
+	env := append([]string{}, cfg.Env...) // the image's PATH and HOME
+	env = append(env, "HOSTNAME="+pod.Name, "KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port())
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+e.Value)
+	}
+	// runc (libcontainer/init_linux.go, setupUser) sets HOME only when the environment has none:
+	// from the user's passwd entry, "/" without one (the image has no /etc/passwd).
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+		env = append(env, "HOME=/")
 	}
 
 	// A private mount namespace: the mount points, the volumes bound on them, /proc and /dev,
