@@ -6,13 +6,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,18 +99,8 @@ func labImage(t *testing.T) (rootfs, tag string, cfg *v1.Config) {
 // whole log is the JSON report, and doctor passes with the shipped read-only RBAC.
 func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 	rootfs, tag, cfg := labImage(t)
-	ctx := context.Background()
-
 	applyManifest(t, "rbac-doctor")
-	ca, err := os.ReadFile(lab.CAFile)
-	require.NoError(t, err)
-	const caConfigMap = "lanaccess-proxy-ca"
-	_, err = lab.Client.CoreV1().ConfigMaps("lanaccess").Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: caConfigMap}, Data: map[string]string{"ca.crt": string(ca)}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = lab.Client.CoreV1().ConfigMaps("lanaccess").Delete(ctx, caConfigMap, metav1.DeleteOptions{})
-	})
+	caConfigMap := proxyCAConfigMap(t)
 
 	pod, doc, message := runShippedJob(t, rootfs, tag, cfg, "job", "lanaccess-doctor", "--ca-configmap", caConfigMap)
 	assert.Equal(t, "kubectl-lanaccess", pod.Spec.ServiceAccountName)
@@ -122,6 +115,23 @@ func TestTheImageRunsAsTheShippedJob(t *testing.T) {
 	assert.Equal(t, "pass", r.check(t, "LA401").Status, "the proxy's certificate verifies with the CA of the mounted ConfigMap")
 	assert.Empty(t, permissionSkips(r), "the shipped read-only RBAC is enough in-cluster")
 	assert.Contains(t, string(doc), `"context": "in-cluster"`)
+}
+
+// proxyCAConfigMap creates, until cleanup, the ConfigMap lanaccess/lanaccess-proxy-ca holding
+// the lab's CA (which signs the proxy's certificate) as ca.crt, for --ca-configmap.
+func proxyCAConfigMap(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	ca, err := os.ReadFile(lab.CAFile)
+	require.NoError(t, err)
+	const name = "lanaccess-proxy-ca"
+	_, err = lab.Client.CoreV1().ConfigMaps("lanaccess").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"ca.crt": string(ca)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = lab.Client.CoreV1().ConfigMaps("lanaccess").Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	return name
 }
 
 // The VPN's Job (job-vpn) runs vpn-trace as rbac-vpn-exec's ServiceAccount, on the lab's
@@ -185,8 +195,99 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 	require.Len(t, pods.Items, 1)
 	pod := pods.Items[0]
 	require.Len(t, pod.Spec.Containers, 1)
+	assert.Equal(t, version.ImageRepository+":"+tag, pod.Spec.Containers[0].Image)
+	run := runPodContainer(t, rootfs, cfg, pod)
+	require.NoError(t, run.Err, "the Job's container fails:\n%s", run.Log())
+	return pod, run.Log(), run.Message
+}
+
+// containerRun is what a container's run left: its log lines in order with their stream, its
+// termination message (the kubelet's last 4096 bytes) and how it ended.
+type containerRun struct {
+	Lines      []logLine
+	Message    []byte
+	Err        error // an *exec.ExitError when the command exited non-zero
+	Start, End time.Time
+}
+
+type logLine struct {
+	Stream string // stdout, stderr
+	Text   string // with its newline, unless the stream ended without one
+	At     time.Time
+}
+
+// Log is the log as `kubectl logs` shows it: both streams, in order.
+func (r containerRun) Log() []byte {
+	var b bytes.Buffer
+	for _, l := range r.Lines {
+		b.WriteString(l.Text)
+	}
+	return b.Bytes()
+}
+
+// CRILog is the log in the CRI log format a container runtime writes and the kubelet (and
+// kwok) reads: "TIME STREAM TAG TEXT" per line, tag F for a full line and P for a partial
+// one (k8s.io/cri-client pkg/logs, parseCRILog).
+func (r containerRun) CRILog() []byte {
+	var b bytes.Buffer
+	for _, l := range r.Lines {
+		text, full := strings.CutSuffix(l.Text, "\n")
+		tag := "P"
+		if full {
+			tag = "F"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s\n", l.At.UTC().Format(time.RFC3339Nano), l.Stream, tag, text)
+	}
+	return b.Bytes()
+}
+
+// ExitCode is the container's exit code (0 when it succeeded, -1 when it could not run).
+func (r containerRun) ExitCode() int {
+	if r.Err == nil {
+		return 0
+	}
+	if exit, ok := errors.AsType[*exec.ExitError](r.Err); ok {
+		return exit.ExitCode()
+	}
+	return -1
+}
+
+// streamLog splits what one stream writes into lines, appended to a shared, ordered list.
+type streamLog struct {
+	mu      *sync.Mutex
+	lines   *[]logLine
+	stream  string
+	partial string
+}
+
+func (s *streamLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.partial += string(p)
+	for {
+		i := strings.IndexByte(s.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		*s.lines = append(*s.lines, logLine{Stream: s.stream, Text: s.partial[:i+1], At: time.Now()})
+		s.partial = s.partial[i+1:]
+	}
+}
+
+func (s *streamLog) flush() {
+	if s.partial != "" {
+		*s.lines = append(*s.lines, logLine{Stream: s.stream, Text: s.partial, At: time.Now()})
+		s.partial = ""
+	}
+}
+
+// runPodContainer runs the pod's one container from the image's unpacked filesystem as the
+// container runtime would (see runShippedJob), in the pod's namespace.
+func runPodContainer(t *testing.T, rootfs string, cfg *v1.Config, pod corev1.Pod) containerRun {
+	t.Helper()
+	ctx := context.Background()
+	require.Len(t, pod.Spec.Containers, 1)
 	c := pod.Spec.Containers[0]
-	assert.Equal(t, version.ImageRepository+":"+tag, c.Image)
 	require.NotNil(t, pod.Spec.SecurityContext.RunAsUser)
 	require.NotNil(t, pod.Spec.SecurityContext.RunAsGroup)
 	user := fmt.Sprintf("%d:%d", *pod.Spec.SecurityContext.RunAsUser, *pod.Spec.SecurityContext.RunAsGroup)
@@ -201,12 +302,12 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 		vol := volumeNamed(t, pod, m.Name)
 		switch {
 		case vol.Projected != nil: // kube-api-access-*: token, ca.crt, namespace
-			tok, err := lab.Client.CoreV1().ServiceAccounts("lanaccess").CreateToken(ctx, pod.Spec.ServiceAccountName,
+			tok, err := lab.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, pod.Spec.ServiceAccountName,
 				&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			var rootCA *corev1.ConfigMap
 			eventually(t, time.Minute, func() error {
-				rootCA, err = lab.Client.CoreV1().ConfigMaps("lanaccess").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+				rootCA, err = lab.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					return errorf("the controller-manager has not published kube-root-ca.crt yet")
 				}
@@ -214,7 +315,7 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 			})
 			writeFiles(t, src, map[string]string{"token": tok.Status.Token, "ca.crt": rootCA.Data["ca.crt"], "namespace": pod.Namespace})
 		case vol.ConfigMap != nil:
-			cm, err := lab.Client.CoreV1().ConfigMaps("lanaccess").Get(ctx, vol.ConfigMap.Name, metav1.GetOptions{})
+			cm, err := lab.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, vol.ConfigMap.Name, metav1.GetOptions{})
 			require.NoError(t, err)
 			files := map[string]string{}
 			for _, item := range vol.ConfigMap.Items {
@@ -229,7 +330,7 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 	// The kubelet's /etc/resolv.conf for dnsPolicy ClusterFirst, and /etc/hosts.
 	etc := filepath.Join(volumes, "etc")
 	writeFiles(t, etc, map[string]string{
-		"resolv.conf": "search lanaccess.svc.cluster.local svc.cluster.local cluster.local\nnameserver " + lab.ClusterDNSIP() + "\noptions ndots:5\n",
+		"resolv.conf": "search " + pod.Namespace + ".svc.cluster.local svc.cluster.local cluster.local\nnameserver " + lab.ClusterDNSIP() + "\noptions ndots:5\n",
 		"hosts":       "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
 	})
 	mounts = append(mounts, filepath.Join(etc, "resolv.conf")+" "+filepath.Join(rootfs, "etc/resolv.conf"),
@@ -237,13 +338,15 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 
 	api, err := url.Parse(lab.Config.Host)
 	require.NoError(t, err)
-	env := append([]string{}, cfg.Env...) // the image's PATH
-	env = append(env, "HOSTNAME="+pod.Name, "KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port(),
-		// runc (libcontainer/init_linux.go, setupUser): HOME from the user's passwd entry, "/"
-		// without one; the image has no /etc/passwd.
-		"HOME=/")
+	env := append([]string{}, cfg.Env...) // the image's PATH and HOME
+	env = append(env, "HOSTNAME="+pod.Name, "KUBERNETES_SERVICE_HOST="+api.Hostname(), "KUBERNETES_SERVICE_PORT="+api.Port())
 	for _, e := range c.Env {
 		env = append(env, e.Name+"="+e.Value)
+	}
+	// runc (libcontainer/init_linux.go, setupUser) sets HOME only when the environment has none:
+	// from the user's passwd entry, "/" without one (the image has no /etc/passwd).
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+		env = append(env, "HOME=/")
 	}
 
 	// A private mount namespace: the mount points, the volumes bound on them, /proc and /dev,
@@ -303,19 +406,28 @@ func runShippedJob(t *testing.T, rootfs, tag string, cfg *v1.Config, manifest, n
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, "ip", append([]string{"netns", "exec", lab.Laptop(), "unshare", "-m", "--propagation", "private",
 		"/bin/sh", "-c", script.String(), "job"}, argv...)...)
-	var log bytes.Buffer // one buffer for both streams, in order: the pod's log
-	cmd.Stdout, cmd.Stderr = &log, &log
-	start := time.Now()
-	err = cmd.Run()
-	require.NoError(t, err, "the Job's container fails:\n%s\nscript:\n%s", log.String(), script.String())
-	t.Logf("the Job's container ran in %s", time.Since(start).Round(time.Millisecond))
+	var run containerRun
+	var mu sync.Mutex
+	stdout := &streamLog{mu: &mu, lines: &run.Lines, stream: "stdout"}
+	stderr := &streamLog{mu: &mu, lines: &run.Lines, stream: "stderr"}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	run.Start = time.Now()
+	run.Err = cmd.Run()
+	run.End = time.Now()
+	stdout.flush()
+	stderr.flush()
+	t.Logf("the container of %s/%s ran in %s (exit %d)", pod.Namespace, pod.Name, run.End.Sub(run.Start).Round(time.Millisecond), run.ExitCode())
+	if run.Err != nil {
+		t.Logf("script:\n%s", script.String())
+	}
 	message, err := os.ReadFile(termination)
 	require.NoError(t, err)
 	// The kubelet keeps the last 4096 bytes (tail.ReadAtMost, MaxContainerTerminationMessageLength).
 	if len(message) > 4096 {
 		message = message[len(message)-4096:]
 	}
-	return pod, log.Bytes(), message
+	run.Message = message
+	return run
 }
 
 func volumeNamed(t *testing.T, pod corev1.Pod, name string) corev1.Volume {

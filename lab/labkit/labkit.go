@@ -194,3 +194,10 @@ func (l *Lab) ClusterDNSIP() string      { return l.layout.ClusterDNSIP }
 func (l *Lab) InternetDNS() string       { return l.layout.InternetDNS }
 func (l *Lab) InternetWeb() string       { return l.layout.InternetWeb }
 func (l *Lab) APIServerURL() string      { return l.layout.APIServerURL() }
+
+// PodLogsFile is the file the lab's kwoks serve as the log of a pod of labctl.LoggedPods (`kubectl
+// logs`, Helm's --logs), in the CRI log format; a test that plays the kubelet for that pod
+// writes it.
+func (l *Lab) PodLogsFile(namespace, name string) string {
+	return labctl.PodLogsFile(l.layout, namespace, name)
+}

@@ -46,8 +46,45 @@ spec:
 
 func ProcKwok(node string) string { return "kwok-" + node }
 
-// kwokConfig is the content of kwok's --config: stages and the local ClusterExec.
-func kwokConfig(bins binaries.Set) (string, error) {
+// LoggedPods are the pods ("namespace/name") whose container logs the lab's kwoks serve, each
+// from the file PodLogsFile names: the Helm test pods of lab/e2e's helm test, which plays the
+// kubelet's part for them. kwok v0.8.0 maps logs per pod name, not by template
+// (pkg/kwok/server/debugging_logs.go, getPodLogs), hence a list.
+var LoggedPods = []string{"lanaccess/e2e-lanaccess-doctor", "vpn/e2e-lanaccess-vpn-trace"}
+
+// PodLogsFile is the file kwok serves as every container log of the logged pod
+// namespace/name, in the CRI log format a container runtime writes (kwok reads it with
+// k8s.io/cri-client's ReadLogs).
+func PodLogsFile(l layout.Layout, namespace, name string) string {
+	return l.Path("kwok", "logs", namespace+"_"+name+".log")
+}
+
+// clusterLogs maps each of LoggedPods to its PodLogsFile.
+func clusterLogs(l layout.Layout) string {
+	var b strings.Builder
+	for i, p := range LoggedPods {
+		ns, name, _ := strings.Cut(p, "/")
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: lab-logs-%d
+spec:
+  selector:
+    matchNamespaces: [%q]
+    matchNames: [%q]
+  logs:
+  - logsFile: %q
+`, i, ns, name, PodLogsFile(l, ns, name))
+	}
+	return b.String()
+}
+
+// kwokConfig is the content of kwok's --config: stages, the local ClusterExec and the logged
+// pods' logs.
+func kwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
 	var docs []string
 	for _, rel := range kwokStages {
 		b, err := os.ReadFile(filepath.Join(bins.KwokStagesDir(), rel))
@@ -56,7 +93,7 @@ func kwokConfig(bins binaries.Set) (string, error) {
 		}
 		docs = append(docs, strings.TrimSpace(string(b)))
 	}
-	docs = append(docs, strings.TrimSpace(podStartStage), strings.TrimSpace(podReadyStage), strings.TrimSpace(clusterExec))
+	docs = append(docs, strings.TrimSpace(podStartStage), strings.TrimSpace(podReadyStage), strings.TrimSpace(clusterExec), strings.TrimSpace(clusterLogs(l)))
 	return strings.Join(docs, "\n---\n") + "\n", nil
 }
 
@@ -66,7 +103,7 @@ func kwokConfigPath(l layout.Layout) string { return l.Path("kwok", "config.yaml
 func KwokConfigPath(l layout.Layout) string { return kwokConfigPath(l) }
 
 func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
-	conf, err := kwokConfig(bins)
+	conf, err := kwokConfig(l, bins)
 	if err != nil {
 		return "", err
 	}
@@ -79,7 +116,7 @@ func writeKwokConfig(l layout.Layout, bins binaries.Set) (string, error) {
 
 // kwokConfigCurrent reports whether the running kwoks use the configuration this code writes.
 func kwokConfigCurrent(l layout.Layout, bins binaries.Set) bool {
-	want, err := kwokConfig(bins)
+	want, err := kwokConfig(l, bins)
 	if err != nil {
 		return false
 	}

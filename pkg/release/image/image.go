@@ -336,7 +336,8 @@ func Read(dir, platform string) (v1.Image, error) {
 // Unpack writes the filesystem of img under dest (an existing directory), as a container
 // runtime would: directories and regular files with their permission bits; anything else
 // (links, devices) and any path that is not local to dest (absolute, or climbing out with "..")
-// is refused. Every write goes through an os.Root on dest, which cannot leave it.
+// is refused; run as root, each entry gets its owner. Every write goes through an os.Root on
+// dest, which cannot leave it.
 func Unpack(img v1.Image, dest string) error {
 	root, err := os.OpenRoot(dest)
 	if err != nil {
@@ -373,7 +374,9 @@ func unpackEntry(root *os.Root, h *tar.Header, r io.Reader) error {
 	perm := h.FileInfo().Mode().Perm()
 	switch h.Typeflag {
 	case tar.TypeDir:
-		return root.MkdirAll(name, perm)
+		if err := root.MkdirAll(name, perm); err != nil {
+			return err
+		}
 	case tar.TypeReg:
 		if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
@@ -386,8 +389,17 @@ func unpackEntry(root *os.Root, h *tar.Header, r io.Reader) error {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		return err
+		if err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("image: %s: unexpected entry type %c", h.Name, h.Typeflag)
 	}
+	// The entry's owner, as containerd applies a layer when it may (pkg/archive/tar.go,
+	// createTarFile: Lchown unless NoSameOwner, i.e. unless unprivileged): the image's home
+	// directory is its user's and no one else's.
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return root.Lchown(name, h.Uid, h.Gid)
 }
