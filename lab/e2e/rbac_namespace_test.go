@@ -23,7 +23,7 @@ func TestDoctorAsANamespaceOnlyIdentity(t *testing.T) {
 	// policies (pkg/manifests Permissions; LA001 names any of these that is missing).
 	rules := labkit.ReadOnlyRules("services", "pods", "configmaps", "endpointslices", "deployments", "poddisruptionbudgets", "ingresses")
 	rules = append(rules,
-		rbacv1.PolicyRule{APIGroups: []string{"traefik.io", "traefik.containo.us"}, Resources: []string{"ingressroutes", "middlewares"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{"traefik.io", "traefik.containo.us"}, Resources: []string{"ingressroutes", "ingressroutetcps", "ingressrouteudps", "middlewares"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"projectcontour.io"}, Resources: []string{"httpproxies"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gateways", "httproutes", "referencegrants"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"kyverno.io"}, Resources: []string{"policies"}, Verbs: []string{"get", "list"}})
