@@ -46,9 +46,7 @@ type corpusExpect struct {
 // knownWrong are the verdicts doctor still gets wrong, by "case/check" (or "case/discovery"),
 // each with the reason. The test fails when one of them turns right, so that the list only
 // shrinks: an entry is removed in the commit that fixes it.
-var knownWrong = map[string]string{
-	"traefik-41-daemonset-hostport/LA105": "PASS with LA105-NOT-A-DEPLOYMENT (information): the pod-spec judgements (lameduck, readiness, capabilities) run on a Deployment only, so a DaemonSet's missing lameduck and readiness go unsaid; the truth is WARN",
-}
+var knownWrong = map[string]string{}
 
 func corpusCases(t *testing.T) []string {
 	t.Helper()

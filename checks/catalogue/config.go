@@ -130,7 +130,7 @@ var configuration = []Entry{
 		Reads: reads(deployments, setupPods, disruptionBudgets),
 		Codes: []Code{
 			code("LA105", "NO-WORKLOAD", "no Deployment or pod matches the DNS Service's selector"),
-			code("LA105", "NOT-A-DEPLOYMENT", "the DNS pods are not managed by a Deployment (information)"),
+			code("LA105", "NOT-A-DEPLOYMENT", "the DNS pods are not managed by a Deployment (a DaemonSet, or bare pods): what LA105 judges is not judged (WARN, never a PASS)"),
 			code("LA105", "ONE-REPLICA", "one replica: a restart leaves no DNS"),
 			code("LA105", "NO-SPREAD", "nothing keeps the replicas on different nodes"),
 			code("LA105", "NO-PDB", "no PodDisruptionBudget"),

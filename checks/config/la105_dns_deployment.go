@@ -45,8 +45,10 @@ func dnsDeployment(s *kube.Setup) engine.Outcome {
 				Message:     "no Deployment or pod matches the Service's selector: nothing serves the zone",
 				Remediation: remedy.Kubectl(ns, "get", "deployments,pods", "--show-labels")}}, unread)
 		}
-		return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NOT-A-DEPLOYMENT", Severity: engine.SeverityInfo, Object: kubeobj.ServiceRef(s.DNSService),
-			Message: "the DNS pods are not managed by a Deployment: replicas, spread and PodDisruptionBudget are not checked"}}, unread)
+		// A DaemonSet (the hostPort form, issue 26) or bare pods: what LA105 judges is a
+		// Deployment's, so nothing was judged, and unknown is never a PASS.
+		return engine.Partial("LA105", []engine.Finding{{Code: "LA105-NOT-A-DEPLOYMENT", Severity: engine.SeverityWarn, Object: kubeobj.ServiceRef(s.DNSService),
+			Message: "the DNS pods are not managed by a Deployment (a DaemonSet, or bare pods): their replicas, spread, PodDisruptionBudget, rollout safety (lameduck, readiness) and pod hardening are not judged; review them by hand"}}, unread)
 	}
 	obj := fmt.Sprintf("Deployment %s/%s", dep.Namespace, dep.Name)
 	spec := &dep.Spec.Template.Spec

@@ -62,7 +62,9 @@ func TestDNSDeploymentClusterFirstIsInformationWhenTheCorefileForwardsToExplicit
 	require.Len(t, configFindings(o, engine.SeverityInfo, "Deployment lan-dns/lan-dns"), 1)
 }
 
-func TestDNSDeploymentPodsWithoutADeploymentAreInformation(t *testing.T) {
+// Pods with no Deployment (a DaemonSet of the hostPort form, bare pods): nothing LA105 judges
+// was judged, so it WARNs saying so; it never PASSes on what it did not see.
+func TestDNSDeploymentPodsWithoutADeploymentAreNotJudged(t *testing.T) {
 	env := configEnv(t, nil, func(objs []runtime.Object) []runtime.Object {
 		var out []runtime.Object
 		for _, o := range objs {
@@ -74,10 +76,11 @@ func TestDNSDeploymentPodsWithoutADeploymentAreInformation(t *testing.T) {
 		return out
 	})
 	st, o := runConfigCheck(t, DNSDeployment(env))
-	assert.Equal(t, engine.StatusPass, st)
-	f := configFindings(o, engine.SeverityInfo, "Service lan-dns/lan-dns")
+	assert.Equal(t, engine.StatusWarn, st)
+	f := configFindings(o, engine.SeverityWarn, "Service lan-dns/lan-dns")
 	require.Len(t, f, 1)
 	assert.Contains(t, f[0].Message, "not managed by a Deployment")
+	assert.Contains(t, f[0].Message, "not judged")
 }
 
 func TestDNSDeploymentNotReadyPodsAreNamed(t *testing.T) {
