@@ -362,7 +362,7 @@ func (d *discoverer) readProxyConfigMap() error {
 	if !ok || ns == "" || name == "" || d.outOfScope(ReadKey("", "configmaps", ns), ns) {
 		return nil
 	}
-	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name="+name)
+	cms, err := listConfigMapNamed(d.ctx, d.client, ns, name)
 	if err != nil {
 		return d.core(ReadKey("", "configmaps", ns), err)
 	}
@@ -405,7 +405,7 @@ func (d *discoverer) readKubeProxy() error {
 	if d.outOfScope(ReadKey("", "configmaps", ns), ns) {
 		return nil
 	}
-	cms, err := listConfigMaps(d.ctx, d.client, ns, "metadata.name=kube-proxy")
+	cms, err := listConfigMapNamed(d.ctx, d.client, ns, "kube-proxy")
 	if err != nil {
 		return d.optional(ReadKey("", "configmaps", ns), err)
 	}

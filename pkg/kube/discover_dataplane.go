@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -78,7 +77,7 @@ func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
 			if _, done := cms[name]; done {
 				continue
 			}
-			got, err := listConfigMaps(d.ctx, d.client, ds.Namespace, fields.OneTermEqualSelector("metadata.name", name).String())
+			got, err := listConfigMapNamed(d.ctx, d.client, ds.Namespace, name)
 			if err != nil {
 				if err := d.optional(ReadKey("", "configmaps", ds.Namespace), err); err != nil {
 					return err
@@ -128,7 +127,7 @@ func (d *discoverer) readCilium(dss []appsv1.DaemonSet, dssRead bool) error {
 		}
 	}
 	object := "ConfigMap " + ns + "/cilium-config"
-	got, err := listConfigMaps(d.ctx, d.client, ns, fields.OneTermEqualSelector("metadata.name", "cilium-config").String())
+	got, err := listConfigMapNamed(d.ctx, d.client, ns, "cilium-config")
 	if err != nil {
 		if err := d.optional(ReadKey("", "configmaps", ns), err); err != nil {
 			return err

@@ -254,3 +254,13 @@ func TestDiscoverSaysCiliumConfigIsUnreadWhenTheDaemonSetsAreUnseen(t *testing.T
 func daemonSet(ns, name string) *appsv1.DaemonSet {
 	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
 }
+
+// client-go's fake ignores field selectors: the kube-system ConfigMaps of the healthy fixture
+// (kube-proxy's) come back from the cilium-config list, and must not pass for Cilium's.
+func TestDiscoverTakesNoOtherConfigMapForCiliumConfig(t *testing.T) {
+	cs, dc := cluster(t)
+	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	require.NoError(t, err)
+	assert.NotEmpty(t, s.KubeProxyConfig, "the fixture has kube-system/kube-proxy")
+	assert.Nil(t, s.Dataplane.Cilium, "no cilium DaemonSet and no cilium-config")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
@@ -88,6 +90,15 @@ func listPods(ctx context.Context, c kubernetes.Interface, ns, selector string) 
 
 func listConfigMaps(ctx context.Context, c kubernetes.Interface, ns, fieldSelector string) ([]corev1.ConfigMap, error) {
 	return listAll(ctx, metav1.ListOptions{FieldSelector: fieldSelector}, pagesOf(c.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }))
+}
+
+// listConfigMapNamed lists the ConfigMap ns/name (none when it does not exist). The selector is
+// built from its typed parts (a name read from the cluster cannot add a term), and only the
+// ConfigMap of that name is kept: the API server returns no other, but a client that ignores
+// field selectors (client-go's fake tracker) must not make another ConfigMap pass for it.
+func listConfigMapNamed(ctx context.Context, c kubernetes.Interface, ns, name string) ([]corev1.ConfigMap, error) {
+	got, err := listConfigMaps(ctx, c, ns, fields.OneTermEqualSelector("metadata.name", name).String())
+	return slices.DeleteFunc(got, func(cm corev1.ConfigMap) bool { return cm.Name != name }), err
 }
 
 func listDeployments(ctx context.Context, c kubernetes.Interface, ns string) ([]appsv1.Deployment, error) {
