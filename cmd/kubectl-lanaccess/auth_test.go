@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // A kubeconfig whose user authenticates with `auth-provider: oidc` builds a transport: the
@@ -34,9 +34,7 @@ contexts:
   context: {cluster: c, user: u}
 current-context: ctx
 `), 0o600))
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &kubeconfig
-	cfg, err := flags.ToRESTConfig()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	require.NoError(t, err)
 	require.NotNil(t, cfg.AuthProvider)
 	_, err = rest.TransportFor(cfg)

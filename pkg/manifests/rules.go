@@ -6,21 +6,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 )
+
+// roleDecoder decodes the two kinds Rules reads, Role and ClusterRole (rbac/v1), strictly: a
+// scheme of that group alone, not client-go's of every API group (kubernetes/scheme, whose
+// registration every command paid at start). Made on the first call: no command but the
+// tests' reads the rules.
+var roleDecoder = sync.OnceValue(func() runtime.Decoder {
+	s := runtime.NewScheme()
+	if err := rbacv1.AddToScheme(s); err != nil {
+		panic(err) // registering rbac/v1's types in an empty scheme cannot fail
+	}
+	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer()
+})
 
 // Rules decodes the rules of the role (Role or ClusterRole) the bundle of g ships, strictly:
 // what the tests hold to the permissions the catalogue's entries declare (checks/catalogue).
+// The bundle's other kinds (Namespace, ServiceAccount, bindings, ...) are not decoded here;
+// TestEveryKubernetesManifestDecodesIntoTypedObjects decodes every document strictly.
 func (g Grant) Rules() ([]rbacv1.PolicyRule, error) {
 	raw, err := Get(string(g))
 	if err != nil {
 		return nil, err
 	}
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	return roleRules(string(g), raw)
+}
+
+// roleRules decodes the rules of the one role of the YAML documents raw (the bundle name).
+func roleRules(name string, raw []byte) ([]rbacv1.PolicyRule, error) {
+	decoder := roleDecoder()
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	var rules []rbacv1.PolicyRule
 	roles := 0
@@ -30,14 +50,17 @@ func (g Grant) Rules() ([]rbacv1.PolicyRule, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 			continue
 		}
 		obj, _, err := decoder.Decode(doc, nil, nil)
+		if runtime.IsNotRegisteredError(err) {
+			continue // not a role
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		switch r := obj.(type) {
 		case *rbacv1.Role:
@@ -47,7 +70,7 @@ func (g Grant) Rules() ([]rbacv1.PolicyRule, error) {
 		}
 	}
 	if roles != 1 {
-		return nil, fmt.Errorf("%s ships %d roles, want one", g, roles)
+		return nil, fmt.Errorf("%s ships %d roles, want one", name, roles)
 	}
 	return rules, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -40,12 +39,12 @@ type CleanupOptions struct {
 	Policy podexec.CleanupPolicy
 	DryRun bool
 
-	kubeFlags *genericclioptions.ConfigFlags
+	kubeFlags *kubeFlags
 	connect   clientFactory
 }
 
 // ToOptions validates the flags (exit 2 naming the flag).
-func (f *CleanupFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*CleanupOptions, error) {
+func (f *CleanupFlags) ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (*CleanupOptions, error) {
 	p := podexec.CleanupPolicy{RunIDs: f.RunIDs, All: f.All}
 	if err := p.Validate(); err != nil {
 		return nil, usageErr("--run-id: %v", err)
@@ -103,7 +102,7 @@ func writeCleanup(w io.Writer, res podexec.CleanupResult, dryRun bool) error {
 	return err
 }
 
-func newCleanupCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newCleanupCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "cleanup",
 		Short: "Delete the helper pods that finished or killed runs left",

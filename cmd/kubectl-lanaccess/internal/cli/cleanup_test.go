@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
@@ -35,7 +34,7 @@ func helperOfRun(run string, age time.Duration, phase corev1.PodPhase) *corev1.P
 }
 
 func fakeClients(cs *fake.Clientset) clientFactory {
-	return func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+	return func(*kubeFlags, time.Duration) (*clients, error) {
 		return &clients{config: &rest.Config{Host: "https://fake.invalid"}, typed: cs, warnings: &kube.WarningCollector{}}, nil
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
@@ -33,7 +32,7 @@ var updateClientGolden = flag.Bool("update-client-golden", false, "rewrite the c
 func newClientConfig(t *testing.T) (*cobra.Command, *bytes.Buffer) {
 	t.Helper()
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	return newClientConfigCommand(genericclioptions.NewConfigFlags(false), streams, newClients), out
+	return newClientConfigCommand(newKubeFlags(), streams, newClients), out
 }
 
 func TestClientConfigPrintsEachOSFromFlagsAlone(t *testing.T) {
@@ -116,7 +115,7 @@ func TestTheTargetIsReadFromTheClustersServicesAndZone(t *testing.T) {
 
 func TestClientConfigReadsTheZoneAndAddressesFromTheCluster(t *testing.T) {
 	streams, _, out, _ := genericiooptions.NewTestIOStreams()
-	cmd := newClientConfigCommand(genericclioptions.NewConfigFlags(false), streams, fixtureClients(t, fixtures+"/healthy"))
+	cmd := newClientConfigCommand(newKubeFlags(), streams, fixtureClients(t, fixtures+"/healthy"))
 	cmd.SetArgs([]string{"--os", "macos"})
 	require.NoError(t, cmd.ExecuteContext(context.Background()))
 	assert.Contains(t, out.String(), "# From cluster: Service lan-dns/lan-dns, Service traefik/traefik.")

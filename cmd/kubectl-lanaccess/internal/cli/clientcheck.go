@@ -13,7 +13,6 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
@@ -66,7 +65,7 @@ type clientCheckOptions struct {
 }
 
 // ToOptions completes the flags and validates every value.
-func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*clientCheckOptions, error) {
+func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (*clientCheckOptions, error) {
 	if err := f.Checks.Complete(cmd, catalogue.ClientCheck); err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func (f *ClientCheckFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericcliop
 	return o, nil
 }
 
-func newClientCheckCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newClientCheckCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "client-check",
 		Short: "Check that this workstation resolves the zone to the nodes",

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -34,7 +33,7 @@ type clients struct {
 }
 
 // newClients builds clients from kubectl's flags (kubeconfig, context, in-cluster config).
-func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error) {
+func newClients(kubeFlags *kubeFlags, requestTimeout time.Duration) (*clients, error) {
 	if err := noKubeconfig(kubeFlags); err != nil {
 		return nil, err
 	}
@@ -72,8 +71,8 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 	c := &clients{config: cfg, typed: typed, dynamic: kube.ServedOnly(kube.APIGroups(typed.Discovery()), dyn), warnings: w, reads: reads, cluster: report.Cluster{Server: cfg.Host}}
 	if raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		c.cluster.Context = raw.CurrentContext
-		if kubeFlags.Context != nil && *kubeFlags.Context != "" {
-			c.cluster.Context = *kubeFlags.Context
+		if kubeFlags.Context() != "" {
+			c.cluster.Context = kubeFlags.Context()
 		}
 	}
 	if ns, _, err := kubeFlags.ToRawKubeConfigLoader().Namespace(); err == nil {
@@ -93,8 +92,8 @@ func newClients(kubeFlags *genericclioptions.ConfigFlags, requestTimeout time.Du
 // run would end in "connection refused", exit 3. There is no cluster to ask: that is a
 // configuration error, exit 2, with where the kubeconfig was looked for and what works without
 // one.
-func noKubeconfig(kubeFlags *genericclioptions.ConfigFlags) error {
-	if kubeFlags.APIServer != nil && *kubeFlags.APIServer != "" {
+func noKubeconfig(kubeFlags *kubeFlags) error {
+	if kubeFlags.Server() != "" {
 		return nil
 	}
 	// rest.InClusterConfig's condition for a pod: the API server's host and port in the

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -56,7 +55,7 @@ func (f *targetFlags) AddFlags(fs *pflag.FlagSet) {
 
 // source validates the flags and returns how to get the target: from the flags alone when the
 // zone and the servers are given, else from the cluster.
-func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (targetFunc, error) {
+func (f *targetFlags) source(kubeFlags *kubeFlags, connect clientFactory) (targetFunc, error) {
 	if len(f.Answers) > 0 && len(f.DNSServers) == 0 {
 		return nil, usageErr("--answer needs --dns-server (and --zone): they describe the setup without reading the cluster")
 	}
@@ -77,15 +76,15 @@ func (f *targetFlags) source(kubeFlags *genericclioptions.ConfigFlags, connect c
 		return nil, err
 	}
 	sel := kube.Selection{ProxyService: f.ProxyService, DNSService: f.DNSService, ConfigMap: f.ConfigMap, Zone: z}
-	if kubeFlags.Namespace != nil && !f.AllNamespaces {
-		sel.Namespace = *kubeFlags.Namespace
+	if !f.AllNamespaces {
+		sel.Namespace = kubeFlags.Namespace()
 	}
 	sel.AllNamespaces = f.AllNamespaces
 	return clusterTarget(kubeFlags, sel, connect), nil
 }
 
 // clusterTarget discovers the setup with the clients connect builds and reads the target off it.
-func clusterTarget(kubeFlags *genericclioptions.ConfigFlags, sel kube.Selection, connect clientFactory) targetFunc {
+func clusterTarget(kubeFlags *kubeFlags, sel kube.Selection, connect clientFactory) targetFunc {
 	return func(ctx context.Context) (workstationTarget, error) {
 		c, err := connect(kubeFlags, 30*time.Second)
 		if err != nil {

@@ -2,12 +2,11 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // subcommands lists every command in the order help shows them.
-func subcommands(kube *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) []*cobra.Command {
+func subcommands(kube *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) []*cobra.Command {
 	return []*cobra.Command{
 		newDoctorCommand(kube, streams, connect),
 		newVPNTraceCommand(kube, streams, connect),

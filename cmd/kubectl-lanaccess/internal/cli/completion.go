@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 )
@@ -70,7 +69,7 @@ func registerCheckCompletions(cmd *cobra.Command, command string) {
 }
 
 // registerKubeCompletions completes --context from the kubeconfig and -n from the cluster.
-func registerKubeCompletions(root *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) {
+func registerKubeCompletions(root *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) {
 	_ = root.RegisterFlagCompletionFunc("context", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		raw, err := kubeFlags.ToRawKubeConfigLoader().RawConfig()
 		if err != nil {

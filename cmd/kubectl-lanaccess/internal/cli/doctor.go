@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
@@ -89,12 +88,12 @@ type DoctorOptions struct {
 	// warnings receives what the run could not undo (a helper pod left): stderr.
 	warnings io.Writer
 
-	kubeFlags *genericclioptions.ConfigFlags
+	kubeFlags *kubeFlags
 	connect   clientFactory
 }
 
 // ToOptions completes the flags (--config) and validates every value (exit 2 naming the flag).
-func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*DoctorOptions, error) {
+func (f *DoctorFlags) ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (*DoctorOptions, error) {
 	if err := f.Checks.Complete(cmd, catalogue.Doctor); err != nil {
 		return nil, err
 	}
@@ -195,7 +194,7 @@ func (o *DoctorOptions) Prepare(ctx context.Context, progress *report.Progress) 
 	return a, nil
 }
 
-func newDoctorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newDoctorCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "doctor",
 		Short: "Diagnose LAN access: externalIPs, zone DNS, listeners, paths",

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -21,7 +20,7 @@ import (
 // never read the cluster, nor even a kubeconfig.
 func noCluster(t *testing.T) clientFactory {
 	t.Helper()
-	return func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+	return func(*kubeFlags, time.Duration) (*clients, error) {
 		t.Errorf("doctor --addresses asked for cluster clients")
 		return nil, usageErr("no cluster in this test")
 	}
@@ -36,7 +35,7 @@ func runOfflineDoctor(t *testing.T, lan *probetest.LAN, args ...string) (stdout,
 	f.AddFlags(cmd)
 	require.NoError(t, cmd.ParseFlags(args))
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	o, err := f.ToOptions(cmd, genericclioptions.NewConfigFlags(false), noCluster(t))
+	o, err := f.ToOptions(cmd, newKubeFlags(), noCluster(t))
 	if err == nil {
 		o.Probes = lan.ProbeConfig(time.Second)
 		err = o.Run(t.Context(), streams)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -31,7 +30,7 @@ func fixtureClients(t *testing.T, dirs ...string) clientFactory {
 	t.Helper()
 	objs, err := fixture.Load(dirs...)
 	require.NoError(t, err)
-	return func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+	return func(*kubeFlags, time.Duration) (*clients, error) {
 		typed, dyn, err := fixture.Clients(objs)
 		if err != nil {
 			return nil, err

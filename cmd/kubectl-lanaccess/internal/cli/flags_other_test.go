@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -117,7 +116,7 @@ func runOut(t *testing.T, healthy, command string, args []string) string {
 func otherOptionsOf(t *testing.T, healthy, command string, args []string) any {
 	t.Helper()
 	cmd := &cobra.Command{Use: command}
-	kube := genericclioptions.NewConfigFlags(true)
+	kube := newKubeFlags()
 	kube.AddFlags(cmd.PersistentFlags())
 	var to func() (any, error)
 	switch command {

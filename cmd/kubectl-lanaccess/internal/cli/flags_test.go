@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -138,7 +137,7 @@ func checkCommandProofs() map[string]map[string]proof {
 func optionsOf(t *testing.T, command string, args []string) any {
 	t.Helper()
 	cmd := &cobra.Command{Use: command}
-	kube := genericclioptions.NewConfigFlags(true)
+	kube := newKubeFlags()
 	kube.AddFlags(cmd.PersistentFlags())
 	var to func() (any, error)
 	switch command {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
@@ -25,7 +24,7 @@ type migrateOptions struct {
 	setup func(ctx context.Context) (*kube.Setup, error)
 }
 
-func newMigrateCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newMigrateCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	var (
 		to, output, zoneName                string
 		proxyService, dnsService, configMap string

@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/roundtrip"
@@ -33,7 +32,7 @@ func TestMigrateGolden(t *testing.T) {
 	} {
 		t.Run(tc.output, func(t *testing.T) {
 			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			cmd := newMigrateCommand(genericclioptions.NewConfigFlags(false), streams, fixtureClients(t, fixtures+"/healthy"))
+			cmd := newMigrateCommand(newKubeFlags(), streams, fixtureClients(t, fixtures+"/healthy"))
 			cmd.SetArgs([]string{"--to", "hostport", "-o", tc.output})
 			require.NoError(t, cmd.ExecuteContext(context.Background()))
 			golden := filepath.Join("testdata", "migrate", tc.golden)
@@ -63,7 +62,7 @@ func TestMigrateRefusesBadFlagsWithExit2(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			asked := false
-			connect := func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+			connect := func(*kubeFlags, time.Duration) (*clients, error) {
 				asked = true
 				return nil, assert.AnError
 			}

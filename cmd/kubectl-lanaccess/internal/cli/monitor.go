@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
@@ -90,7 +89,7 @@ const minInterval = 100 * time.Millisecond
 
 // ToOptions completes the flags (--config) and validates them; a bad configuration exits 2
 // before anything is served. With cluster access the kubeconfig is read here too.
-func (f *MonitorFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*monitorOptions, error) {
+func (f *MonitorFlags) ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (*monitorOptions, error) {
 	d, err := f.Doctor.ToOptions(cmd, kubeFlags, connect)
 	if err != nil {
 		return nil, err
@@ -268,7 +267,7 @@ func (w *monitorWorkstation) checks(p netpath.Path) []engine.Check {
 	return checks.ClientCheck(env)
 }
 
-func newMonitorCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newMonitorCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "monitor",
 		Short: "Run doctor's path checks on an interval, with metrics",

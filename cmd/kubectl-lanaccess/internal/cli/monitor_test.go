@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
@@ -36,7 +35,7 @@ func monitorOptionsFor(t *testing.T, connect clientFactory, args ...string) (*mo
 	cmd := &cobra.Command{Use: "monitor"}
 	f.AddFlags(cmd)
 	require.NoError(t, cmd.ParseFlags(args))
-	return f.ToOptions(cmd, genericclioptions.NewConfigFlags(false), connect)
+	return f.ToOptions(cmd, newKubeFlags(), connect)
 }
 
 func startMonitor(t *testing.T, lan *probetest.LAN, connect clientFactory, args ...string) *runningMonitor {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
@@ -32,7 +31,7 @@ const replaysDir = "../../../../testdata/replays"
 // neverConnect fails the test if a replay asks for real cluster clients.
 func neverConnect(t *testing.T) clientFactory {
 	t.Helper()
-	return func(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+	return func(*kubeFlags, time.Duration) (*clients, error) {
 		t.Errorf("a replay asked for cluster clients")
 		return nil, usageErr("no cluster in this test")
 	}

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -24,10 +23,10 @@ func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 const helpWidth = 80
 
 // clientFactory builds the API clients of one attempt; tests inject fake clientsets.
-type clientFactory func(kube *genericclioptions.ConfigFlags, requestTimeout time.Duration) (*clients, error)
+type clientFactory func(kube *kubeFlags, requestTimeout time.Duration) (*clients, error)
 
 func newRoot(streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
-	kube := genericclioptions.NewConfigFlags(true)
+	kube := newKubeFlags()
 	root := &cobra.Command{
 		Use:   "kubectl-lanaccess",
 		Short: "Diagnose LAN access (externalIPs + a zone CoreDNS) and OpenVPN forwarding",

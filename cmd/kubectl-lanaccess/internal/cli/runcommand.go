@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
@@ -20,7 +19,7 @@ type runner interface {
 // command, then turned into options (and validated) before anything runs.
 type runFlags[O runner] interface {
 	AddFlags(cmd *cobra.Command)
-	ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (O, error)
+	ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (O, error)
 }
 
 // runCommand is the one shape of the commands that run (doctor, vpn-trace, client-check,
@@ -32,7 +31,7 @@ type runCommand struct {
 	Catalogue                 string
 }
 
-func newRunCommand[O runner](c runCommand, f runFlags[O], kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newRunCommand[O runner](c runCommand, f runFlags[O], kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     c.Use,
 		Short:   c.Short,

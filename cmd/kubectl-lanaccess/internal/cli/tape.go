@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -160,7 +159,7 @@ func (t *tape) connect(next clientFactory) clientFactory {
 	case t.play != nil:
 		return t.replayClients
 	}
-	return func(kubeFlags *genericclioptions.ConfigFlags, timeout time.Duration) (*clients, error) {
+	return func(kubeFlags *kubeFlags, timeout time.Duration) (*clients, error) {
 		c, err := next(kubeFlags, timeout)
 		if err != nil || c.config == nil {
 			return c, err
@@ -202,7 +201,7 @@ func jsonOnly(cfg *rest.Config) *rest.Config {
 // replayHost is the API server a replay talks to: a name that never resolves (RFC 6761).
 const replayHost = "https://replay.invalid"
 
-func (t *tape) replayClients(*genericclioptions.ConfigFlags, time.Duration) (*clients, error) {
+func (t *tape) replayClients(*kubeFlags, time.Duration) (*clients, error) {
 	b := t.play.Bundle()
 	w := &kube.WarningCollector{}
 	cfg := jsonOnly(&rest.Config{Host: replayHost, Transport: t.play.Transport(), QPS: 1000, Burst: 1000, UserAgent: version.UserAgent(), WarningHandler: w})

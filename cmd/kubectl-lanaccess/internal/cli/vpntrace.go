@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks"
@@ -52,12 +51,12 @@ type VPNTraceOptions struct {
 	Checks *CheckFlags
 	VPN    vpn.Options
 
-	kubeFlags *genericclioptions.ConfigFlags
+	kubeFlags *kubeFlags
 	connect   clientFactory
 }
 
 // ToOptions completes the flags (--config) and parses every value before anything runs.
-func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *genericclioptions.ConfigFlags, connect clientFactory) (*VPNTraceOptions, error) {
+func (f *VPNTraceFlags) ToOptions(cmd *cobra.Command, kubeFlags *kubeFlags, connect clientFactory) (*VPNTraceOptions, error) {
 	if err := f.Checks.Complete(cmd, catalogue.VPNTraceCmd); err != nil {
 		return nil, err
 	}
@@ -109,7 +108,7 @@ func (o *VPNTraceOptions) Prepare(context.Context, *report.Progress) (attempt, e
 	return a, nil
 }
 
-func newVPNTraceCommand(kubeFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
+func newVPNTraceCommand(kubeFlags *kubeFlags, streams genericiooptions.IOStreams, connect clientFactory) *cobra.Command {
 	return newRunCommand(runCommand{
 		Use:   "vpn-trace",
 		Short: "Why an OpenVPN pod forwards nothing, and the fix",
