@@ -48,13 +48,17 @@ func (t TLSInfo) Untrusted() bool {
 	return !t.Verified && t.HostMatches && !t.Expired
 }
 
-func describeChain(state tls.ConnectionState, host string, roots *x509.CertPool, now time.Time) TLSInfo {
-	return DescribeCertificates(state.PeerCertificates, tls.VersionName(state.Version), host, roots, now)
+func describeChain(state tls.ConnectionState, host string, roots *x509.CertPool, now time.Time, cache *verifyCache) TLSInfo {
+	return describeCertificates(state.PeerCertificates, tls.VersionName(state.Version), host, roots, now, cache)
 }
 
 // DescribeCertificates judges a served chain (leaf first) for host at now, verifying it
 // against roots (nil: the system roots). version is the TLS version the handshake agreed.
 func DescribeCertificates(certs []*x509.Certificate, version, host string, roots *x509.CertPool, now time.Time) TLSInfo {
+	return describeCertificates(certs, version, host, roots, now, nil)
+}
+
+func describeCertificates(certs []*x509.Certificate, version, host string, roots *x509.CertPool, now time.Time, cache *verifyCache) TLSInfo {
 	info := TLSInfo{Version: version, ChainLength: len(certs), CheckedAt: now}
 	if len(certs) == 0 {
 		info.VerifyError = "the server sent no certificate"
@@ -74,17 +78,7 @@ func DescribeCertificates(certs []*x509.Certificate, version, host string, roots
 	info.HostMatches = leaf.VerifyHostname(host) == nil
 	info.TraefikDefault = leaf.Subject.CommonName == TraefikDefaultCN
 
-	inter := x509.NewCertPool()
-	for _, c := range certs[1:] {
-		inter.AddCert(c)
-	}
-	_, err := leaf.Verify(x509.VerifyOptions{
-		DNSName:       host,
-		Roots:         roots,
-		Intermediates: inter,
-		CurrentTime:   now,
-		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
+	err := cache.verify(certs, host, roots, now)
 	info.Verified = err == nil
 	if err != nil {
 		info.VerifyError = err.Error()

@@ -85,6 +85,9 @@ type HTTPSClient struct {
 	Roots *x509.CertPool
 	// Now is the clock for expiry; nil means time.Now.
 	Now func() time.Time
+
+	// verified keeps the chains already verified in this client's lifetime (one run).
+	verified verifyCache
 }
 
 // Get dials req.Addr, presents req.Host, sends GET and reads the response head.
@@ -125,7 +128,7 @@ func (c *HTTPSClient) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, e
 		return nil, fail("TLS handshake", err)
 	}
 	reply.Timings.Handshake = time.Since(hsStart)
-	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now())
+	reply.TLS = describeChain(tconn.ConnectionState(), req.Host, c.Roots, c.now(), &c.verified)
 
 	// The server's answer is bounded in bytes as well as in time: a response head may not
 	// exceed MaxResponseHead (a hostile server streaming headers would otherwise grow memory

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,4 +174,62 @@ func TestSetSharesOneHTTPSProbePerRequest(t *testing.T) {
 	require.NoError(t, err, "the cancelled probe is not the answer")
 	assert.Equal(t, 302, r.Status)
 	assert.EqualValues(t, 4, fake.calls.Load())
+}
+
+// goroutineQuery records the goroutine each question ran on (by its stack's first line).
+type goroutineQuery struct {
+	mu  sync.Mutex
+	ids map[string]int
+	die bool
+}
+
+func (g *goroutineQuery) Query(_ context.Context, server netip.AddrPort, _ string, _ uint16, _ string) (*probe.DNSReply, error) {
+	if g.die {
+		panic("prober bug")
+	}
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id := strings.Fields(string(buf))[1] // "goroutine N [running]:"
+	g.mu.Lock()
+	g.ids[id]++
+	g.mu.Unlock()
+	return &probe.DNSReply{Server: server, Msg: new(dns.Msg)}, nil
+}
+
+func TestSetRunsProbesOnAFewWorkersThatEndWhenIdle(t *testing.T) {
+	g := &goroutineQuery{ids: map[string]int{}}
+	set, err := probe.NewSet(probe.Config{Parallel: 2, DNS: g})
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	for range 50 {
+		_, err := set.Query(context.Background(), server, "a.", dns.TypeA, "udp")
+		require.NoError(t, err)
+	}
+	assert.Len(t, g.ids, 1, "questions asked one after the other reuse one worker")
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Go(func() {
+			_, err := set.Query(context.Background(), server, "a.", dns.TypeA, "udp")
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, len(g.ids), 2, "never more workers than Parallel")
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, 2*time.Second, 10*time.Millisecond,
+		"idle workers end")
+}
+
+func TestSetRaisesAProbersPanicInTheAskersGoroutine(t *testing.T) {
+	set, err := probe.NewSet(probe.Config{Parallel: 1, DNS: &goroutineQuery{die: true}})
+	require.NoError(t, err)
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	assert.PanicsWithValue(t, "prober bug", func() {
+		_, _ = set.Query(context.Background(), server, "a.", dns.TypeA, "udp")
+	})
+	// The slot was given back: the next question is not stuck behind the panicked one.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	other := netip.MustParseAddrPort("10.0.10.12:53")
+	assert.PanicsWithValue(t, "prober bug", func() { _, _ = set.Query(ctx, other, "a.", dns.TypeA, "udp") })
 }

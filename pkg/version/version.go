@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
@@ -40,10 +41,16 @@ type Info struct {
 }
 
 // Get returns the build identity: the ldflags values where set, else the build information's.
-func Get() Info {
+func Get() Info { return get() }
+
+// get reads the build information once: debug.ReadBuildInfo parses the module list embedded
+// in the binary at every call (tens of microseconds with this module's dependencies), and the
+// HTTPS probe sends the User-Agent on each of its requests (three per address). Nothing it
+// reads changes while the process runs.
+var get = sync.OnceValue(func() Info {
 	bi, _ := debug.ReadBuildInfo()
 	return resolve(version, commit, date, bi)
-}
+})
 
 // resolve merges the linker's values (lv, lc, ld; empty = not set) with the build information
 // (nil when the binary carries none).
@@ -91,9 +98,9 @@ func resolve(lv, lc, ld string, bi *debug.BuildInfo) Info {
 // UserAgent is the User-Agent of the plugin's API requests, in client-go's shape
 // (rest.DefaultKubernetesUserAgent: "kubectl/v1.37.2 (linux/amd64) kubernetes/1a2b3c4"), so that
 // the API server's audit log tells versions and builds apart.
-func UserAgent() string {
-	return userAgent(Get(), runtime.GOOS, runtime.GOARCH)
-}
+func UserAgent() string { return agent() }
+
+var agent = sync.OnceValue(func() string { return userAgent(Get(), runtime.GOOS, runtime.GOARCH) })
 
 func userAgent(info Info, goos, goarch string) string {
 	rev := info.Commit

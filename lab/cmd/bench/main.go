@@ -65,7 +65,7 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.load.Namespaces, "namespaces", 20, "namespaces the load spreads over (the first is the setup's own)")
 	flag.StringVar(&o.plugin, "plugin", "bin/kubectl-lanaccess", "the plugin binary (`make build`)")
 	flag.StringVar(&o.jsonFile, "json", "", "also write the measurements as JSON to this file")
-	flag.StringVar(&o.hold, "hold", "", "only set one scenario up, many (-addresses addresses) or scale (the load), and keep it until Ctrl-C (to reproduce by hand)")
+	flag.StringVar(&o.hold, "hold", "", "only set one scenario up, healthy (the audited identity and the LAN resolver), many (-addresses addresses) or scale (the load), and keep it until Ctrl-C (to reproduce or profile by hand)")
 	flag.IntVar(&o.monitorRuns, "monitor-runs", 1000, "runs of the monitor at -monitor-interval (its memory after 10 runs and after these)")
 	flag.DurationVar(&o.monitorInterval, "monitor-interval", 100*time.Millisecond, "the monitor's --interval for -monitor-runs")
 	flag.IntVar(&o.monitorScrapes, "monitor-scrapes", 50, "scrapes of the monitor's /metrics with -addresses addresses (in the many scenario)")
@@ -193,12 +193,16 @@ func prepare(ctx context.Context, b *bench.Bench) error {
 func hold(ctx context.Context, b *bench.Bench, o options, loader kubernetes.Interface) error {
 	var err error
 	switch o.hold {
+	case "healthy":
+		b.Logf("holding the healthy lab: doctor's identity is %s", b.Kubeconfig)
+		<-ctx.Done()
+		return nil
 	case "many":
 		_, err = b.ManyAddresses(ctx, o.addresses)
 	case "scale":
 		_, err = b.Scaled(ctx, o.load, loader)
 	default:
-		return fmt.Errorf("-hold %s: many or scale", o.hold)
+		return fmt.Errorf("-hold %s: healthy, many or scale", o.hold)
 	}
 	if ctx.Err() != nil {
 		return nil // Ctrl-C: the deferred undo takes the lab back
