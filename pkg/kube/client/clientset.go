@@ -88,7 +88,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client) (*Clientset, error
 // generated NewForConfigAndClient configures it (client-go v0.37.2,
 // kubernetes/typed/<group>/<version>/<group>_client.go, setConfigDefaults): the group/version,
 // APIPath /api for the core group and /apis for the others, and the generated clients'
-// serializer (rest.CodecFactoryForGeneratedClient(...).WithoutConversion()) over Scheme instead
+// serializer (rest.CodecFactoryForGeneratedClient(...).WithoutConversion()) over Scheme() instead
 // of client-go's every-group scheme.
 func GroupRESTClient(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion) (*rest.RESTClient, error) {
 	config := *cfg
@@ -97,7 +97,7 @@ func GroupRESTClient(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion) 
 	if gv.Group == "" {
 		config.APIPath = "/api"
 	}
-	config.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(Scheme, Codecs).WithoutConversion()
+	config.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(Scheme(), Codecs()).WithoutConversion()
 	if config.UserAgent == "" {
 		config.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
@@ -114,7 +114,7 @@ type object interface {
 // it (gentype.NewClientWithListAndApply, PrefersProtobuf), without the apply half: the plugin
 // applies nothing, and apply would link the apply configurations.
 func resource[T object, L runtime.Object](rc rest.Interface, name, namespace string, empty func() T, emptyList func() L) *gentype.ClientWithList[T, L] {
-	return gentype.NewClientWithList(name, rc, ParameterCodec, namespace, empty, emptyList, gentype.PrefersProtobuf[T]())
+	return gentype.NewClientWithList(name, rc, ParameterCodec(), namespace, empty, emptyList, gentype.PrefersProtobuf[T]())
 }
 
 // Discovery answers the server's version and API groups.

@@ -108,16 +108,16 @@ func TestClientsetGroups(t *testing.T) {
 }
 
 // A typed read asks protobuf first, as client-go's generated clients do, and decodes the
-// answer through Scheme; a list's options travel as query parameters (ParameterCodec).
+// answer through Scheme(); a list's options travel as query parameters (ParameterCodec()).
 func TestClientsetProtobufAndParameters(t *testing.T) {
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
 	var accept, query string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		accept, query = r.Header.Get("Accept"), r.URL.RawQuery
-		info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+		info, ok := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 		require.True(t, ok)
 		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
-		require.NoError(t, Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(pod, w))
+		require.NoError(t, Codecs().EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(pod, w))
 	}))
 	defer srv.Close()
 	cs, err := NewForConfig(&rest.Config{Host: srv.URL})

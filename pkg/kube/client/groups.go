@@ -73,13 +73,13 @@ type authorizationV1Client struct{ rc rest.Interface }
 
 // The reviews are create-only (gentype.NewClient, as client-go builds them).
 func (c authorizationV1Client) SelfSubjectAccessReviews() SelfSubjectAccessReviewInterface {
-	return gentype.NewClient("selfsubjectaccessreviews", c.rc, ParameterCodec, "",
+	return gentype.NewClient("selfsubjectaccessreviews", c.rc, ParameterCodec(), "",
 		func() *authorizationv1.SelfSubjectAccessReview { return &authorizationv1.SelfSubjectAccessReview{} },
 		gentype.PrefersProtobuf[*authorizationv1.SelfSubjectAccessReview]())
 }
 
 func (c authorizationV1Client) SelfSubjectRulesReviews() SelfSubjectRulesReviewInterface {
-	return gentype.NewClient("selfsubjectrulesreviews", c.rc, ParameterCodec, "",
+	return gentype.NewClient("selfsubjectrulesreviews", c.rc, ParameterCodec(), "",
 		func() *authorizationv1.SelfSubjectRulesReview { return &authorizationv1.SelfSubjectRulesReview{} },
 		gentype.PrefersProtobuf[*authorizationv1.SelfSubjectRulesReview]())
 }

@@ -148,7 +148,7 @@ func (e *RemoteExecutor) Exec(ctx context.Context, ref PodRef, container string,
 			Stdin:     stdin != nil,
 			Stdout:    true,
 			Stderr:    true,
-		}, client.ParameterCodec)
+		}, client.ParameterCodec())
 	u := req.URL()
 	spdyExec, err := remotecommand.NewSPDYExecutor(e.config, "POST", u)
 	if err != nil {
