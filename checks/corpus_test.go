@@ -17,6 +17,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 )
 
@@ -92,11 +93,11 @@ func corpusVerdicts(t *testing.T, name string) (map[string]engine.Result, *kube.
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
 	fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
-	setup, err := kube.Discover(t.Context(), cs, dc, kube.Selection{AllNamespaces: true})
+	setup, err := kube.Discover(t.Context(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	env := checks.DoctorEnv{Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default", NoHelpers: true}}
+	env := checks.DoctorEnv{Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(clientgo.Wrap(cs)), HelperNamespace: "default", NoHelpers: true}}
 	r := &engine.Runner{Checks: checks.Doctor(env)}
 	out := map[string]engine.Result{}
 	for _, res := range r.Run(t.Context()) {

@@ -17,6 +17,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // injected is what a tenant appends to every free-text field: a newline, then a command.
@@ -87,11 +88,11 @@ func TestNoFixRunsTextFromTheCluster(t *testing.T) {
 			cs, dc, err := fixture.Clients(objs)
 			require.NoError(t, err)
 			fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
-			setup, err := kube.Discover(t.Context(), cs, dc, kube.Selection{AllNamespaces: true})
+			setup, err := kube.Discover(t.Context(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 			if err != nil {
 				return // discovery refused the setup: no fix is printed
 			}
-			env := checks.DoctorEnv{Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default", NoHelpers: true}}
+			env := checks.DoctorEnv{Config: &config.Env{Setup: setup, Access: kube.NewAccessReviewer(clientgo.Wrap(cs)), HelperNamespace: "default", NoHelpers: true}}
 			for _, res := range (&engine.Runner{Checks: checks.Doctor(env)}).Run(t.Context()) {
 				for _, f := range res.Findings {
 					if f.Remediation == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
@@ -63,9 +64,9 @@ func configEnvWith(t *testing.T, sel kube.Selection, allow func(authorizationv1.
 		allow = func(authorizationv1.ResourceAttributes) bool { return true }
 	}
 	fixture.ReactAccess(cs, allow)
-	setup, err := kube.Discover(t.Context(), cs, dc, sel)
+	setup, err := kube.Discover(t.Context(), clientgo.Wrap(cs), dc, sel)
 	require.NoError(t, err)
-	env := &Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default"}
+	env := &Env{Setup: setup, Access: kube.NewAccessReviewer(clientgo.Wrap(cs)), HelperNamespace: "default"}
 	fakeClientsMu.Lock()
 	fakeClients[env] = cs
 	fakeClientsMu.Unlock()

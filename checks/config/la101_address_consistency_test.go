@@ -16,6 +16,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 func TestAddressConsistencyBrokenVariants(t *testing.T) {
@@ -124,9 +125,9 @@ func corpusEnv(t *testing.T, name string, variants ...string) *Env {
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
 	fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
-	setup, err := kube.Discover(t.Context(), cs, dc, kube.Selection{AllNamespaces: true})
+	setup, err := kube.Discover(t.Context(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 	require.NoError(t, err)
-	return &Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default"}
+	return &Env{Setup: setup, Access: kube.NewAccessReviewer(clientgo.Wrap(cs)), HelperNamespace: "default"}
 }
 
 func TestAddressConsistencyComparesAWithIPv4AndAAAAWithIPv6(t *testing.T) {

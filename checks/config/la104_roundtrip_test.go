@@ -14,6 +14,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // Every fix LA101, LA104 and LA105 print is applied here, as printed, to the objects of the
@@ -55,11 +56,11 @@ func discoverObjects(t *testing.T, objs []runtime.Object, sel kube.Selection) (*
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
 	fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
-	setup, err := kube.Discover(t.Context(), cs, dc, sel)
+	setup, err := kube.Discover(t.Context(), clientgo.Wrap(cs), dc, sel)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Setup: setup, Access: kube.NewAccessReviewer(cs), HelperNamespace: "default"}, nil
+	return &Env{Setup: setup, Access: kube.NewAccessReviewer(clientgo.Wrap(cs)), HelperNamespace: "default"}, nil
 }
 
 // fixed is the end of a round trip.

@@ -11,6 +11,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/roundtrip"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // Round trips of the configuration checks: a printed fix is applied to the fake API the checks
@@ -27,7 +28,7 @@ func newCluster(t *testing.T, objs []runtime.Object) cluster {
 // env discovers the cluster as doctor would.
 func (c cluster) env(t *testing.T, sel kube.Selection) *Env {
 	t.Helper()
-	return &Env{Setup: c.Discover(t, sel), Access: kube.NewAccessReviewer(c.CS), HelperNamespace: "default", NoHelpers: true}
+	return &Env{Setup: c.Discover(t, sel), Access: kube.NewAccessReviewer(clientgo.Wrap(c.CS)), HelperNamespace: "default", NoHelpers: true}
 }
 
 const corpusDir = "../../testdata/corpus"

@@ -21,6 +21,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/traefikoracle"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 )
@@ -71,7 +72,7 @@ func TestHTTPSAnswerPreserveLocationFixRoundTrips(t *testing.T) {
 
 	run := func() engine.Outcome {
 		t.Helper()
-		s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+		s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 		require.NoError(t, err)
 		browser := traefikGives(t, s.ProbeHost.Forward, authAnswer)
 		redirect := map[netip.AddrPort]netip.AddrPort{}

@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
@@ -52,7 +52,7 @@ type ShellOpener interface {
 }
 
 // ClientPods is the PodLister of a clientset: one LIST with a field selector per node.
-type ClientPods struct{ Client kubernetes.Interface }
+type ClientPods struct{ Client client.Interface }
 
 // PodsOnNode lists the pods whose spec.nodeName is node.
 func (c ClientPods) PodsOnNode(ctx context.Context, node string) ([]corev1.Pod, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/noderead"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
@@ -90,8 +91,8 @@ func newLA201Fixture(t *testing.T, objs ...runtime.Object) *la201Fixture {
 	ex := &kubetest.FakeExecutor{}
 	env := &Env{
 		Setup:  &kube.Setup{ProxyService: proxy, DNSService: dns, Nodes: nodes},
-		Pods:   ClientPods{Client: cs},
-		Shells: podexec.NewNodeShells(cs, ex, podexec.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
+		Pods:   ClientPods{Client: clientgo.Wrap(cs)},
+		Shells: podexec.NewNodeShells(clientgo.Wrap(cs), ex, podexec.HelperConfig{Namespace: "lanaccess", RunID: "t1", StartTimeout: 2 * time.Second, PollInterval: 10 * time.Millisecond}),
 	}
 	return &la201Fixture{env: env, client: cs, exec: ex}
 }

@@ -13,18 +13,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/catalogue"
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
 // Env is what vpn-trace's checks read: the API, exec into the VPN pods, the options. Configz
 // and Prober replace the node-proxy reader and this machine's prober (nil: the real ones).
 type Env struct {
-	Client kubernetes.Interface
+	Client client.Interface
 	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
 	Dynamic dynamic.Interface
 	Exec    podexec.Executor

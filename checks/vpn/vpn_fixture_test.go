@@ -36,6 +36,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -276,7 +277,7 @@ func newVPNFixture(t *testing.T, sc vpnScenario, mutate func(pod *corev1.Pod, op
 	} else {
 		ex.On(vpnPodRef, "getent hosts kubernetes.default.svc.cluster.local.", vpnReply(t, "names-resolve-getent"))
 	}
-	env := &Env{Client: cs, Dynamic: dc, Exec: ex, Options: opts}
+	env := &Env{Client: clientgo.Wrap(cs), Dynamic: dc, Exec: ex, Options: opts}
 	f := &vpnFixture{env: env, client: cs, dynamic: dc, exec: ex, pod: pod}
 	// A fake clientset has no node proxy: the kubelet configuration reads as forbidden, as it
 	// is for most users; tests that need it replace Configz.

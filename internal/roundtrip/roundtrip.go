@@ -30,6 +30,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // Cluster is a fake API server's two clients.
@@ -65,7 +66,7 @@ func WithOverlay(t testing.TB, overlay string, dirs ...string) Cluster {
 // Discover models the cluster as doctor's discovery does.
 func (c Cluster) Discover(t testing.TB, sel kube.Selection) *kube.Setup {
 	t.Helper()
-	setup, err := kube.Discover(context.Background(), c.CS, c.DC, sel)
+	setup, err := kube.Discover(context.Background(), clientgo.Wrap(c.CS), c.DC, sel)
 	require.NoError(t, err)
 	return setup
 }

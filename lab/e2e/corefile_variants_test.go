@@ -17,6 +17,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/corefile"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // The zone DNS's real-world shapes on the live lab (issue 13), each put in place by
@@ -42,7 +43,7 @@ func discoveredCorefile(t *testing.T) *kube.Setup {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := kube.Discover(ctx, lab.Client, dyn, kube.Selection{AllNamespaces: true})
+	s, err := kube.Discover(ctx, clientgo.Wrap(lab.Client), dyn, kube.Selection{AllNamespaces: true})
 	require.NoError(t, err)
 	require.NotNil(t, s.Corefile, "discovery reads the Corefile")
 	return s

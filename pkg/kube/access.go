@@ -8,7 +8,8 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // Access is the answer of one SelfSubjectAccessReview.
@@ -39,7 +40,7 @@ type AccessQuestion struct {
 // rules with the namespace's own, so a question about all namespaces or a cluster-scoped
 // resource is asked as an access review.
 type AccessReviewer struct {
-	client kubernetes.Interface
+	client client.Interface
 	mu     sync.Mutex
 	cache  map[AccessQuestion]Access
 	rules  map[string]*rulesReview
@@ -64,7 +65,7 @@ type rulesReview struct {
 }
 
 // NewAccessReviewer returns a reviewer; a nil client answers every question with an error.
-func NewAccessReviewer(client kubernetes.Interface) *AccessReviewer {
+func NewAccessReviewer(client client.Interface) *AccessReviewer {
 	return &AccessReviewer{client: client, cache: map[AccessQuestion]Access{}, rules: map[string]*rulesReview{}}
 }
 

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // rulesFixture answers rules reviews with rules (and incomplete, evalErr), and access reviews
@@ -41,7 +43,7 @@ var namespaceRules = []authorizationv1.ResourceRule{
 
 func TestACompleteRulesReviewAnswersEveryQuestionInItsNamespace(t *testing.T) {
 	cs, n := rulesFixture(namespaceRules, false, "", false)
-	r := NewAccessReviewer(cs)
+	r := NewAccessReviewer(clientgo.Wrap(cs))
 	for q, want := range map[AccessQuestion]bool{
 		{Verb: "list", Resource: "pods", Namespace: "traefik"}:                                  true,
 		{Verb: "list", Group: "apps", Resource: "deployments", Namespace: "traefik"}:            true,
@@ -67,7 +69,7 @@ func TestARulesReviewThatIsNotCompleteLeavesTheAnswerToAccessReviews(t *testing.
 	}{"incomplete": {incomplete: true}, "evaluation error": {evalErr: `role.rbac.authorization.k8s.io "gone" not found`}} {
 		t.Run(name, func(t *testing.T) {
 			cs, n := rulesFixture(nil, c.incomplete, c.evalErr, true)
-			r := NewAccessReviewer(cs)
+			r := NewAccessReviewer(clientgo.Wrap(cs))
 			a, err := r.Review(t.Context(), AccessQuestion{Verb: "list", Resource: "pods", Namespace: "traefik"})
 			require.NoError(t, err)
 			assert.True(t, a.Allowed)
@@ -75,7 +77,7 @@ func TestARulesReviewThatIsNotCompleteLeavesTheAnswerToAccessReviews(t *testing.
 		})
 	}
 	cs, n := rulesFixture(namespaceRules, false, "", false)
-	r := NewAccessReviewer(cs)
+	r := NewAccessReviewer(clientgo.Wrap(cs))
 	a, err := r.Review(t.Context(), AccessQuestion{Verb: "list", Resource: "pods"})
 	require.NoError(t, err)
 	assert.False(t, a.Allowed, "the access review's answer, not the namespace's rules")
@@ -90,7 +92,7 @@ func TestARulesReviewThatIsNotCompleteLeavesTheAnswerToAccessReviews(t *testing.
 func TestAListThisRunMadeIsNotAskedAbout(t *testing.T) {
 	cs, n := rulesFixture(nil, true, "", false)
 	listed := AccessQuestion{Verb: "list", Resource: "services"}
-	r := NewAccessReviewer(cs).Knowing(func(q AccessQuestion) bool { return q == listed })
+	r := NewAccessReviewer(clientgo.Wrap(cs)).Knowing(func(q AccessQuestion) bool { return q == listed })
 	a, err := r.Review(t.Context(), listed)
 	require.NoError(t, err)
 	assert.True(t, a.Allowed)

@@ -13,8 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
@@ -33,7 +33,7 @@ import (
 // API warnings are left to the caller: set rest.Config.WarningHandler to a WarningCollector
 // and copy its Warnings() into Setup.APIWarnings. Reads rarely carry warnings; the
 // externalIPs deprecation warning is only sent on writes (LA106 explains it either way).
-func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, sel Selection) (*Setup, error) {
+func Discover(ctx context.Context, client client.Interface, dyn dynamic.Interface, sel Selection) (*Setup, error) {
 	d := &discoverer{
 		ctx: ctx, client: client, dyn: dyn, sel: sel,
 		deployments: map[string][]appsv1.Deployment{},
@@ -55,7 +55,7 @@ func Discover(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 
 type discoverer struct {
 	ctx    context.Context
-	client kubernetes.Interface
+	client client.Interface
 	dyn    dynamic.Interface
 	sel    Selection
 	setup  *Setup

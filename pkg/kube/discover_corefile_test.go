@@ -14,6 +14,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 func corpusCase(t *testing.T, name string) *kube.Setup {
@@ -22,7 +23,7 @@ func corpusCase(t *testing.T, name string) *kube.Setup {
 	require.NoError(t, err)
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{AllNamespaces: true})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 	require.NoError(t, err)
 	return s
 }
@@ -125,7 +126,7 @@ func TestDiscoverWithoutConfReadsTheWorkingDirectorysCorefile(t *testing.T) {
 		}
 		return out
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "/Corefile", s.CorefileConf, "the official image's WORKDIR is /")
 	require.NotNil(t, s.ConfigMap, "the mounted ConfigMap is kept for LA104 to say it is not read")
@@ -134,7 +135,7 @@ func TestDiscoverWithoutConfReadsTheWorkingDirectorysCorefile(t *testing.T) {
 
 func TestZoneAnswersFollowTheQueryModel(t *testing.T) {
 	cs, dc := cluster(t)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "1053", s.ZonePort())
 	assert.Equal(t, dns.RcodeSuccess, s.ZoneAnswers.A.Rcode)

@@ -13,7 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // KubeProxySelector finds kube-proxy's static pods (RKE2's component label, rancher/rke2
@@ -316,7 +317,7 @@ func felixEnv(ds appsv1.DaemonSet, name string) (string, bool) {
 	return "", false
 }
 
-func listDaemonSets(ctx context.Context, c kubernetes.Interface) ([]appsv1.DaemonSet, error) {
+func listDaemonSets(ctx context.Context, c client.Interface) ([]appsv1.DaemonSet, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AppsV1().DaemonSets(metav1.NamespaceAll).List,
 		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items }))
 }

@@ -16,6 +16,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // calicoNode is calico-node's DaemonSet, with env on its container.
@@ -103,7 +104,7 @@ func TestDiscoverTellsCalicosDataplaneFromItsResources(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, dc := cluster(t, add(append([]runtime.Object{calicoNode()}, tc.objs...)...))
-			s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+			s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 			require.NoError(t, err)
 			c := s.Dataplane.Calico
 			require.NotNil(t, c)
@@ -129,7 +130,7 @@ func assertSays(t *testing.T, field, got, want string) {
 
 func TestDiscoverRecordsCalicoResourcesAsNotInstalled(t *testing.T) {
 	cs, dc := cluster(t, add(calicoNode()))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	keys := kube.CalicoReadKeys()
 	require.Len(t, keys, 3, "the Installation and FelixConfiguration in two versions")
@@ -145,7 +146,7 @@ func TestDiscoverRecordsCalicoResourcesAsNotInstalled(t *testing.T) {
 func TestDiscoverEnvironmentWinsOverCalicoResources(t *testing.T) {
 	cs, dc := cluster(t, add(calicoNode(corev1.EnvVar{Name: "FELIX_BPFENABLED", Value: "false"}),
 		installation("BPF"), felixConfiguration("projectcalico.org/v3", "default", map[string]any{"bpfEnabled": true})))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	c := s.Dataplane.Calico
 	assert.False(t, c.BPF)
@@ -158,7 +159,7 @@ func TestDiscoverSaysWhichCalicoReadFailed(t *testing.T) {
 	dc.PrependReactor("list", "installations", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", nil)
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	c := s.Dataplane.Calico
 	assert.False(t, c.BPF)
@@ -178,7 +179,7 @@ func ciliumConfig(ns, kpr string) *corev1.ConfigMap {
 func TestDiscoverReadsCiliumConfigInTheAgentsNamespace(t *testing.T) {
 	// A stale cilium-config in kube-system is not the agent's.
 	cs, dc := cluster(t, add(daemonSet("cilium", "cilium"), ciliumConfig("cilium", "true"), ciliumConfig("kube-system", "false")))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	c := s.Dataplane.Cilium
 	require.NotNil(t, c)
@@ -211,7 +212,7 @@ func TestDiscoverSaysCiliumConfigIsUnreadNamingTheGrant(t *testing.T) {
 				}
 				return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", nil)
 			})
-			s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+			s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 			require.NoError(t, err)
 			if !tc.cilium {
 				assert.Nil(t, s.Dataplane.Cilium, "no agent (the DaemonSets were read) and no ConfigMap read: no Cilium")
@@ -242,7 +243,7 @@ func TestDiscoverSaysCiliumConfigIsUnreadWhenTheDaemonSetsAreUnseen(t *testing.T
 		}
 		return false, nil, nil
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Nil(t, s.Dataplane.Cilium)
 	require.Len(t, s.Dataplane.Unread, 2, "the DaemonSets, then cilium-config: %q", s.Dataplane.Unread)
@@ -259,7 +260,7 @@ func daemonSet(ns, name string) *appsv1.DaemonSet {
 // (kube-proxy's) come back from the cilium-config list, and must not pass for Cilium's.
 func TestDiscoverTakesNoOtherConfigMapForCiliumConfig(t *testing.T) {
 	cs, dc := cluster(t)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.NotEmpty(t, s.KubeProxyConfig, "the fixture has kube-system/kube-proxy")
 	assert.Nil(t, s.Dataplane.Cilium, "no cilium DaemonSet and no cilium-config")

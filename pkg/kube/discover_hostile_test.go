@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // A tenant's objects built to make discovery work: 300 Middlewares whose chains name 200 others
@@ -47,12 +48,12 @@ func TestDiscoverStaysWithinItsDeadlineOnHostileMiddlewareChains(t *testing.T) {
 	cs, dc := cluster(t, add(objs...))
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	s, err := kube.Discover(ctx, cs, dc, kube.Selection{})
+	s, err := kube.Discover(ctx, clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err, "discovery ends within its deadline on the hostile set")
 	assert.GreaterOrEqual(t, len(s.Routes), 500)
 
 	done, cancelNow := context.WithCancel(t.Context())
 	cancelNow()
-	_, err = kube.Discover(done, cs, dc, kube.Selection{})
+	_, err = kube.Discover(done, clientgo.Wrap(cs), dc, kube.Selection{})
 	assert.Error(t, err, "an ended context is an error, not a silent overrun")
 }

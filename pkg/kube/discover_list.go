@@ -17,7 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // pageSize bounds each LIST response; maxPages bounds a server that keeps handing out
@@ -60,7 +61,7 @@ func pagesOf[L interface{ GetContinue() string }, T any](list func(context.Conte
 
 // listServices keeps, page by page, only the Services keep accepts: memory then stays flat
 // however many Services the cluster has.
-func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep func(*corev1.Service) bool) ([]corev1.Service, error) {
+func listServices(ctx context.Context, c client.Interface, ns string, keep func(*corev1.Service) bool) ([]corev1.Service, error) {
 	return listAll(ctx, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
 		l, err := c.CoreV1().Services(ns).List(ctx, o)
 		if err != nil {
@@ -76,19 +77,19 @@ func listServices(ctx context.Context, c kubernetes.Interface, ns string, keep f
 	})
 }
 
-func listNodes(ctx context.Context, c kubernetes.Interface) ([]corev1.Node, error) {
+func listNodes(ctx context.Context, c client.Interface) ([]corev1.Node, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.CoreV1().Nodes().List, func(l *corev1.NodeList) []corev1.Node { return l.Items }))
 }
 
-func listNamespaces(ctx context.Context, c kubernetes.Interface) ([]corev1.Namespace, error) {
+func listNamespaces(ctx context.Context, c client.Interface) ([]corev1.Namespace, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.CoreV1().Namespaces().List, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items }))
 }
 
-func listPods(ctx context.Context, c kubernetes.Interface, ns, selector string) ([]corev1.Pod, error) {
+func listPods(ctx context.Context, c client.Interface, ns, selector string) ([]corev1.Pod, error) {
 	return listAll(ctx, metav1.ListOptions{LabelSelector: selector}, pagesOf(c.CoreV1().Pods(ns).List, func(l *corev1.PodList) []corev1.Pod { return l.Items }))
 }
 
-func listConfigMaps(ctx context.Context, c kubernetes.Interface, ns, fieldSelector string) ([]corev1.ConfigMap, error) {
+func listConfigMaps(ctx context.Context, c client.Interface, ns, fieldSelector string) ([]corev1.ConfigMap, error) {
 	return listAll(ctx, metav1.ListOptions{FieldSelector: fieldSelector}, pagesOf(c.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }))
 }
 
@@ -96,45 +97,45 @@ func listConfigMaps(ctx context.Context, c kubernetes.Interface, ns, fieldSelect
 // built from its typed parts (a name read from the cluster cannot add a term), and only the
 // ConfigMap of that name is kept: the API server returns no other, but a client that ignores
 // field selectors (client-go's fake tracker) must not make another ConfigMap pass for it.
-func listConfigMapNamed(ctx context.Context, c kubernetes.Interface, ns, name string) ([]corev1.ConfigMap, error) {
+func listConfigMapNamed(ctx context.Context, c client.Interface, ns, name string) ([]corev1.ConfigMap, error) {
 	got, err := listConfigMaps(ctx, c, ns, fields.OneTermEqualSelector("metadata.name", name).String())
 	return slices.DeleteFunc(got, func(cm corev1.ConfigMap) bool { return cm.Name != name }), err
 }
 
-func listDeployments(ctx context.Context, c kubernetes.Interface, ns string) ([]appsv1.Deployment, error) {
+func listDeployments(ctx context.Context, c client.Interface, ns string) ([]appsv1.Deployment, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AppsV1().Deployments(ns).List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }))
 }
 
-func listEndpointSlices(ctx context.Context, c kubernetes.Interface, ns, service string) ([]discoveryv1.EndpointSlice, error) {
+func listEndpointSlices(ctx context.Context, c client.Interface, ns, service string) ([]discoveryv1.EndpointSlice, error) {
 	sel := discoveryv1.LabelServiceName + "=" + service
 	return listAll(ctx, metav1.ListOptions{LabelSelector: sel}, pagesOf(c.DiscoveryV1().EndpointSlices(ns).List, func(l *discoveryv1.EndpointSliceList) []discoveryv1.EndpointSlice { return l.Items }))
 }
 
-func listPDBs(ctx context.Context, c kubernetes.Interface, ns string) ([]policyv1.PodDisruptionBudget, error) {
+func listPDBs(ctx context.Context, c client.Interface, ns string) ([]policyv1.PodDisruptionBudget, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.PolicyV1().PodDisruptionBudgets(ns).List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }))
 }
 
-func listIngresses(ctx context.Context, c kubernetes.Interface, ns string) ([]networkingv1.Ingress, error) {
+func listIngresses(ctx context.Context, c client.Interface, ns string) ([]networkingv1.Ingress, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().Ingresses(ns).List, func(l *networkingv1.IngressList) []networkingv1.Ingress { return l.Items }))
 }
 
-func listIngressClasses(ctx context.Context, c kubernetes.Interface) ([]networkingv1.IngressClass, error) {
+func listIngressClasses(ctx context.Context, c client.Interface) ([]networkingv1.IngressClass, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.NetworkingV1().IngressClasses().List, func(l *networkingv1.IngressClassList) []networkingv1.IngressClass { return l.Items }))
 }
 
-func listWebhooks(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+func listWebhooks(ctx context.Context, c client.Interface) ([]admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingWebhookConfigurations().List, func(l *admissionregistrationv1.ValidatingWebhookConfigurationList) []admissionregistrationv1.ValidatingWebhookConfiguration {
 		return l.Items
 	}))
 }
 
-func listAdmissionPolicies(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicy, error) {
+func listAdmissionPolicies(ctx context.Context, c client.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicy, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingAdmissionPolicies().List, func(l *admissionregistrationv1.ValidatingAdmissionPolicyList) []admissionregistrationv1.ValidatingAdmissionPolicy {
 		return l.Items
 	}))
 }
 
-func listAdmissionPolicyBindings(ctx context.Context, c kubernetes.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
+func listAdmissionPolicyBindings(ctx context.Context, c client.Interface) ([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
 	return listAll(ctx, metav1.ListOptions{}, pagesOf(c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List, func(l *admissionregistrationv1.ValidatingAdmissionPolicyBindingList) []admissionregistrationv1.ValidatingAdmissionPolicyBinding {
 		return l.Items
 	}))

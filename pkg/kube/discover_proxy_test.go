@@ -15,6 +15,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
@@ -36,7 +37,7 @@ func TestDiscoverReadsIngressNginxAndItsConfigMap(t *testing.T) {
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
 	fixture.ReactAccess(cs, func(authorizationv1.ResourceAttributes) bool { return true })
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{AllNamespaces: true})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 	require.NoError(t, err)
 	assert.Equal(t, proxyroute.ImplIngressNginx, s.Implementation.Name)
 	assert.Equal(t, "v1.15.1", s.Implementation.Version)
@@ -55,7 +56,7 @@ func TestDiscoverReadsIngressNginxAndItsConfigMap(t *testing.T) {
 			}
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("RBAC: access denied"))
 		})
-		s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{AllNamespaces: true})
+		s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{AllNamespaces: true})
 		require.NoError(t, err)
 		assert.Error(t, s.Unread(kube.ReadKey("", "configmaps", "ingress-nginx")))
 		wiki := route(s, "wiki", "wiki")

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 var ourAddresses = []string{"10.0.10.11", "10.0.10.12", "10.0.10.13"}
@@ -23,7 +24,7 @@ func TestDiscoverAUDPCompanionOn443IsNotASecondProxy(t *testing.T) {
 			Ports: []corev1.ServicePort{{Name: "websecure-http3", Port: 443, Protocol: corev1.ProtocolUDP}}},
 	}
 	cs, dc := cluster(t, add(udp))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "traefik", s.ProxyService.Name)
 }
@@ -46,7 +47,7 @@ func TestDiscoverTheProxyAmongServicesClaimingOurAddressOn443(t *testing.T) {
 	nginx := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "nginx-1", Labels: map[string]string{"app": "nginx"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "docker.io/library/nginx:1.27"}}}}
 	cs, dc := cluster(t, add(intercept, lookalike, nginx))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "traefik/traefik", s.ProxyService.Namespace+"/"+s.ProxyService.Name)
 	assert.Equal(t, "lan-dns/lan-dns", s.DNSService.Namespace+"/"+s.DNSService.Name)
@@ -67,7 +68,7 @@ func TestDiscoverTakesALoadBalancerServiceWhenNoServiceHasExternalIPs(t *testing
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.168.1.240"}}
 	}
 	cs, dc := cluster(t, service("traefik", "traefik", lb))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	r := s.ProxyReachable()
 	assert.Equal(t, kube.FormLoadBalancer, r.Form)
@@ -78,14 +79,14 @@ func TestDiscoverTakesALoadBalancerServiceWhenNoServiceHasExternalIPs(t *testing
 func TestDiscoverSaysWhenNeitherNamedServiceCarriesExternalIPs(t *testing.T) {
 	noIPs := func(svc *corev1.Service) { svc.Spec.ExternalIPs = nil }
 	cs, dc := cluster(t, service("traefik", "traefik", noIPs), service("lan-dns", "lan-dns", noIPs))
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns/lan-dns"})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns/lan-dns"})
 	u := usageError(t, err)
 	assert.Contains(t, u.Message, "neither Service traefik/traefik nor Service lan-dns/lan-dns carries spec.externalIPs")
 	assert.Contains(t, u.Fix, "spec.externalIPs")
 
 	// One of them is enough for the checks: LA101 then names what the other lacks.
 	cs, dc = cluster(t, service("lan-dns", "lan-dns", noIPs))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{DNSService: "lan-dns/lan-dns"})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{DNSService: "lan-dns/lan-dns"})
 	require.NoError(t, err)
 	assert.Empty(t, s.DNSService.Spec.ExternalIPs)
 }
@@ -98,7 +99,7 @@ func TestDiscoverSettlesTheDNSServiceByTheProxyAddresses(t *testing.T) {
 			Ports: []corev1.ServicePort{{Port: 53, Protocol: corev1.ProtocolUDP}, {Port: 53, Protocol: corev1.ProtocolTCP}}},
 	}
 	cs, dc := cluster(t, add(kubeDNS))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "lan-dns/lan-dns", s.DNSService.Namespace+"/"+s.DNSService.Name)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/zone"
 )
 
@@ -72,7 +73,7 @@ func usageError(t *testing.T, err error) *kube.UsageError {
 
 func TestDiscoverFindsEveryPartOfTheHealthySetup(t *testing.T) {
 	cs, dc := cluster(t)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 
 	assert.Equal(t, "traefik/traefik", s.ProxyService.Namespace+"/"+s.ProxyService.Name)
@@ -125,7 +126,7 @@ func TestDiscoverMakesTheSameListCallsWhateverTheClusterSize(t *testing.T) {
 			)
 		}
 		cs, dc := cluster(t, add(objs...))
-		_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+		_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 		require.NoError(t, err)
 		var other []string
 		n := 0
@@ -161,7 +162,7 @@ func TestDiscoverPagesThroughLongLists(t *testing.T) {
 		}
 		return true, &corev1.NodeList{Items: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "page-2"}}}}, nil
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"", "next"}, continues)
 	require.Len(t, s.Nodes, 2)
@@ -174,7 +175,7 @@ func TestDiscoverRespectsNamedObjects(t *testing.T) {
 		Spec:       corev1.ServiceSpec{ExternalIPs: []string{"10.0.10.21"}, Ports: []corev1.ServicePort{{Port: 443}}},
 	}
 	cs, dc := cluster(t, add(other))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns", Namespace: "lan-dns", ConfigMap: "lan-dns", Zone: zone.MustParse("Apps.Example.com")})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns", Namespace: "lan-dns", ConfigMap: "lan-dns", Zone: zone.MustParse("Apps.Example.com")})
 	require.NoError(t, err)
 	assert.Equal(t, "traefik", s.ProxyService.Name)
 	assert.Equal(t, "lan-dns", s.DNSService.Name)
@@ -195,7 +196,7 @@ func TestDiscoverNamedObjectsThatDoNotExistAreUsageErrorsNamingTheFlag(t *testin
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs, dc := cluster(t)
-			_, err := kube.Discover(context.Background(), cs, dc, tt.sel)
+			_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, tt.sel)
 			u := usageError(t, err)
 			assert.Contains(t, u.Message, tt.msg)
 			assert.Contains(t, u.Fix, tt.fix)
@@ -215,7 +216,7 @@ func TestDiscoverSeveralOrNoCandidatesListsThemAndNamesTheFlag(t *testing.T) {
 		},
 	}
 	cs, dc := cluster(t, add(second))
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	u := usageError(t, err)
 	assert.Contains(t, u.Message, "2 Services with externalIPs expose 443/TCP")
 	assert.Contains(t, u.Message, "none of them is the only one that exposes 80/TCP and 443/TCP on the addresses of Service lan-dns/lan-dns and selects pods running a traefik image")
@@ -226,13 +227,13 @@ func TestDiscoverSeveralOrNoCandidatesListsThemAndNamesTheFlag(t *testing.T) {
 	assert.Contains(t, u.Fix, "--proxy-service")
 
 	cs, dc = cluster(t, service("lan-dns", "lan-dns", func(s *corev1.Service) { s.Spec.ExternalIPs = nil }))
-	_, err = kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	_, err = kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	u = usageError(t, err)
 	assert.Contains(t, u.Message, "no Service with externalIPs exposes 53/UDP or 53/TCP")
 	assert.Contains(t, u.Fix, "--dns-service")
 
 	cs, dc = cluster(t)
-	_, err = kube.Discover(context.Background(), cs, dc, kube.Selection{Namespace: "monitoring"})
+	_, err = kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{Namespace: "monitoring"})
 	u = usageError(t, err)
 	assert.Contains(t, u.Message, "in namespace monitoring")
 	assert.Contains(t, u.Fix, "--all-namespaces")
@@ -247,12 +248,12 @@ func TestDiscoverSeveralTemplateZonesAskForTheZoneFlag(t *testing.T) {
 		}
 		return objs
 	})
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	u := usageError(t, err)
 	assert.ElementsMatch(t, []string{"apps.example.com.", "other.example.com."}, u.Candidates)
 	assert.Contains(t, u.Fix, "--zone")
 
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{Zone: zone.MustParse("other.example.com")})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{Zone: zone.MustParse("other.example.com")})
 	require.NoError(t, err)
 	assert.Equal(t, "other.example.com.", s.Zone.FQDN())
 }
@@ -264,7 +265,7 @@ func TestDiscoverSeesASubPathMountAndTheConfFile(t *testing.T) {
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/coredns/Corefile.lan", SubPath: "lan"}}
 		d.Spec.Template.Spec.Volumes[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "Corefile", Path: "lan"}}
 	}))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	require.Len(t, s.CorefileMounts, 1)
 	assert.Equal(t, "lan", s.CorefileMounts[0].SubPath)
@@ -280,7 +281,7 @@ func TestDiscoverAnUnparsableCorefileIsKeptForLA104NotAnError(t *testing.T) {
 		}
 		return objs
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	require.Error(t, s.CorefileErr)
 	assert.Contains(t, s.CorefileErr.Error(), "line 2")
@@ -297,7 +298,7 @@ func TestDiscoverRecordsForbiddenReadsAndCarriesOn(t *testing.T) {
 	cs.PrependReactor("list", "ingresses", forbid("ingresses"))
 	cs.PrependReactor("list", "nodes", forbid("nodes"))
 	dc.PrependReactor("list", "middlewares", forbid("middlewares"))
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Error(t, s.Unread("ingresses.networking.k8s.io"))
 	assert.Error(t, s.Unread("nodes"))
@@ -314,11 +315,11 @@ func TestDiscoverFallsBackToTheNamespaceWhenServicesCannotBeListedClusterWide(t 
 		}
 		return false, nil, nil
 	})
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	u := usageError(t, err)
 	assert.Contains(t, u.Fix, "-n NAMESPACE")
 
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns/lan-dns"})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns/lan-dns"})
 	require.NoError(t, err)
 	assert.Len(t, s.Services, 2, "only the named namespaces were listed")
 	assert.Error(t, s.Unread("services"))
@@ -328,7 +329,7 @@ func TestDiscoverAnUnreachableAPIIsAPlainError(t *testing.T) {
 	cs, dc := cluster(t)
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	cs.PrependReactor("*", "*", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, refused })
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.Error(t, err)
 	assert.False(t, kube.IsUsage(err))
 	assert.ErrorIs(t, err, refused)
@@ -337,7 +338,7 @@ func TestDiscoverAnUnreachableAPIIsAPlainError(t *testing.T) {
 
 func TestDiscoverWithoutADynamicClientSkipsCustomResources(t *testing.T) {
 	cs, _ := cluster(t)
-	s, err := kube.Discover(context.Background(), cs, nil, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), nil, kube.Selection{})
 	require.NoError(t, err)
 	assert.Empty(t, s.IngressRoutes)
 	assert.Empty(t, s.Middlewares)
@@ -362,7 +363,7 @@ func TestDiscoverWithoutDNSPodsFallsBackToTheOnlyCorefileConfigMap(t *testing.T)
 		}
 		return out
 	})
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Nil(t, s.DNSWorkload)
 	require.NotNil(t, s.ConfigMap)

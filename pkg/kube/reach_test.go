@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // noExternalIPs removes the externalIPs of both Services of the healthy fixture.
@@ -44,7 +45,7 @@ func TestDiscoverFindsTheHostPortForm(t *testing.T) {
 		hostPorts("traefik", map[int32][]corev1.Protocol{80: {tcp}, 443: {tcp}}),
 		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {udp}}))
 	cs, dc := cluster(t, m...)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "traefik/traefik", s.ProxyService.Namespace+"/"+s.ProxyService.Name)
 	assert.Equal(t, "lan-dns/lan-dns", s.DNSService.Namespace+"/"+s.DNSService.Name)
@@ -68,7 +69,7 @@ func TestHostPortFormCountsOnlyReadyPodsWithThePrimaryPort(t *testing.T) {
 	m := append(noExternalIPs(), hostPorts("traefik", map[int32][]corev1.Protocol{443: {tcp}}), notReady,
 		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {corev1.ProtocolUDP, tcp}}))
 	cs, dc := cluster(t, m...)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p := s.ProxyReachable()
 	assert.Equal(t, []string{"10.0.10.11"}, p.Raw())
@@ -112,7 +113,7 @@ func TestDiscoverRecognisesTheLoadBalancerImplementations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, dc := cluster(t, tc.m, add(tc.extra...))
-			s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+			s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 			require.NoError(t, err)
 			p := s.ProxyReachable()
 			assert.Equal(t, kube.FormLoadBalancer, p.Form)
@@ -130,7 +131,7 @@ func TestHostPortFormWithoutThePrimaryPortIsStillFound(t *testing.T) {
 	m := append(noExternalIPs(), hostPorts("traefik", map[int32][]corev1.Protocol{80: {corev1.ProtocolTCP}}),
 		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {corev1.ProtocolUDP, corev1.ProtocolTCP}}))
 	cs, dc := cluster(t, m...)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p := s.ProxyReachable()
 	assert.Equal(t, kube.FormHostPort, p.Form)
@@ -152,7 +153,7 @@ func TestHostPortFormOnANodeNotReadTakesThePodsHostIPs(t *testing.T) {
 	m := append(noExternalIPs(), hostPorts("traefik", map[int32][]corev1.Protocol{443: {tcp}}), elsewhere, bare,
 		hostPorts("lan-dns", map[int32][]corev1.Protocol{53: {corev1.ProtocolUDP, tcp}}))
 	cs, dc := cluster(t, m...)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p := s.ProxyReachable()
 	assert.Equal(t, kube.FormHostPort, p.Form)

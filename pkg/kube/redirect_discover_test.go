@@ -9,6 +9,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/proxyroute"
 )
 
@@ -45,7 +46,7 @@ func TestDiscoverDerivesTheRedirectTargetsOfTheProbeHost(t *testing.T) {
 			require.NoError(t, err)
 			cs, dc, err := fixture.Clients(objs)
 			require.NoError(t, err)
-			s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+			s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 			require.NoError(t, err)
 			require.Equal(t, "grafana.apps.example.com", s.ProbeHost.Name)
 			rt := s.ProbeHost.Redirect

@@ -16,6 +16,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 // refuseOutside makes both fake clients answer like an identity that holds Roles only in
@@ -42,7 +43,7 @@ func refuseOutside(cs *fake.Clientset, dc *dynamicfake.FakeDynamicClient, namesp
 func TestDiscoverWithANamespaceStaysInIt(t *testing.T) {
 	cs, dc := cluster(t)
 	refused := refuseOutside(cs, dc, "traefik", "lan-dns")
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{Namespace: "traefik", DNSService: "lan-dns/lan-dns"})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{Namespace: "traefik", DNSService: "lan-dns/lan-dns"})
 	require.NoError(t, err)
 	assert.Empty(t, *refused, "no read left the namespaces given")
 	assert.Equal(t, []string{"lan-dns", "traefik"}, s.Scope)
@@ -69,12 +70,12 @@ func TestDiscoverWithBothServicesNamedStaysInTheirNamespaces(t *testing.T) {
 	cs, dc := cluster(t)
 	refused := refuseOutside(cs, dc, "traefik", "lan-dns")
 	sel := kube.Selection{ProxyService: "traefik/traefik", DNSService: "lan-dns/lan-dns"}
-	_, err := kube.Discover(context.Background(), cs, dc, sel)
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, sel)
 	require.NoError(t, err)
 	assert.Empty(t, *refused)
 
 	sel.AllNamespaces = true
-	s, err := kube.Discover(context.Background(), cs, dc, sel)
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, sel)
 	require.NoError(t, err)
 	assert.Contains(t, *refused, "services. in ", "-A lists Services cluster-wide first")
 	assert.True(t, apierrors.IsForbidden(s.Unread("services")))
@@ -87,7 +88,7 @@ func TestDiscoverWithBothServicesNamedStaysInTheirNamespaces(t *testing.T) {
 func TestDiscoverFallsBackToTheKubeconfigNamespace(t *testing.T) {
 	cs, dc := cluster(t)
 	refused := refuseOutside(cs, dc, "traefik")
-	_, err := kube.Discover(context.Background(), cs, dc, kube.Selection{KubeconfigNamespace: "traefik"})
+	_, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{KubeconfigNamespace: "traefik"})
 	u := usageError(t, err)
 	assert.Contains(t, u.Message, "in namespace traefik", "the DNS Service is looked for in the kubeconfig's namespace")
 	assert.Equal(t, []string{"services. in "}, *refused, "only the first, cluster-wide Service list was tried")

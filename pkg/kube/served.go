@@ -2,17 +2,15 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // ServedOnly wraps dyn so that reading a custom resource of an API group/version the API
@@ -30,28 +28,14 @@ func ServedOnly(groups func() (*metav1.APIGroupList, error), dyn dynamic.Interfa
 }
 
 // APIGroups asks the API server which groups and versions it serves: one GET /apis as JSON
-// (the core group, /api, is always served), without the aggregated discovery document that
-// ServerGroups would fetch and decode with every resource of every group; through
-// ServerGroups when disc has no REST client (a fake).
-func APIGroups(disc discovery.DiscoveryInterface) func() (*metav1.APIGroupList, error) {
+// (client.DiscoveryInterface's ServerGroups; the core group, /api, is always served), without
+// the aggregated discovery document client-go's discovery would fetch and decode with every
+// resource of every group.
+func APIGroups(disc client.DiscoveryInterface) func() (*metav1.APIGroupList, error) {
 	if disc == nil {
 		return nil
 	}
-	return func() (*metav1.APIGroupList, error) {
-		rc := disc.RESTClient()
-		if rc == nil || reflect.ValueOf(rc).IsNil() {
-			return disc.ServerGroups()
-		}
-		raw, err := rc.Get().AbsPath("/apis").SetHeader("Accept", "application/json").Do(context.Background()).Raw()
-		if err != nil {
-			return nil, err
-		}
-		var l metav1.APIGroupList
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, fmt.Errorf("GET /apis: %w", err)
-		}
-		return &l, nil
-	}
+	return disc.ServerGroups
 }
 
 type servedOnly struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 const healthy = "../../testdata/fixtures/healthy"
@@ -184,7 +185,7 @@ func discover(t *testing.T, overlay string, sel kube.Selection) *kube.Setup {
 	}
 	cs, dc, err := fixture.Clients(objs)
 	require.NoError(t, err)
-	s, err := kube.Discover(context.Background(), cs, dc, sel)
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, sel)
 	require.NoError(t, err)
 	return s
 }

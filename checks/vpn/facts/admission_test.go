@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -66,7 +67,7 @@ func vpnPodMemos() *podMemos {
 
 func TestProveFixesAsksTheAPIServerWithADryRunOfEachVariant(t *testing.T) {
 	psa := &psaBaseline{allowed: true}
-	g := New(Seams{Client: psa.clientset()}, Options{ProveFixes: true})
+	g := New(Seams{Client: clientgo.Wrap(psa.clientset())}, Options{ProveFixes: true})
 	adm, notProven := g.proveFixes(t.Context(), vpnPodMemos())
 	require.Empty(t, notProven)
 	require.Len(t, psa.sent, 2)
@@ -85,14 +86,14 @@ func TestProveFixesAsksTheAPIServerWithADryRunOfEachVariant(t *testing.T) {
 
 func TestProveFixesWithoutTheGrantSaysWhatIsNotProven(t *testing.T) {
 	psa := &psaBaseline{allowed: false}
-	g := New(Seams{Client: psa.clientset()}, Options{ProveFixes: true})
+	g := New(Seams{Client: clientgo.Wrap(psa.clientset())}, Options{ProveFixes: true})
 	adm, notProven := g.proveFixes(t.Context(), vpnPodMemos())
 	assert.Empty(t, adm)
 	assert.Empty(t, psa.sent, "no pod is sent without the grant")
 	assert.Contains(t, notProven, "may not create pods in vpn")
 	assert.Contains(t, notProven, "rbac-vpn-dryrun")
 
-	g = New(Seams{Client: psa.clientset()}, Options{})
+	g = New(Seams{Client: clientgo.Wrap(psa.clientset())}, Options{})
 	_, notProven = g.proveFixes(t.Context(), vpnPodMemos())
 	assert.Contains(t, notProven, "--prove-fixes")
 	assert.Empty(t, psa.sent)

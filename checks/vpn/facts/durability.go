@@ -10,8 +10,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // podSecurityEnforce is the namespace label that sets the enforced Pod Security level.
@@ -83,7 +84,7 @@ func (g *Gatherer) kubeletAllowlist(ctx context.Context, node string) ([]string,
 }
 
 // RESTConfigz reads /api/v1/nodes/N/proxy/configz through the clientset's REST client.
-func RESTConfigz(client kubernetes.Interface) func(ctx context.Context, node string) ([]byte, error) {
+func RESTConfigz(client client.Interface) func(ctx context.Context, node string) ([]byte, error) {
 	return func(ctx context.Context, node string) ([]byte, error) {
 		if client == nil {
 			return nil, errors.New("no API client")

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 )
 
 func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
@@ -31,7 +33,7 @@ func TestTheKubeletConfigurationIsReadThroughTheNodeProxy(t *testing.T) {
 	defer srv.Close()
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
 	require.NoError(t, err)
-	tr := New(Seams{Client: cs}, Options{})
+	tr := New(Seams{Client: clientgo.Wrap(cs)}, Options{})
 	list, err := tr.kubeletAllowlist(t.Context(), "node-1")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"net.ipv4.ip_forward"}, list)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -52,7 +53,7 @@ func TestExecTimeoutBoundsEveryCommandInAPod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := &deadlineExec{}
-			g := New(Seams{Client: fake.NewClientset(pod), Exec: ex}, Options{ExecTimeout: tc.opt})
+			g := New(Seams{Client: clientgo.Wrap(fake.NewClientset(pod)), Exec: ex}, Options{ExecTimeout: tc.opt})
 			_, err := g.Gather(t.Context(), NeedForwarding)
 			require.NoError(t, err)
 			require.NotEmpty(t, ex.given, "a command ran in the pod")

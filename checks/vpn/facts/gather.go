@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -22,7 +22,7 @@ const defaultExecTimeout = 15 * time.Second
 
 // Seams are how the gatherer reads the world; tests replace them.
 type Seams struct {
-	Client kubernetes.Interface
+	Client client.Interface
 	// Dynamic reads custom resources (Calico's Installation); nil: they are not read.
 	Dynamic dynamic.Interface
 	Exec    podexec.Executor

@@ -16,12 +16,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // PodRef names a pod.
@@ -121,14 +121,18 @@ type RemoteExecutor struct {
 	MaxOutput int
 }
 
-// NewRemoteExecutor builds the executor from the same rest.Config as the clientset (the core
-// group's client only: the whole clientset would link every API group's client).
+// NewRemoteExecutor builds the executor from the same rest.Config as the clientset: the core
+// group's REST client, as client-go's typed core/v1 NewForConfig builds it.
 func NewRemoteExecutor(config *rest.Config) (*RemoteExecutor, error) {
-	core, err := typedcorev1.NewForConfig(config)
+	hc, err := rest.HTTPClientFor(config)
 	if err != nil {
 		return nil, fmt.Errorf("exec client: %w", err)
 	}
-	return &RemoteExecutor{config: config, rest: core.RESTClient(), DefaultLimit: 2 * time.Minute, MaxOutput: DefaultMaxOutput}, nil
+	core, err := client.GroupRESTClient(config, hc, corev1.SchemeGroupVersion)
+	if err != nil {
+		return nil, fmt.Errorf("exec client: %w", err)
+	}
+	return &RemoteExecutor{config: config, rest: core, DefaultLimit: 2 * time.Minute, MaxOutput: DefaultMaxOutput}, nil
 }
 
 // Exec runs cmd in the container, guarded so it cannot outlive the context.
@@ -144,7 +148,7 @@ func (e *RemoteExecutor) Exec(ctx context.Context, ref PodRef, container string,
 			Stdin:     stdin != nil,
 			Stdout:    true,
 			Stderr:    true,
-		}, scheme.ParameterCodec)
+		}, client.ParameterCodec())
 	u := req.URL()
 	spdyExec, err := remotecommand.NewSPDYExecutor(e.config, "POST", u)
 	if err != nil {

@@ -14,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // CleanupPolicy says which of our labelled pods `kubectl lanaccess cleanup` deletes. A helper
@@ -65,7 +66,7 @@ type CleanupResult struct {
 // that the policy selects: those of finished runs (the pod ended, is being deleted, or is past
 // its activeDeadlineSeconds, which a node that is down never enforces), those of the runs
 // named, or all with All. The others are kept and listed with the reason.
-func Cleanup(ctx context.Context, client kubernetes.Interface, p CleanupPolicy) (CleanupResult, error) {
+func Cleanup(ctx context.Context, client client.Interface, p CleanupPolicy) (CleanupResult, error) {
 	if err := p.Validate(); err != nil {
 		return CleanupResult{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -46,7 +47,7 @@ func TestCleanupDeletesFinishedRunsAndKeepsRunningOnes(t *testing.T) {
 		helperAged(ns, "stuck", "lanaccess-stuck-1-node-1", time.Hour, corev1.PodPending),
 		hostNetPod(ns, "not-ours", "node-1", false),
 	)
-	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), clientgo.Wrap(cs), podexec.CleanupPolicy{Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-done-1-node-1", ns + "/lanaccess-stale-1-node-1", ns + "/lanaccess-stuck-1-node-1"}, names(res.Deleted))
 	assert.Equal(t, []string{ns + "/lanaccess-live-1-node-1"}, names(res.Kept))
@@ -66,12 +67,12 @@ func TestCleanupDeletesTheRunsNamedEvenWhileTheyRun(t *testing.T) {
 		helperAged(ns, "mine", "lanaccess-mine-1-node-1", time.Minute, corev1.PodRunning),
 		helperAged(ns, "theirs", "lanaccess-theirs-1-node-1", time.Minute, corev1.PodRunning),
 	)
-	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{RunIDs: []string{"mine"}, Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), clientgo.Wrap(cs), podexec.CleanupPolicy{RunIDs: []string{"mine"}, Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-mine-1-node-1"}, names(res.Deleted))
 	assert.Empty(t, res.Kept, "the other run is not even listed")
 
-	res, err = podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{All: true, Now: func() time.Time { return cleanupNow }})
+	res, err = podexec.Cleanup(context.Background(), clientgo.Wrap(cs), podexec.CleanupPolicy{All: true, Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/lanaccess-theirs-1-node-1"}, names(res.Deleted))
 }
@@ -81,14 +82,14 @@ func TestCleanupLooksInOneNamespaceWhenGiven(t *testing.T) {
 		helperAged("a", "r1", "lanaccess-r1-1-node-1", time.Hour, corev1.PodRunning),
 		helperAged("b", "r2", "lanaccess-r2-1-node-1", time.Hour, corev1.PodRunning),
 	)
-	res, err := podexec.Cleanup(context.Background(), cs, podexec.CleanupPolicy{Namespace: "a", Now: func() time.Time { return cleanupNow }})
+	res, err := podexec.Cleanup(context.Background(), clientgo.Wrap(cs), podexec.CleanupPolicy{Namespace: "a", Now: func() time.Time { return cleanupNow }})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a/lanaccess-r1-1-node-1"}, names(res.Deleted))
 }
 
 func TestCleanupRefusesRunIDsThatAreNoLabelValue(t *testing.T) {
 	for _, id := range []string{"", "a,b", "x)||(y", "run id"} {
-		_, err := podexec.Cleanup(context.Background(), fake.NewClientset(), podexec.CleanupPolicy{RunIDs: []string{id}})
+		_, err := podexec.Cleanup(context.Background(), clientgo.Wrap(fake.NewClientset()), podexec.CleanupPolicy{RunIDs: []string{id}})
 		assert.Error(t, err, "%q", id)
 	}
 }

@@ -19,9 +19,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/kubeobj"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 )
@@ -167,7 +167,7 @@ func (e *HelperError) NotPermitted() bool {
 // NodeShells gives a shell in the network namespace of a node: a pod of a trusted system
 // DaemonSet there when exec into it works, otherwise a short-lived helper pod.
 type NodeShells struct {
-	client kubernetes.Interface
+	client client.Interface
 	exec   Executor
 	cfg    HelperConfig
 	seq    atomic.Int64
@@ -200,7 +200,7 @@ func (s *NodeShells) policyOnce(ctx context.Context, node string) error {
 }
 
 // NewNodeShells prepares helper pods for one run; nothing is created until Open.
-func NewNodeShells(client kubernetes.Interface, exec Executor, cfg HelperConfig) *NodeShells {
+func NewNodeShells(client client.Interface, exec Executor, cfg HelperConfig) *NodeShells {
 	return &NodeShells{client: client, exec: exec, cfg: cfg.withDefaults(), created: map[string]bool{}, trust: NewReaderTrust(client)}
 }
 

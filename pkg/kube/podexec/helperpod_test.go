@@ -20,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -82,7 +83,7 @@ func TestAPodOfATrustedSystemDaemonSetIsUsedAndNothingIsCreated(t *testing.T) {
 		controlledBy(hostNetPod("kube-system", "kube-proxy-b", "node-1", true), proxy),
 	)
 	ex := (&kubetest.FakeExecutor{}).On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "  sl  local_address\n"})
-	shells := podexec.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
 	assert.Equal(t, podexec.PodRef{Namespace: "kube-system", Name: "cilium-x"}, sh.Pod, "the one sharing the host PID namespace first")
@@ -111,7 +112,7 @@ func TestATenantsHostNetworkPodIsNeverReadEvenWhenItLooksLikeKubeProxy(t *testin
 	)
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
-	shells := podexec.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper, "read through %s", sh.Via())
@@ -128,7 +129,7 @@ func TestNamingOwnersUsesOnlyReadersInTheHostPIDNamespace(t *testing.T) {
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{Stdout: "  sl  local_address\n"})
 	cfg := fastConfig()
 	cfg.NameOwners = true
-	sh, err := podexec.NewNodeShells(cs, ex, cfg).Open(context.Background(), readyNode("node-1"))
+	sh, err := podexec.NewNodeShells(clientgo.Wrap(cs), ex, cfg).Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper, "kube-proxy does not see the node's processes")
 	assert.True(t, sh.HostPID)
@@ -144,7 +145,7 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 		On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "ok"})
 	cfg := fastConfig()
 	cfg.Image = "registry.local/busybox:1.36.1"
-	shells := podexec.NewNodeShells(cs, ex, cfg)
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, cfg)
 	sh, err := shells.Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err)
 	assert.True(t, sh.Helper)
@@ -170,7 +171,7 @@ func TestWhenExecIntoExistingPodsFailsAHelperPodIsCreatedThenDeleted(t *testing.
 
 func TestANotReadyNodeIsNotPermittedAndCreatesNothing(t *testing.T) {
 	cs := kubetest.ClientsetWithHelperPolicy()
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 	n := readyNode("node-3")
 	n.Status.Conditions[0].Status = corev1.ConditionUnknown
 	_, err := shells.Open(context.Background(), n)
@@ -210,7 +211,7 @@ func TestRejectionsAtCreateNameTheCauseAndTheFlagThatHelps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cs := kubetest.ClientsetWithHelperPolicy()
 			cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, c.err })
-			shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+			shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 			_, err := shells.Open(context.Background(), readyNode("node-1"))
 			var he *podexec.HelperError
 			require.ErrorAs(t, err, &he)
@@ -231,7 +232,7 @@ func TestAnImageThatCannotBePulledEndsTheWaitAtOnceNamingImageAndIsDeleted(t *te
 	})
 	cfg := fastConfig()
 	cfg.StartTimeout = time.Minute
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, cfg)
 	start := time.Now()
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	assert.Less(t, time.Since(start), 5*time.Second)
@@ -248,7 +249,7 @@ func TestAHelperThatNeverStartsTimesOutAndIsDeleted(t *testing.T) {
 	kubeletStarts(cs, func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })
 	cfg := fastConfig()
 	cfg.StartTimeout = 200 * time.Millisecond
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, cfg)
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
@@ -264,7 +265,7 @@ func TestAFailedHelperPodIsReportedWithTheKubeletsReason(t *testing.T) {
 		p.Status.Reason = "OutOfmemory"
 		p.Status.Message = "Node didn't have enough resource: memory"
 	})
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	var he *podexec.HelperError
 	require.ErrorAs(t, err, &he)
@@ -283,7 +284,7 @@ func TestCtrlCWhileWaitingDeletesTheHelper(t *testing.T) {
 	})
 	cfg := fastConfig()
 	cfg.StartTimeout = time.Minute
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, cfg)
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-created; time.Sleep(50 * time.Millisecond); cancel() }()
 	_, err := shells.Open(ctx, readyNode("node-1"))
@@ -299,7 +300,7 @@ func TestACreateWhoseAnswerWasLostIsStillDeleted(t *testing.T) {
 		require.NoError(t, cs.Tracker().Create(a.GetResource(), obj, a.GetNamespace()))
 		return true, nil, context.DeadlineExceeded
 	})
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Empty(t, ourPods(t, cs))
@@ -309,7 +310,7 @@ func TestCloseDeletesWhatThisRunLeftButNotOtherRuns(t *testing.T) {
 	mine := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r1"}, "lanaccess-r1-1-node-1", "node-1")
 	theirs := podexec.HelperPod(podexec.HelperConfig{Namespace: "lanaccess", RunID: "r2"}, "lanaccess-r2-1-node-1", "node-1")
 	cs := kubetest.ClientsetWithHelperPolicy(mine, theirs)
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 	require.NoError(t, shells.Close())
 	left := ourPods(t, cs)
 	require.Len(t, left, 1)
@@ -320,7 +321,7 @@ func TestHelperNamesStayValidForLongNodeNames(t *testing.T) {
 	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := podexec.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig())
 	long := "Worker_" + strings.Repeat("x", 200) + ".eu-west-1.compute.internal"
 	sh, err := shells.Open(context.Background(), readyNode(long))
 	require.NoError(t, err)
@@ -336,6 +337,6 @@ func TestCloseWithoutAHelperDoesNotWarnWhenItCannotList(t *testing.T) {
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("namespace only"))
 	})
-	shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 	assert.NoError(t, shells.Close())
 }

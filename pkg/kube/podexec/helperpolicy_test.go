@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -44,7 +45,7 @@ func TestNoHelperPodWithoutTheHelperNamespacesPolicy(t *testing.T) {
 			if tc.react != nil {
 				tc.react(cs)
 			}
-			shells := podexec.NewNodeShells(cs, &kubetest.FakeExecutor{}, fastConfig())
+			shells := podexec.NewNodeShells(clientgo.Wrap(cs), &kubetest.FakeExecutor{}, fastConfig())
 			_, err := shells.Open(context.Background(), readyNode("node-2"))
 			require.Error(t, err)
 			var he *podexec.HelperError
@@ -58,7 +59,7 @@ func TestNoHelperPodWithoutTheHelperNamespacesPolicy(t *testing.T) {
 	cs := fake.NewClientset(kubetest.HelperPolicy("lanaccess")...)
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "cat /proc/net/tcp", kubetest.Reply{Stdout: "ok"})
-	sh, err := podexec.NewNodeShells(cs, ex, fastConfig()).Open(context.Background(), readyNode("node-2"))
+	sh, err := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig()).Open(context.Background(), readyNode("node-2"))
 	require.NoError(t, err, "the bundle's policy, bound in the helper namespace")
 	require.NoError(t, sh.Close())
 }

@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 )
 
@@ -80,7 +81,7 @@ func TestAFailedDeletionNamesThePodAndTheCleanupCommand(t *testing.T) {
 		return false, nil, nil
 	})
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := podexec.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig())
 	sh, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 
@@ -106,7 +107,7 @@ func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
 	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
 	ex := (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{})
-	shells := podexec.NewNodeShells(cs, ex, fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), ex, fastConfig())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.NoError(t, err)
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -124,7 +125,7 @@ func TestCloseDeletesTheRunsPodsByNameWhenListingFails(t *testing.T) {
 func TestNoHelperIsMadeOnceTheRunIsClosed(t *testing.T) {
 	cs := kubetest.ClientsetWithHelperPolicy()
 	kubeletStarts(cs, running)
-	shells := podexec.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), fastConfig())
+	shells := podexec.NewNodeShells(clientgo.Wrap(cs), (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), fastConfig())
 	require.NoError(t, shells.Close())
 	_, err := shells.Open(context.Background(), readyNode("node-1"))
 	require.Error(t, err)

@@ -10,7 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 )
 
 // NodeReader is a system DaemonSet whose pods may read a node's sockets in place of a helper.
@@ -45,14 +46,14 @@ func TrustedNodeReaders() []NodeReader {
 // ReaderTrust tells the pods that may answer for a node: those of a TrustedNodeReaders
 // DaemonSet, confirmed through the API. One per run; safe for concurrent use.
 type ReaderTrust struct {
-	client kubernetes.Interface
+	client client.Interface
 	mu     sync.Mutex
 	// uids caches the UID of each trusted DaemonSet ("" when it could not be read).
 	uids map[NodeReader]string
 }
 
 // NewReaderTrust reads DaemonSets through client.
-func NewReaderTrust(client kubernetes.Interface) *ReaderTrust {
+func NewReaderTrust(client client.Interface) *ReaderTrust {
 	return &ReaderTrust{client: client, uids: map[NodeReader]string{}}
 }
 

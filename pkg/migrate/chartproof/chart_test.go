@@ -25,6 +25,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/migrate"
 )
 
@@ -81,7 +82,7 @@ func valuesOf(t *testing.T, text string) map[string]any {
 func TestTraefikChartRendersTheHostPortValues(t *testing.T) {
 	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)))
 	require.NoError(t, err)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p, err := migrate.Generate(s, migrate.HostPort)
 	require.NoError(t, err)
@@ -167,7 +168,7 @@ status:
 	}
 	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)+"\n"+nodes))
 	require.NoError(t, err)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p, err := migrate.Generate(s, migrate.ServiceLB)
 	require.NoError(t, err)
@@ -205,7 +206,7 @@ spec:
 `
 	cs, dc, err := fixture.Clients(builtinObjects(t, helmProxy(t)+"\n"+cilium))
 	require.NoError(t, err)
-	s, err := kube.Discover(context.Background(), cs, dc, kube.Selection{})
+	s, err := kube.Discover(context.Background(), clientgo.Wrap(cs), dc, kube.Selection{})
 	require.NoError(t, err)
 	p, err := migrate.Generate(s, migrate.CiliumNodeIPAM)
 	require.NoError(t, err)

@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
@@ -124,22 +123,20 @@ node right now. --run-id deletes the pods of the runs named, --all every helper 
 // noPodDeletes is the clientset of `cleanup --dry-run`: it lists as the real one does and
 // answers every pod delete as done without sending it, so that the selection (and the output)
 // is exactly the real run's and nothing is deleted.
-type noPodDeletes struct{ kubernetes.Interface }
+type noPodDeletes struct{ client.Interface }
 
-func (c noPodDeletes) CoreV1() typedcorev1.CoreV1Interface {
+func (c noPodDeletes) CoreV1() client.CoreV1Interface {
 	return noPodDeletesCore{c.Interface.CoreV1()}
 }
 
-type noPodDeletesCore struct{ typedcorev1.CoreV1Interface }
+type noPodDeletesCore struct{ client.CoreV1Interface }
 
-func (c noPodDeletesCore) Pods(namespace string) typedcorev1.PodInterface {
+func (c noPodDeletesCore) Pods(namespace string) client.PodInterface {
 	return noPodDeletesPods{c.CoreV1Interface.Pods(namespace)}
 }
 
-type noPodDeletesPods struct{ typedcorev1.PodInterface }
+// noPodDeletesPods: client.PodInterface has Delete as its only way to delete (no
+// DeleteCollection), so this is every delete cleanup could send.
+type noPodDeletesPods struct{ client.PodInterface }
 
 func (noPodDeletesPods) Delete(context.Context, string, metav1.DeleteOptions) error { return nil }
-
-func (noPodDeletesPods) DeleteCollection(context.Context, metav1.DeleteOptions, metav1.ListOptions) error {
-	return nil
-}

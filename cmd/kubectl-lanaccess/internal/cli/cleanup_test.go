@@ -20,6 +20,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/kubetest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
@@ -35,7 +36,7 @@ func helperOfRun(run string, age time.Duration, phase corev1.PodPhase) *corev1.P
 
 func fakeClients(cs *fake.Clientset) clientFactory {
 	return func(*kubeFlags, time.Duration) (*clients, error) {
-		return &clients{config: &rest.Config{Host: "https://fake.invalid"}, typed: cs, warnings: &kube.WarningCollector{}}, nil
+		return &clients{config: &rest.Config{Host: "https://fake.invalid"}, typed: clientgo.Wrap(cs), warnings: &kube.WarningCollector{}}, nil
 	}
 }
 
@@ -106,7 +107,7 @@ func TestAHelperTheRunCannotDeleteIsAWarningNamingThePodAndCleanup(t *testing.T)
 	require.NoError(t, err)
 	var warn bytes.Buffer
 	rt := &attemptRuntime{probes: set, progress: report.NewProgress(&warn, false), warn: &warn,
-		shells: podexec.NewNodeShells(cs, (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), podexec.HelperConfig{RunID: "r9", PollInterval: 10 * time.Millisecond})}
+		shells: podexec.NewNodeShells(clientgo.Wrap(cs), (&kubetest.FakeExecutor{}).On("", "", kubetest.Reply{}), podexec.HelperConfig{RunID: "r9", PollInterval: 10 * time.Millisecond})}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}, Status: corev1.NodeStatus{
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	sh, err := rt.shells.Open(context.Background(), node)

@@ -21,6 +21,7 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/internal/probetest"
 	"github.com/lanaccess/kubectl-lanaccess/internal/workstationtest"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/remedy"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
@@ -104,7 +105,7 @@ func TestTheTargetIsReadFromTheClustersServicesAndZone(t *testing.T) {
 	require.NoError(t, err)
 	typed, dyn, err := fixture.Clients(objs)
 	require.NoError(t, err)
-	got, err := discoverTarget(context.Background(), typed, dyn, kube.Selection{})
+	got, err := discoverTarget(context.Background(), clientgo.Wrap(typed), dyn, kube.Selection{})
 	require.NoError(t, err)
 	assert.Equal(t, "apps.example.com", got.Zone.String())
 	want := []netip.Addr{netip.MustParseAddr("10.0.10.11"), netip.MustParseAddr("10.0.10.12"), netip.MustParseAddr("10.0.10.13")}
@@ -127,7 +128,7 @@ func TestATargetNamedInTheClusterThatDoesNotExistIsAUsageError(t *testing.T) {
 	require.NoError(t, err)
 	typed, dyn, err := fixture.Clients(objs)
 	require.NoError(t, err)
-	_, err = discoverTarget(context.Background(), typed, dyn, kube.Selection{DNSService: "lan-dns/nope"})
+	_, err = discoverTarget(context.Background(), clientgo.Wrap(typed), dyn, kube.Selection{DNSService: "lan-dns/nope"})
 	require.Error(t, err)
 	assert.True(t, kube.IsUsage(err), "%v", err)
 	assert.Equal(t, ExitUsage, ExitCode(exitFor(err)))

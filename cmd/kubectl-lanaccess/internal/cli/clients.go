@@ -8,10 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/version"
 )
@@ -19,7 +19,7 @@ import (
 // clients are the API handles of one run.
 type clients struct {
 	config   *rest.Config
-	typed    kubernetes.Interface
+	typed    client.Interface
 	dynamic  dynamic.Interface
 	cluster  report.Cluster
 	warnings *kube.WarningCollector
@@ -58,7 +58,7 @@ func newClients(kubeFlags *kubeFlags, requestTimeout time.Duration) (*clients, e
 	typedCfg := rest.CopyConfig(cfg)
 	typedCfg.ContentType = runtime.ContentTypeProtobuf
 	typedCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	typed, err := kube.NewClientset(typedCfg)
+	typed, err := client.NewForConfig(typedCfg)
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("building the client: %w", err)}
 	}

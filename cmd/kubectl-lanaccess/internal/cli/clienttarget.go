@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/workstation"
 )
@@ -101,7 +101,7 @@ func clusterTarget(kubeFlags *kubeFlags, sel kube.Selection, connect clientFacto
 }
 
 // discoverTarget finds the setup with the API clients given and reads the target off it.
-func discoverTarget(ctx context.Context, typed kubernetes.Interface, dyn dynamic.Interface, sel kube.Selection) (workstationTarget, error) {
+func discoverTarget(ctx context.Context, typed client.Interface, dyn dynamic.Interface, sel kube.Selection) (workstationTarget, error) {
 	dctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	setup, err := kube.Discover(dctx, typed, dyn, sel)

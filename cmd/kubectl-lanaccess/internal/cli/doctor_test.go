@@ -19,6 +19,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/internal/fixture"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client/clientgo"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
@@ -37,7 +38,7 @@ func fixtureClients(t *testing.T, dirs ...string) clientFactory {
 		}
 		fixture.ReactAccess(typed, func(authorizationv1.ResourceAttributes) bool { return true })
 		return &clients{
-			config: &rest.Config{Host: "https://fixture.invalid"}, typed: typed, dynamic: dyn,
+			config: &rest.Config{Host: "https://fixture.invalid"}, typed: clientgo.Wrap(typed), dynamic: dyn,
 			cluster: report.Cluster{Context: "fixture", Server: "https://fixture.invalid"}, warnings: &kube.WarningCollector{},
 		}, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lanaccess/kubectl-lanaccess/checks/vpn/facts"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
+	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/podexec"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/replay"
@@ -167,7 +168,7 @@ func (t *tape) connect(next clientFactory) clientFactory {
 		t.begin(replay.Cluster{Context: c.cluster.Context, Server: c.cluster.Server, Namespace: c.namespace})
 		cfg := jsonOnly(rest.CopyConfig(c.config))
 		cfg.Wrap(t.rec.WrapTransport)
-		if c.typed, err = kube.NewClientset(cfg); err != nil {
+		if c.typed, err = client.NewForConfig(cfg); err != nil {
 			return nil, err
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
@@ -209,7 +210,7 @@ func (t *tape) replayClients(*kubeFlags, time.Duration) (*clients, error) {
 	// and custom resources only of served groups.
 	reads := &kube.ReadLog{}
 	cfg.Wrap(reads.Wrap)
-	typed, err := kube.NewClientset(cfg)
+	typed, err := client.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
