@@ -14,14 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Clientset is the production Interface: one REST client per API group, all on one HTTP
-// client and one client-side rate limiter, each resource a client-go gentype client (the
-// generic typed client client-go's generated code is made of).
+// client and one client-side rate limiter, each resource a typed client making client-go's generic typed
+// client's requests (typed.go).
 type Clientset struct {
 	discovery               *discoveryClient
 	admissionregistrationV1 admissionregistrationV1Client
@@ -108,13 +107,6 @@ func GroupRESTClient(cfg *rest.Config, hc *http.Client, gv schema.GroupVersion) 
 type object interface {
 	runtime.Object
 	metav1.Object
-}
-
-// resource is a typed client of one resource with list, as client-go's generated code builds
-// it (gentype.NewClientWithListAndApply, PrefersProtobuf), without the apply half: the plugin
-// applies nothing, and apply would link the apply configurations.
-func resource[T object, L runtime.Object](rc rest.Interface, name, namespace string, empty func() T, emptyList func() L) *gentype.ClientWithList[T, L] {
-	return gentype.NewClientWithList(name, rc, ParameterCodec(), namespace, empty, emptyList, gentype.PrefersProtobuf[T]())
 }
 
 // Discovery answers the server's version and API groups.

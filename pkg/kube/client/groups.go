@@ -8,7 +8,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 )
 
@@ -71,17 +70,15 @@ func (c appsV1Client) ReplicaSets(namespace string) ReplicaSetInterface {
 
 type authorizationV1Client struct{ rc rest.Interface }
 
-// The reviews are create-only (gentype.NewClient, as client-go builds them).
+// The reviews are create-only (gentype.NewClient, as client-go builds them; typed.go).
 func (c authorizationV1Client) SelfSubjectAccessReviews() SelfSubjectAccessReviewInterface {
-	return gentype.NewClient("selfsubjectaccessreviews", c.rc, ParameterCodec(), "",
-		func() *authorizationv1.SelfSubjectAccessReview { return &authorizationv1.SelfSubjectAccessReview{} },
-		gentype.PrefersProtobuf[*authorizationv1.SelfSubjectAccessReview]())
+	return newTyped(c.rc, "selfsubjectaccessreviews", "",
+		func() *authorizationv1.SelfSubjectAccessReview { return &authorizationv1.SelfSubjectAccessReview{} })
 }
 
 func (c authorizationV1Client) SelfSubjectRulesReviews() SelfSubjectRulesReviewInterface {
-	return gentype.NewClient("selfsubjectrulesreviews", c.rc, ParameterCodec(), "",
-		func() *authorizationv1.SelfSubjectRulesReview { return &authorizationv1.SelfSubjectRulesReview{} },
-		gentype.PrefersProtobuf[*authorizationv1.SelfSubjectRulesReview]())
+	return newTyped(c.rc, "selfsubjectrulesreviews", "",
+		func() *authorizationv1.SelfSubjectRulesReview { return &authorizationv1.SelfSubjectRulesReview{} })
 }
 
 type coreV1Client struct{ rc rest.Interface }
