@@ -44,7 +44,16 @@ install: build ## install the plugin and its completion helper in $(PREFIX)/bin 
 	install -m 0755 $(BIN) $(PREFIX)/bin/kubectl-lanaccess
 	install -m 0755 cmd/kubectl_complete-lanaccess/kubectl_complete-lanaccess $(PREFIX)/bin/kubectl_complete-lanaccess
 
-test: test-unit test-lab ## the whole suite: unit tests, then the lab tests on a real cluster (root; Traefik's forwardAuth cases are proven there)
+# The lab is one instance and its tests run one at a time, waiting on the network far more than
+# they compute: the unit tests (vet, then the race detector) run beside them on the idle CPU,
+# niced so that the lab's processes and the plugin's probes come first; their log is printed
+# once both are done.
+test: ## the whole suite (root): the lab tests on a real cluster (Traefik's forwardAuth cases are proven there), the unit tests beside them
+	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }
+	mkdir -p bin
+	nice -n 10 $(MAKE) --no-print-directory test-unit > $(CURDIR)/bin/test-unit.log 2>&1 & unit=$$!; \
+	  $(MAKE) --no-print-directory test-lab; rc=$$?; \
+	  wait $$unit; rc2=$$?; echo "== make test-unit:"; cat $(CURDIR)/bin/test-unit.log; [ $$rc = 0 ] && [ $$rc2 = 0 ]
 
 bench: build ## doctor vs the manual procedure on the lab: healthy, dead address, 30 addresses, 2,000 Services/10,000 pods, start-up (root, ~13 min)
 	[ "$$(id -u)" = 0 ] || { echo "the lab needs root (network namespaces)"; exit 1; }

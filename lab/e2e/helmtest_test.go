@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,9 +39,16 @@ type helmRelease struct {
 	pod       string // the test pod Helm creates
 }
 
+// helmTestWait is the value lanaccess.wait of the lab's releases: the test pod's --wait. Long
+// enough for doctor (vpn-trace) to retry at least once on the broken lab (an attempt takes a few
+// seconds, the next starts --wait-interval, 5 s, later), so the log shows the retries, and far
+// shorter than the recipe's default, 3m, which the broken case would wait out in full.
+const helmTestWait = "15s"
+
 // installHelmTest prints the recipe (manifests NAME printArgs...) with the image's binary, as
 // the recipe's header says, saves it as templates/tests/lanaccess.yaml of a chart and installs
-// the chart as release "e2e" in namespace with the image of this test as lanaccess.image.
+// the chart as release "e2e" in namespace with the image of this test as lanaccess.image and
+// helmTestWait as lanaccess.wait.
 func installHelmTest(t *testing.T, rootfs, tag, namespace, pod string, recipe ...string) helmRelease {
 	t.Helper()
 	bin := filepath.Join(rootfs, "usr/local/bin/kubectl-lanaccess")
@@ -58,7 +66,7 @@ func installHelmTest(t *testing.T, rootfs, tag, namespace, pod string, recipe ..
 
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace, install.Timeout = r.name, namespace, time.Minute
-	_, err := install.Run(c, map[string]any{"lanaccess": map[string]any{"image": version.ImageRepository + ":" + tag}})
+	_, err := install.Run(c, map[string]any{"lanaccess": map[string]any{"image": version.ImageRepository + ":" + tag, "wait": helmTestWait}})
 	require.NoError(t, err, "helm install")
 	t.Cleanup(func() {
 		_, err := action.NewUninstall(cfg).Run(r.name)
@@ -193,6 +201,7 @@ func TestTheShippedHelmTestRunsWithHelm(t *testing.T) {
 	assert.Equal(t, "e2e-lanaccess", ok.Pod.Spec.ServiceAccountName)
 	assert.Contains(t, ok.Logs, "POD LOGS: e2e-lanaccess-doctor\n")
 	assert.Contains(t, ok.Logs, "PASS  LA401", "doctor's report")
+	assert.Equal(t, helmTestWait, waitOf(t, ok.Pod), "the value lanaccess.wait is the pod's --wait")
 
 	lab.ServeWrongCertificate(t, labkit.CertExpired)
 	bad := r.test(t, rootfs, cfg)
@@ -202,6 +211,16 @@ func TestTheShippedHelmTestRunsWithHelm(t *testing.T) {
 	assert.NotEqual(t, ok.Pod.UID, bad.Pod.UID, "before-hook-creation replaced the last pod")
 	assert.Contains(t, bad.Logs, "FAIL  LA401", "--logs prints the failing report")
 	assert.Contains(t, bad.Logs, "certificate has expired")
+	assert.Contains(t, bad.Logs, "attempt 1: still failing: ", "--wait re-ran doctor, each attempt in the log")
+}
+
+// waitOf is the --wait of the pod's container.
+func waitOf(t *testing.T, pod *corev1.Pod) string {
+	t.Helper()
+	args := pod.Spec.Containers[0].Args
+	i := slices.Index(args, "--wait")
+	require.True(t, i >= 0 && i+1 < len(args), "no --wait in %q", args)
+	return args[i+1]
 }
 
 // The shipped VPN Helm test (manifests helm-test-vpn) in a release in the VPN pods' namespace:
@@ -221,6 +240,8 @@ func TestTheShippedVPNHelmTestRunsWithHelm(t *testing.T) {
 	assert.Contains(t, off.Logs, "FAIL  VPN002")
 	assert.Contains(t, off.Logs, "[VPN002-OFF]")
 	assert.Contains(t, off.Logs, "sysctl -w net.ipv4.ip_forward=1", "the fix")
+	assert.Equal(t, helmTestWait, waitOf(t, off.Pod), "the value lanaccess.wait is the pod's --wait")
+	assert.Contains(t, off.Logs, "attempt 1: still failing: VPN002=fail", "--wait re-ran vpn-trace, each attempt in the log")
 
 	lab.SetVPNPodIPForward(t, true)
 	on := r.test(t, rootfs, cfg)

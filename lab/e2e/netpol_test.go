@@ -57,11 +57,14 @@ func dnsFromVPNPod(t *testing.T, ip string) bool {
 }
 
 // waitPolicy waits until the enforcers have a policy change: the VPN pod's question to the DNS
-// pod is answered (or not). When answered is what the change does not alter, it waits for the
-// informers (a change reaches them within a second on the lab's API) and checks once.
-func waitPolicy(t *testing.T, dnsIP string, answered bool) {
+// pod is answered (or not). When the change flips that outcome (flips), the flip is the sign
+// and nothing else is waited for; when answered is what the change does not alter, it waits for
+// the informers (a change reaches them within a second on the lab's API) and checks once.
+func waitPolicy(t *testing.T, dnsIP string, answered, flips bool) {
 	t.Helper()
-	time.Sleep(2 * time.Second)
+	if !flips {
+		time.Sleep(2 * time.Second)
+	}
 	eventually(t, 20*time.Second, func() error {
 		if dnsFromVPNPod(t, dnsIP) != answered {
 			return errPolicyNotInForce
@@ -106,7 +109,7 @@ func traceFromLaptop(t *testing.T) lanaccessRun {
 func traceUnderPolicy(t *testing.T, np *networkingv1.NetworkPolicy, dnsIP string) lanaccessRun {
 	t.Helper()
 	lab.CreateNetworkPolicy(t, np)
-	waitPolicy(t, dnsIP, false)
+	waitPolicy(t, dnsIP, false, true)
 	before := drops(t)
 	r := traceFromLaptop(t)
 	_, state := podHop(t, r)
@@ -122,7 +125,7 @@ func traceUnderPolicy(t *testing.T, np *networkingv1.NetworkPolicy, dnsIP string
 func traceAfterFix(t *testing.T, fix, dnsIP, code string) {
 	t.Helper()
 	lab.ApplyRemedy(t, fix)
-	waitPolicy(t, dnsIP, true)
+	waitPolicy(t, dnsIP, true, true)
 	r := traceFromLaptop(t)
 	_, state := podHop(t, r)
 	assert.Equal(t, "answered", state, hopLines(t, r, "VPN007"))
@@ -205,7 +208,7 @@ func TestEnforcerAndVPN005ReadPoliciesAlike(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			lab.CreateNetworkPolicy(t, c.np)
-			waitPolicy(t, dnsIP, c.answered)
+			waitPolicy(t, dnsIP, c.answered, !c.answered)
 			r := traceFromLaptop(t)
 			_, state := podHop(t, r)
 			want := map[bool]string{true: "answered", false: "silent"}[c.answered]
@@ -219,7 +222,7 @@ func TestEnforcerAndVPN005ReadPoliciesAlike(t *testing.T) {
 				}
 			}
 			lab.DeleteNetworkPolicy(t, c.np.Namespace, c.np.Name)
-			waitPolicy(t, dnsIP, true)
+			waitPolicy(t, dnsIP, true, !c.answered)
 		})
 	}
 }
@@ -239,7 +242,7 @@ func TestEnforcerJudgesTheVPNPodsEgressByItsAddressOnly(t *testing.T) {
 	dnsIP := runningPods(t, "kube-system", "k8s-app=kube-dns")[0].Status.PodIP
 	lab.CreateNetworkPolicy(t, policy("vpn", "vpn-deny-egress", networkingv1.NetworkPolicySpec{PodSelector: openvpnPods,
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}}))
-	waitPolicy(t, dnsIP, false) // the pod's own packets carry its address: dropped
+	waitPolicy(t, dnsIP, false, true) // the pod's own packets carry its address: dropped
 	r := traceFromLaptop(t)
 	_, state := podHop(t, r)
 	assert.Equal(t, "answered", state, "the clients' unmasqueraded packets pass this enforcer: %s", hopLines(t, r, "VPN007"))

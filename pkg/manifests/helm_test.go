@@ -189,3 +189,42 @@ func TestTheVPNHelmTestIsTheExecGrantOfTheRelease(t *testing.T) {
 	want := []string{"vpn-trace", "-n", "NS", "--only", "VPN001,VPN002", "--wait", "3m", "-o", "OUTPUT"}
 	assert.Equal(t, want, vpnArgs(t, pod.Spec.Containers[0].Args, "vpn-prod"))
 }
+
+// waitArg is the value of --wait in args.
+func waitArg(t *testing.T, args []string) string {
+	t.Helper()
+	i := slices.Index(args, "--wait")
+	require.GreaterOrEqual(t, i, 0, "%v", args)
+	require.Less(t, i+1, len(args), "%v", args)
+	return args[i+1]
+}
+
+// Both Helm tests take doctor's (vpn-trace's) --wait from the value lanaccess.wait, 3m when it
+// is unset as in the other examples: a chart whose rollout is quick, or a CI that wants the
+// failure sooner, sets it. Real Helm renders it; any value, quotes and line breaks included,
+// stays the one argument of --wait (Helm's quote), and strict decoding proves the YAML.
+func TestTheHelmTestsTakeTheWaitFromTheValues(t *testing.T) {
+	hostile := "10s\", \"--kubeconfig\", \"/tmp/x\n\t'\\"
+	for _, name := range []string{"helm-test", "helm-test-vpn"} {
+		for _, tc := range []struct {
+			values map[string]any
+			want   string
+		}{
+			{nil, DefaultWait},
+			{map[string]any{"lanaccess": map[string]any{"image": "registry.lan/kubectl-lanaccess:v9"}}, DefaultWait},
+			{map[string]any{"lanaccess": map[string]any{"wait": "10s"}}, "10s"},
+			{map[string]any{"lanaccess": map[string]any{"wait": 0}}, "0"},
+			{map[string]any{"lanaccess": map[string]any{"wait": hostile}}, hostile},
+		} {
+			objs := decodeDocs(t, name, helmTemplate(t, name, Options{}, "edge", "traefik", tc.values))
+			spec, _ := podOf(t, name, objs)
+			args := spec.Containers[0].Args
+			assert.Equal(t, tc.want, waitArg(t, args), "%s with %v", name, tc.values)
+			assert.Equal(t, "-o", args[slices.Index(args, "--wait")+2], "%s: --wait's value is one argument: %q", name, args)
+		}
+	}
+	assert.Equal(t, "3m", DefaultWait, "the examples' documented default")
+	for _, name := range inCluster {
+		assert.Equal(t, DefaultWait, waitArg(t, renderPod(t, name, Options{}).Containers[0].Args), name)
+	}
+}

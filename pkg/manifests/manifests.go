@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -46,6 +47,11 @@ type Options struct {
 	CAConfigMap string
 }
 
+// DefaultWait is the --wait of the examples that run in the cluster: how long doctor (vpn-trace)
+// re-runs after a deploy until everything passes. The Helm tests take it from the value
+// lanaccess.wait, with this default.
+const DefaultWait = "3m"
+
 // vpnNamespace is the namespace of the VPN pods in the -vpn examples: the one rbac-vpn-exec's
 // Role grants exec in (the Helm test's is the release's).
 const vpnNamespace = "vpn"
@@ -59,6 +65,9 @@ type podData struct {
 	VPNNamespace string
 	// LogFile is the --log-file of the Job's container (empty: none).
 	LogFile string
+	// Wait is the container's --wait, as a double-quoted YAML scalar: DefaultWait, or the Helm
+	// test's expression of the value lanaccess.wait.
+	Wait string
 	// ServiceAccount the pod runs as: rbac-doctor's, or the Helm release's.
 	ServiceAccount string
 	// Version names the release whose archives the GitHub Actions example downloads: this
@@ -107,8 +116,10 @@ func parseTemplates() (*template.Template, error) {
 			d.LogFile = TerminationLog
 			return d
 		},
-		// helm fills the pod spec from the Helm release: its ServiceAccount, and the image from
-		// the value lanaccess.image, defaulting to d.Image (validated, so safe in quotes).
+		// helm fills the pod spec from the Helm release: its ServiceAccount, the image from
+		// the value lanaccess.image, defaulting to d.Image (validated, so safe in quotes), and
+		// --wait from the value lanaccess.wait, defaulting to DefaultWait: Helm's quote (Go's
+		// %q, whose escapes YAML's double-quoted style reads alike) keeps any value one argument.
 		"helm": func(d podData) podData {
 			d.ServiceAccount = "{{ .Release.Name }}-lanaccess"
 			if d.VPN {
@@ -116,6 +127,7 @@ func parseTemplates() (*template.Template, error) {
 				d.VPNNamespace = "{{ .Release.Namespace }}"
 			}
 			d.Image = `{{ dig "lanaccess" "image" "` + d.Image + `" .Values.AsMap }}`
+			d.Wait = `{{ dig "lanaccess" "wait" "` + DefaultWait + `" .Values.AsMap | quote }}`
 			return d
 		},
 	})
@@ -177,7 +189,7 @@ func Get(name string) ([]byte, error) {
 
 // Render returns the YAML of the manifest called manifest, filled from o.
 func Render(manifest string, o Options) ([]byte, error) {
-	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Version: version.Get().Version, Helper: helper}
+	data := podData{Image: o.Image, CAConfigMap: o.CAConfigMap, CAMountPath: CAMountPath, ServiceAccount: "kubectl-lanaccess", Wait: strconv.Quote(DefaultWait), Version: version.Get().Version, Helper: helper}
 	if version.ImageTag(data.Version) == version.DevTag {
 		data.Version = version.DevTag
 	}
