@@ -116,7 +116,7 @@ func (a *anonymizer) commonName(cn string, cns map[string]string) string {
 	switch {
 	case cn == "" || cn == probe.TraefikDefaultCN || strings.Contains(cn, "lanaccess"):
 		r = cn
-	case domainToken.MatchString(cn) && !strings.Contains(cn, " "), ipv4Text.MatchString(cn):
+	case domainToken().MatchString(cn) && !strings.Contains(cn, " "), ipv4Text().MatchString(cn):
 		r = a.text(cn)
 	default:
 		r = fmt.Sprintf("cert%d", len(cns)+1)

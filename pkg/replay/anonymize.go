@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 )
@@ -204,7 +205,7 @@ func newAnonymizer(b *Bundle) *anonymizer {
 func (a *anonymizer) domainLabels(b *Bundle) map[string]bool {
 	labels := map[string]bool{}
 	for _, s := range a.allText(b) {
-		for _, tok := range domainToken.FindAllString(s, -1) {
+		for _, tok := range domainToken().FindAllString(s, -1) {
 			if !a.underDomain(tok) {
 				continue
 			}
@@ -291,7 +292,7 @@ func collectNames(raw json.RawMessage, found, keys map[string]bool) {
 
 // generatedHash is the suffix a controller adds to its owner's name (a ReplicaSet's
 // pod-template hash, a pod's random suffix).
-var generatedHash = regexp.MustCompile(`-[a-z0-9]{5,10}$`)
+var generatedHash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-[a-z0-9]{5,10}$`) })
 
 // metaNames adds an object's name and namespace, its owners' names, and the names its
 // generated name was made from (lan-dns-5df7c965cf-: the ReplicaSet lan-dns-5df7c965cf of the
@@ -312,16 +313,18 @@ func metaNames(meta map[string]any, found map[string]bool) {
 		}
 	}
 	if g, ok := meta["generateName"].(string); ok {
-		for base := strings.TrimSuffix(g, "-"); base != "" && len(base) >= 3; base = generatedHash.ReplaceAllString(base, "") {
+		for base := strings.TrimSuffix(g, "-"); base != "" && len(base) >= 3; base = generatedHash().ReplaceAllString(base, "") {
 			found[base] = true
-			if !generatedHash.MatchString(base) {
+			if !generatedHash().MatchString(base) {
 				break
 			}
 		}
 	}
 }
 
-var domainToken = regexp.MustCompile(`(?i)\b([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)+[a-z]{2,63}\b\.?`)
+var domainToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?\.)+[a-z]{2,63}\b\.?`)
+})
 
 // addDomain notes the registered domain of a DNS name the run asked about.
 func (a *anonymizer) addDomain(name string) {
@@ -377,17 +380,21 @@ func (a *anonymizer) allText(b *Bundle) []string {
 }
 
 var (
-	ipv4Text = regexp.MustCompile(`\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(/\d{1,2})?\b`)
-	ipv6Text = regexp.MustCompile(`(?i)[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?`)
+	ipv4Text = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(/\d{1,2})?\b`)
+	})
+	ipv6Text = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?`) })
 	// procHex4 and procHex6 are /proc/net/{tcp,udp}{,6}'s addresses: host-order hexadecimal.
-	procHex4 = regexp.MustCompile(`\b([0-9A-F]{8}):([0-9A-F]{4})\b`)
-	procHex6 = regexp.MustCompile(`\b([0-9A-F]{32}):([0-9A-F]{4})\b`)
+	procHex4 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([0-9A-F]{8}):([0-9A-F]{4})\b`) })
+	procHex6 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([0-9A-F]{32}):([0-9A-F]{4})\b`) })
 	// ifInet6 is /proc/net/if_inet6's address: network-order hexadecimal at a line's start.
-	ifInet6 = regexp.MustCompile(`(?m)^[0-9a-f]{32}\b`)
+	ifInet6 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[0-9a-f]{32}\b`) })
 	// procRoute is a line of /proc/net/route: the interface, then the destination and the
 	// gateway in host-order hexadecimal, then flags, refcount, use, metric and the mask.
-	procRoute = regexp.MustCompile(`(?m)^[^\t\n]+\t[0-9A-F]{8}\t[0-9A-F]{8}\t[0-9A-F]{4}\t\d+\t\d+\t\d+\t[0-9A-F]{8}\b`)
-	nameTok   = regexp.MustCompile(`[a-z0-9]([a-z0-9_-]*[a-z0-9])?`)
+	procRoute = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[^\t\n]+\t[0-9A-F]{8}\t[0-9A-F]{8}\t[0-9A-F]{4}\t\d+\t\d+\t\d+\t[0-9A-F]{8}\b`)
+	})
+	nameTok = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z0-9]([a-z0-9_-]*[a-z0-9])?`) })
 )
 
 // text replaces addresses, then hosts and names, in s.
@@ -395,9 +402,9 @@ func (a *anonymizer) text(s string) string {
 	if s == "" {
 		return s
 	}
-	s = ipv4Text.ReplaceAllStringFunc(s, a.ipText)
-	s = ipv6Text.ReplaceAllStringFunc(s, a.ipText)
-	s = domainToken.ReplaceAllStringFunc(s, func(tok string) string {
+	s = ipv4Text().ReplaceAllStringFunc(s, a.ipText)
+	s = ipv6Text().ReplaceAllStringFunc(s, a.ipText)
+	s = domainToken().ReplaceAllStringFunc(s, func(tok string) string {
 		if !a.underDomain(tok) {
 			return tok
 		}
@@ -409,8 +416,8 @@ func (a *anonymizer) text(s string) string {
 		}
 		return strings.Join(parts, ".")
 	})
-	return nameTok.ReplaceAllStringFunc(s, func(tok string) string {
-		if m := helperSeq.FindStringSubmatchIndex(tok); m != nil && m[0] == 0 {
+	return nameTok().ReplaceAllStringFunc(s, func(tok string) string {
+		if m := helperSeq().FindStringSubmatchIndex(tok); m != nil && m[0] == 0 {
 			// A helper pod, named after its node: lanaccess-<run>-<n>-<node>.
 			rest := tok[m[1]:]
 			if r, ok := a.names[rest]; ok {
@@ -454,8 +461,8 @@ func (a *anonymizer) texts(in []string) []string {
 
 // output is text that may also carry /proc/net's hexadecimal addresses.
 func (a *anonymizer) output(s string) string {
-	s = procRoute.ReplaceAllStringFunc(s, a.routeLine)
-	s = procHex4.ReplaceAllStringFunc(s, func(m string) string {
+	s = procRoute().ReplaceAllStringFunc(s, a.routeLine)
+	s = procHex4().ReplaceAllStringFunc(s, func(m string) string {
 		raw, err := hex.DecodeString(m[:8])
 		if err != nil {
 			return m
@@ -467,7 +474,7 @@ func (a *anonymizer) output(s string) string {
 		binary.LittleEndian.PutUint32(raw, binary.BigEndian.Uint32(mapped[:]))
 		return strings.ToUpper(hex.EncodeToString(raw)) + m[8:]
 	})
-	s = procHex6.ReplaceAllStringFunc(s, func(m string) string {
+	s = procHex6().ReplaceAllStringFunc(s, func(m string) string {
 		raw, err := hex.DecodeString(m[:32])
 		if err != nil {
 			return m
@@ -482,7 +489,7 @@ func (a *anonymizer) output(s string) string {
 		}
 		return strings.ToUpper(hex.EncodeToString(raw)) + m[32:]
 	})
-	s = ifInet6.ReplaceAllStringFunc(s, func(m string) string {
+	s = ifInet6().ReplaceAllStringFunc(s, func(m string) string {
 		raw, err := hex.DecodeString(m)
 		if err != nil {
 			return m

@@ -133,15 +133,15 @@ func (p *Player) silentAnswer(addr netip.AddrPort, network, what string, err err
 
 // Helper pods are named lanaccess-<run>-<sequence>-<node>; the sequence follows the order the
 // nodes were reached in, which concurrent checks do not fix, so keys leave it out.
-var helperSeq = regexp.MustCompile(`(lanaccess-[0-9a-f]{8})-[0-9]+-`)
+var helperSeq = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(lanaccess-[0-9a-f]{8})-[0-9]+-`) })
 
 // The random labels of doctor's DNS probes (checks/netpath: lanaccess-probe-<8>) and
 // client-check's probe name (lanaccess-<8 hex>).
-var randomLabel = regexp.MustCompile(`(?i)\blanaccess-(probe-[a-z0-9]{8}|[0-9a-f]{8})\.`)
+var randomLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\blanaccess-(probe-[a-z0-9]{8}|[0-9a-f]{8})\.`) })
 
 func normalize(s string) string {
-	s = helperSeq.ReplaceAllString(s, "$1-N-")
-	return randomLabel.ReplaceAllStringFunc(s, func(m string) string {
+	s = helperSeq().ReplaceAllString(s, "$1-N-")
+	return randomLabel().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(strings.ToLower(m), "lanaccess-probe-") {
 			return "lanaccess-probe-RANDOM."
 		}

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces a value the recording must never hold.
 const Redacted = "REDACTED"
 
 // sensitiveEnv matches environment variable names whose literal values are credentials.
-var sensitiveEnv = regexp.MustCompile(`(?i)(^|_)(TOKEN|PASSWORD|PASSWD|SECRET|APIKEY|KEY|CREDENTIALS?|AUTH)($|_)`)
+var sensitiveEnv = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|_)(TOKEN|PASSWORD|PASSWD|SECRET|APIKEY|KEY|CREDENTIALS?|AUTH)($|_)`)
+})
 
 // redactJSON removes from an API body what a bundle never holds: a Secret's data and
 // stringData values (their keys are kept), the literal values of environment variables named
@@ -92,7 +95,7 @@ func redactEnv(env []any) {
 		if !ok {
 			continue
 		}
-		if name, _ := m["name"].(string); sensitiveEnv.MatchString(name) {
+		if name, _ := m["name"].(string); sensitiveEnv().MatchString(name) {
 			if _, has := m["value"]; has {
 				m["value"] = Redacted
 			}

@@ -42,5 +42,5 @@ func Verdicts(jsonReport []byte) (string, error) {
 			}
 		}
 	}
-	return randomLabel.ReplaceAllStringFunc(b.String(), func(m string) string { return normalize(m) }), nil
+	return randomLabel().ReplaceAllStringFunc(b.String(), func(m string) string { return normalize(m) }), nil
 }
