@@ -9,14 +9,10 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/cli"
-	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/startheap"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/report"
 )
 
 func main() {
-	// A one-shot command finishes before the garbage collector earns its keep; the monitor
-	// gives GOGC back when it starts (startheap).
-	startheap.Raise()
 	if needsRoots(os.Args[1:]) && !systemHasRoots() {
 		installFallbackRoots()
 	}

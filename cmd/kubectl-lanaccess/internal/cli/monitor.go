@@ -23,7 +23,6 @@ import (
 	"github.com/lanaccess/kubectl-lanaccess/checks/workstation"
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/flagpath"
 	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/monitor"
-	"github.com/lanaccess/kubectl-lanaccess/cmd/kubectl-lanaccess/internal/startheap"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/engine"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube"
 	"github.com/lanaccess/kubectl-lanaccess/pkg/probe"
@@ -152,7 +151,6 @@ func validateSelection(only, skip []string, withWorkstation bool) error {
 // Run serves until ctx ends (SIGTERM or SIGINT): exit 0. A named object that does not exist,
 // or a --listen address that cannot be bound, exits 2 before serving.
 func (o *monitorOptions) Run(ctx context.Context, streams genericiooptions.IOStreams) error {
-	startheap.Restore() // a daemon's heap stays small for days: Go's default GOGC
 	log := slog.New(slog.NewJSONHandler(streams.ErrOut, nil))
 	o.cfg.Log = log
 	src, describe, err := o.source(ctx, log)
