@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/lanaccess/kubectl-lanaccess/lab/internal/layout"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -176,4 +182,22 @@ func TestStatTicks(t *testing.T) {
 	if got := statTicks([]byte("garbage")); got != 0 {
 		t.Fatalf("statTicks(garbage) = %d, want 0", got)
 	}
+}
+
+// The dead address's node runs no pod of any namespace: a backend elsewhere than traefik's
+// namespace (the forward-auth service) on it would turn the live addresses' 302 into a 500.
+func TestNodeWithoutServicePodsCountsEveryNamespace(t *testing.T) {
+	pod := func(ns, name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	lay := layout.Layout{Nodes: []layout.Node{{Host: layout.Host{NS: "node-1"}}, {Host: layout.Host{NS: "node-2"}}, {Host: layout.Host{NS: "node-3"}}, {Host: layout.Host{NS: "node-vpn"}, Dedicated: true}}}
+	b := &Bench{Layout: lay, Client: fake.NewSimpleClientset(
+		pod("traefik", "traefik", "node-3"), pod("traefik", "lan-dns", "node-2"), pod("auth", "forward-auth", "node-1"))}
+	_, err := b.NodeWithoutServicePods(context.Background())
+	require.Error(t, err, "node-1 runs forward-auth: no seed node is free")
+
+	b.Client = fake.NewSimpleClientset(pod("traefik", "traefik", "node-3"), pod("auth", "forward-auth", "node-1"))
+	node, err := b.NodeWithoutServicePods(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "node-2", node)
 }
