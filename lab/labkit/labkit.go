@@ -132,10 +132,6 @@ func Attach(ctx context.Context) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The tests' own requests (set-up, faults, polls) are not what a test measures, and the
-	// lab's API server serves nobody else: client-go's default limit (5 per second, bursts of
-	// 10) held each request past a burst for 200 ms, in every poll and every fault.
-	cfg.QPS, cfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
