@@ -58,16 +58,10 @@ type ValidatingWebhookConfigurationInterface interface {
 }
 
 // ValidatingAdmissionPolicyInterface is the subset of client-go's that the plugin calls.
-type ValidatingAdmissionPolicyInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*admissionregistrationv1.ValidatingAdmissionPolicy, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*admissionregistrationv1.ValidatingAdmissionPolicyList, error)
-}
+type ValidatingAdmissionPolicyInterface = GetLister[*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyList]
 
 // ValidatingAdmissionPolicyBindingInterface is the subset of client-go's that the plugin calls.
-type ValidatingAdmissionPolicyBindingInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*admissionregistrationv1.ValidatingAdmissionPolicyBindingList, error)
-}
+type ValidatingAdmissionPolicyBindingInterface = GetLister[*admissionregistrationv1.ValidatingAdmissionPolicyBinding, *admissionregistrationv1.ValidatingAdmissionPolicyBindingList]
 
 // AppsV1Interface reads Deployments, DaemonSets and ReplicaSets.
 type AppsV1Interface interface {
@@ -77,16 +71,10 @@ type AppsV1Interface interface {
 }
 
 // DaemonSetInterface is the subset of client-go's that the plugin calls.
-type DaemonSetInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*appsv1.DaemonSet, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*appsv1.DaemonSetList, error)
-}
+type DaemonSetInterface = GetLister[*appsv1.DaemonSet, *appsv1.DaemonSetList]
 
 // DeploymentInterface is the subset of client-go's that the plugin calls.
-type DeploymentInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*appsv1.Deployment, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*appsv1.DeploymentList, error)
-}
+type DeploymentInterface = GetLister[*appsv1.Deployment, *appsv1.DeploymentList]
 
 // ReplicaSetInterface is the subset of client-go's that the plugin calls.
 type ReplicaSetInterface interface {
@@ -122,10 +110,7 @@ type CoreV1Interface interface {
 }
 
 // ConfigMapInterface is the subset of client-go's that the plugin calls.
-type ConfigMapInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*corev1.ConfigMapList, error)
-}
+type ConfigMapInterface = GetLister[*corev1.ConfigMap, *corev1.ConfigMapList]
 
 // EventInterface is the subset of client-go's that the plugin calls.
 type EventInterface interface {
@@ -133,16 +118,10 @@ type EventInterface interface {
 }
 
 // NamespaceInterface is the subset of client-go's that the plugin calls.
-type NamespaceInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Namespace, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NamespaceList, error)
-}
+type NamespaceInterface = GetLister[*corev1.Namespace, *corev1.NamespaceList]
 
 // NodeInterface is the subset of client-go's that the plugin calls.
-type NodeInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Node, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error)
-}
+type NodeInterface = GetLister[*corev1.Node, *corev1.NodeList]
 
 // PodInterface is the subset of client-go's that the plugin calls.
 type PodInterface interface {
@@ -153,10 +132,7 @@ type PodInterface interface {
 }
 
 // ServiceInterface is the subset of client-go's that the plugin calls.
-type ServiceInterface interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Service, error)
-	List(ctx context.Context, opts metav1.ListOptions) (*corev1.ServiceList, error)
-}
+type ServiceInterface = GetLister[*corev1.Service, *corev1.ServiceList]
 
 // DiscoveryV1Interface reads EndpointSlices.
 type DiscoveryV1Interface interface {
@@ -204,4 +180,11 @@ type PolicyV1Interface interface {
 // PodDisruptionBudgetInterface is the subset of client-go's that the plugin calls.
 type PodDisruptionBudgetInterface interface {
 	List(ctx context.Context, opts metav1.ListOptions) (*policyv1.PodDisruptionBudgetList, error)
+}
+
+// GetLister is a resource client that gets and lists: the shape most of the plugin's reads
+// take (client-go's typed interfaces have these methods, so they satisfy it as they are).
+type GetLister[T, L any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
 }
