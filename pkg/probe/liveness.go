@@ -92,7 +92,19 @@ func (l *Liveness) do(ctx context.Context, addr netip.AddrPort, decides bool, pr
 }
 
 func (l *Liveness) firstContact(ctx context.Context, addr netip.AddrPort, st *addrState, probe func(context.Context) error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			// The probe panicked (the engine turns a check's panic into its error and goes
+			// on): the verdict stays unknown, and the waiters must not wait for it forever.
+			l.mu.Lock()
+			close(st.contact)
+			st.contact = nil
+			l.mu.Unlock()
+		}
+	}()
 	err := probe(ctx)
+	returned = true
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var na *NoAnswerError
