@@ -50,9 +50,7 @@ type Set struct {
 	resolver Resolver
 	redirect func(netip.AddrPort) netip.AddrPort
 	live     *Liveness
-	slots    chan struct{}
-	// jobs hands a probe to an idle worker (onWorker).
-	jobs chan probeJob
+	workers  *workerPool
 
 	mu   sync.Mutex
 	gets map[HTTPSRequest]*httpsCall
@@ -85,8 +83,7 @@ func NewSet(cfg Config) (*Set, error) {
 	if par <= 0 {
 		par = DefaultParallel
 	}
-	s.slots = make(chan struct{}, par)
-	s.jobs = make(chan probeJob)
+	s.workers = newWorkerPool(par)
 	if s.redirect == nil {
 		s.redirect = func(a netip.AddrPort) netip.AddrPort { return a }
 	}
@@ -161,7 +158,7 @@ func (s *Set) query(ctx context.Context, server netip.AddrPort, name string, qty
 		do = s.live.DoUndecided
 	}
 	err := do(ctx, server, func(ctx context.Context) error {
-		return s.onWorker(ctx, func(ctx context.Context) error {
+		return s.workers.run(ctx, func(ctx context.Context) error {
 			var err error
 			reply, err = s.dns.Query(ctx, s.redirect(server), name, qtype, network)
 			if reply != nil {
@@ -215,7 +212,7 @@ func (s *Set) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
 func (s *Set) get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
 	var reply *HTTPSReply
 	err := s.live.Do(ctx, req.Addr, func(ctx context.Context) error {
-		return s.onWorker(ctx, func(ctx context.Context) error {
+		return s.workers.run(ctx, func(ctx context.Context) error {
 			dialled := req
 			dialled.Addr = s.redirect(req.Addr)
 			var err error
@@ -250,92 +247,6 @@ func (s *Set) LookupHost(ctx context.Context, host string) ([]netip.Addr, error)
 
 // Dead returns why addr is not probed any more, or nil.
 func (s *Set) Dead(addr netip.AddrPort) *NotProbedError { return s.live.Dead(addr) }
-
-// probeJob is one probe handed to a worker, and where its outcome goes.
-type probeJob struct {
-	ctx  context.Context //nolint:containedctx // the asker's context, carried to the worker that runs its probe
-	fn   func(context.Context) error
-	done chan probeDone
-}
-
-type probeDone struct {
-	err      error
-	panicked any
-}
-
-// workerLinger is how long an idle worker waits for the next probe before it ends: long
-// enough to carry a check's burst of probes from one to the next, short enough that no worker
-// outlives the run by more than that.
-const workerLinger = 20 * time.Millisecond
-
-// onWorker runs probe on one of at most Parallel worker goroutines and waits for it, within
-// the bound of probes in flight. The checks ask from one goroutine per address, which ends
-// after a probe or two; a TLS handshake needs a deep stack, so a fresh goroutine grows its stack
-// several times for each one (runtime.newstack: 6 ms of a 30-address doctor run's CPU on the
-// lab, perf). A worker grows it once and carries it from probe to probe. The probe keeps the
-// asker's context and deadline; a panic in it is raised again in the asker's goroutine.
-func (s *Set) onWorker(ctx context.Context, probe func(context.Context) error) error {
-	if err := s.acquire(ctx); err != nil {
-		return err
-	}
-	j := probeJob{ctx: ctx, fn: probe, done: make(chan probeDone, 1)}
-	select {
-	case s.jobs <- j: // an idle worker took it
-	default:
-		go s.work(j)
-	}
-	d := <-j.done
-	if d.panicked != nil {
-		panic(d.panicked)
-	}
-	return d.err
-}
-
-// work runs j, then the probes handed to it until it has been idle for workerLinger. A new
-// worker starts only when no idle one takes the probe, and every busy worker holds one of the
-// Parallel slots, so there are never more than Parallel workers.
-func (s *Set) work(j probeJob) {
-	idle := time.NewTimer(workerLinger)
-	defer idle.Stop()
-	for {
-		if !s.runJob(j) {
-			return
-		}
-		idle.Reset(workerLinger)
-		select {
-		case j = <-s.jobs:
-		case <-idle.C:
-			return
-		}
-	}
-}
-
-// runJob runs one probe, frees its slot and hands back its outcome; false when it panicked
-// (the worker then ends: the asker raises the panic).
-func (s *Set) runJob(j probeJob) (ok bool) {
-	var d probeDone
-	defer func() {
-		if p := recover(); p != nil {
-			d = probeDone{panicked: p}
-		}
-		s.release()
-		j.done <- d
-		ok = d.panicked == nil
-	}()
-	d.err = j.fn(j.ctx)
-	return true
-}
-
-func (s *Set) acquire(ctx context.Context) error {
-	select {
-	case s.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Set) release() { <-s.slots }
 
 // Validate reports a Config that NewSet would refuse (an unreadable or empty CA file), so the
 // command line is checked before anything runs.

@@ -233,3 +233,74 @@ func TestSetRaisesAProbersPanicInTheAskersGoroutine(t *testing.T) {
 	other := netip.MustParseAddrPort("10.0.10.12:53")
 	assert.PanicsWithValue(t, "prober bug", func() { _, _ = set.Query(ctx, other, "a.", dns.TypeA, "udp") })
 }
+
+// gate is a DNS prober that holds each question until release is closed, and panics on the
+// name "panic.".
+type gate struct {
+	release chan struct{}
+	asked   chan string
+}
+
+func (g *gate) Query(_ context.Context, server netip.AddrPort, name string, _ uint16, _ string) (*probe.DNSReply, error) {
+	g.asked <- name
+	<-g.release
+	if name == "panic." {
+		panic("prober bug")
+	}
+	return &probe.DNSReply{Server: server, Msg: new(dns.Msg)}, nil
+}
+
+func TestSetQueuedProbeWhoseContextEndsNeverRuns(t *testing.T) {
+	g := &gate{release: make(chan struct{}), asked: make(chan string, 4)}
+	set, err := probe.NewSet(probe.Config{Parallel: 1, DNS: g})
+	require.NoError(t, err)
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	first := make(chan error, 1)
+	go func() {
+		_, err := set.Query(context.Background(), server, "first.", dns.TypeA, "udp")
+		first <- err
+	}()
+	require.Equal(t, "first.", <-g.asked)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = set.Query(ctx, server, "queued.", dns.TypeA, "udp")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the only worker is busy: the probe waits, then gives up")
+	close(g.release)
+	require.NoError(t, <-first)
+	_, err = set.Query(context.Background(), server, "after.", dns.TypeA, "udp")
+	require.NoError(t, err)
+	assert.Equal(t, "after.", <-g.asked, "the abandoned probe was never run")
+}
+
+func TestSetQueuedProbesRunAfterAPanic(t *testing.T) {
+	g := &gate{release: make(chan struct{}), asked: make(chan string, 8)}
+	set, err := probe.NewSet(probe.Config{Parallel: 1, DNS: g})
+	require.NoError(t, err)
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_, _ = set.Query(context.Background(), server, "panic.", dns.TypeA, "udp")
+	}()
+	require.Equal(t, "panic.", <-g.asked)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			other := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 10, byte(21 + i)}), 53)
+			_, err := set.Query(context.Background(), other, "queued.", dns.TypeA, "udp")
+			assert.NoError(t, err)
+		})
+	}
+	wg.Go(func() {
+		// Waits for the first contact with server, which panics: it then makes its own.
+		_, err := set.Query(context.Background(), server, "same-address.", dns.TypeA, "udp")
+		assert.NoError(t, err)
+	})
+	// Let them queue behind the panicking probe (they cannot run: one worker).
+	time.Sleep(20 * time.Millisecond)
+	assert.Empty(t, g.asked, "one worker: nothing else runs while it is busy")
+	close(g.release)
+	assert.Equal(t, "prober bug", <-panicked)
+	wg.Wait()
+	assert.Len(t, g.asked, 4, "the queued probes ran on the worker that replaced the panicked one")
+}
