@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,12 +39,27 @@ type DNSClient struct {
 // maxIdleUDP bounds the sockets kept per server (about the probes in flight to one address).
 const maxIdleUDP = 4
 
-// udpSocket is a connected UDP socket and the ID of the last question it carried: a late
-// duplicate of that answer may still arrive, and is not a wrong reply to the next question.
+// udpSocket is a connected UDP socket and the IDs of the last questions it carried: a late
+// duplicate of one of their answers may still arrive, even after the answer to a later question
+// (the server answers each question on its own goroutine, miekg/dns serveUDP), and is not a
+// wrong reply to the next question.
 type udpSocket struct {
-	conn   net.Conn
-	lastID uint16
-	reused bool
+	conn  net.Conn
+	asked []uint16 // the IDs of earlier questions, newest last, at most maxAskedIDs
+}
+
+// maxAskedIDs bounds the earlier questions' IDs a kept socket remembers.
+const maxAskedIDs = 8
+
+// earlier reports whether id is that of an earlier question on the socket.
+func (s *udpSocket) earlier(id uint16) bool { return slices.Contains(s.asked, id) }
+
+// remember records the ID of a question the socket carried.
+func (s *udpSocket) remember(id uint16) {
+	if len(s.asked) == maxAskedIDs {
+		s.asked = slices.Delete(s.asked, 0, 1)
+	}
+	s.asked = append(s.asked, id)
 }
 
 func (c *DNSClient) takeUDP(ctx context.Context, server netip.AddrPort, deadline time.Time) (*udpSocket, error) {
@@ -53,7 +69,6 @@ func (c *DNSClient) takeUDP(ctx context.Context, server netip.AddrPort, deadline
 			sock := list[len(list)-1]
 			c.idle[server] = list[:len(list)-1]
 			c.mu.Unlock()
-			sock.reused = true
 			return sock, nil
 		}
 		c.mu.Unlock()
@@ -164,7 +179,7 @@ func (c *DNSClient) exchangeUDP(ctx context.Context, q *dns.Msg, server netip.Ad
 	defer func() {
 		// Kept only after a clean exchange, and only if the cancel did not close it.
 		if stop() && keep {
-			sock.lastID = q.Id
+			sock.remember(q.Id)
 			c.putUDP(server, sock)
 			return
 		}
@@ -211,8 +226,8 @@ func readUDPReply(ctx context.Context, co *dns.Conn, sock *udpSocket, q *dns.Msg
 			}
 			return udpReadError(err, m, mismatch)
 		}
-		if sock.reused && m.Id == sock.lastID && m.Id != q.Id {
-			continue // a late copy of the previous answer on this socket
+		if m.Id != q.Id && sock.earlier(m.Id) {
+			continue // a late copy of an earlier answer on this socket
 		}
 		if bad := mismatched(q, m); bad != nil {
 			reply.MismatchedIDs++

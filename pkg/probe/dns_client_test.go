@@ -270,3 +270,37 @@ func TestDNSClientReusesSocketsAndIgnoresLateDuplicates(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// A late copy of an earlier answer may reach a kept socket after the answers to later
+// questions (the server answers each question on its own goroutine): it is skipped, not
+// counted as a wrong reply, and the socket stays in use.
+func TestDNSClientSkipsALateCopyOfAnyEarlierAnswer(t *testing.T) {
+	var mu sync.Mutex
+	ports := map[string]int{}
+	var kept []*dns.Msg // every answer sent, oldest first
+	server := probetest.StartDNS(t, "127.0.0.1", dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		mu.Lock()
+		ports[w.RemoteAddr().String()]++
+		if len(kept) == 3 {
+			// Before the fourth answer, copies of the first and second (a reordering network).
+			_ = w.WriteMsg(kept[0])
+			_ = w.WriteMsg(kept[1])
+		}
+		kept = append(kept, m)
+		mu.Unlock()
+		_ = w.WriteMsg(m)
+	}))
+	c := &probe.DNSClient{Timeout: 2 * time.Second, ReuseSockets: true}
+	defer c.CloseIdle()
+	for i := range 6 {
+		r, err := c.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, "udp")
+		require.NoError(t, err)
+		assert.Zero(t, r.MismatchedIDs, "question %d", i)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, ports, 1, "one socket for six questions")
+	assert.Len(t, kept, 6)
+}
