@@ -47,6 +47,7 @@ func Discover(ctx context.Context, client client.Interface, dyn dynamic.Interfac
 			EndpointSlices: map[string][]discoveryv1.EndpointSlice{},
 		},
 	}
+	d.partial, d.installed = d.setup.Partial, d.setup.Installed
 	if err := d.run(); err != nil {
 		return nil, err
 	}
@@ -59,6 +60,10 @@ type discoverer struct {
 	dyn    dynamic.Interface
 	sel    Selection
 	setup  *Setup
+	// partial and installed are where reads are recorded as failed, skipped or not installed
+	// (Setup.Partial and Setup.Installed); reads look there for what they recorded themselves.
+	partial   map[string]error
+	installed map[string]bool
 	// Per-namespace lists, read once even when the proxy and the DNS share a namespace.
 	deployments map[string][]appsv1.Deployment
 	configMaps  map[string][]corev1.ConfigMap
@@ -108,7 +113,7 @@ func (d *discoverer) run() error {
 // else (unreachable, timeout, unauthorized) ends discovery.
 func (d *discoverer) core(key string, err error) error {
 	if apierrors.IsForbidden(err) {
-		d.setup.Partial[key] = err
+		d.partial[key] = err
 		return nil
 	}
 	return fmt.Errorf("list %s: %w", key, err)
@@ -121,9 +126,9 @@ func (d *discoverer) optional(key string, err error) error {
 	case isDead(d.ctx, err):
 		return fmt.Errorf("list %s: %w", key, err)
 	case IsNotInstalled(err):
-		d.setup.Installed[key] = false
+		d.installed[key] = false
 	default:
-		d.setup.Partial[key] = err
+		d.partial[key] = err
 	}
 	return nil
 }
@@ -144,7 +149,7 @@ func (d *discoverer) readServices() error {
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("list %s: %w", key, err)
 	}
-	d.setup.Partial[key] = err
+	d.partial[key] = err
 	namespaces := d.namedNamespaces()
 	if len(namespaces) == 0 && d.sel.KubeconfigNamespace != "" && !d.sel.AllNamespaces {
 		namespaces = []string{d.sel.KubeconfigNamespace}
@@ -390,7 +395,7 @@ func (d *discoverer) readAdmission() error {
 			return err
 		}
 	} else {
-		d.setup.Installed[key] = true
+		d.installed[key] = true
 	}
 	if d.setup.AdmissionPolicyBindings, err = listAdmissionPolicyBindings(d.ctx, d.client); err != nil {
 		return d.optional(ReadKey(group, "validatingadmissionpolicybindings", ""), err)
@@ -426,7 +431,7 @@ func containsString(list []string, s string) bool {
 func (d *discoverer) readAPIServer() error {
 	const ns = "kube-system"
 	if key := ReadKey("", "pods", ns); d.outOfScope(key, ns) {
-		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s were not read: %v", ns, d.setup.Partial[key])}
+		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s were not read: %v", ns, d.partial[key])}
 		return nil
 	}
 	pods, err := listPods(d.ctx, d.client, ns, APIServerSelector)
@@ -456,11 +461,11 @@ func (d *discoverer) readNamespaces() error {
 // that LA001 does not ask permission to read what does not exist.
 func (d *discoverer) markUnserved() {
 	for _, r := range append(DynamicResources(), GatekeeperConstraint("K8sExternalIPs")) {
-		if _, seen := d.setup.Installed[r.Key()]; seen {
+		if _, seen := d.installed[r.Key()]; seen {
 			continue
 		}
 		if served, known := servedKnown(d.dyn, r.GVR.GroupVersion()); known && !served {
-			d.setup.Installed[r.Key()] = false
+			d.installed[r.Key()] = false
 		}
 	}
 }

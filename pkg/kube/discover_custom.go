@@ -34,7 +34,7 @@ func (d *discoverer) readCustomResources() error {
 				}
 				continue
 			}
-			s.Installed[r.Key()] = true
+			d.installed[r.Key()] = true
 			*step.into = append(*step.into, items...)
 		}
 	}
@@ -60,7 +60,7 @@ func (d *discoverer) readCustomResources() error {
 			}
 			continue
 		}
-		s.Installed[r.Key()] = true
+		d.installed[r.Key()] = true
 		s.GatekeeperConstraints = append(s.GatekeeperConstraints, items...)
 	}
 	d.markCustomScope()
@@ -93,10 +93,10 @@ func (d *discoverer) markCustomScope() {
 	if d.setup.Scope == nil {
 		return
 	}
-	for key, installed := range d.setup.Installed {
+	for key, installed := range d.installed {
 		if installed {
-			if _, failed := d.setup.Partial[key]; !failed {
-				d.setup.Partial[key] = &ScopeError{Namespaces: d.setup.Scope}
+			if _, failed := d.partial[key]; !failed {
+				d.partial[key] = &ScopeError{Namespaces: d.setup.Scope}
 			}
 		}
 	}
@@ -128,8 +128,8 @@ func (d *discoverer) readFirstServedVersion(versions []DynamicResource, into *[]
 	for _, r := range versions {
 		items, err := d.listCustom(r)
 		if err == nil {
-			d.setup.Installed[r.Key()] = true
-			delete(d.setup.Partial, r.Key())
+			d.installed[r.Key()] = true
+			delete(d.partial, r.Key())
 			*into = items
 			return nil
 		}

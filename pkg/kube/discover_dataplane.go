@@ -27,7 +27,7 @@ func (d *discoverer) readDataplane() error {
 	dp := &d.setup.Dataplane
 	if key := ReadKey("apps", "daemonsets", ""); d.outOfScope(key, "") {
 		d.outOfScope(ReadKey("", "pods", "kube-system"), "kube-system")
-		dp.Unread = append(dp.Unread, "the DaemonSets and kube-system's static pods were not read (kube-proxy, Cilium and Calico agents unseen): "+d.setup.Partial[key].Error())
+		dp.Unread = append(dp.Unread, "the DaemonSets and kube-system's static pods were not read (kube-proxy, Cilium and Calico agents unseen): "+d.partial[key].Error())
 		return nil
 	}
 	dss, err := listDaemonSets(d.ctx, d.client)
@@ -234,7 +234,7 @@ func (d *discoverer) readInstallation(c *CalicoDataplane) (calicoInstallation, e
 	if err != nil {
 		return calicoInstallation{}, d.optional(r.Key(), err)
 	}
-	d.setup.Installed[r.Key()] = true
+	d.installed[r.Key()] = true
 	out := calicoInstallation{Listed: true}
 	for _, it := range items {
 		if it.GetName() == "default" {
@@ -261,7 +261,7 @@ func CalicoReadKeys() []string {
 func (d *discoverer) calicoUnread() string {
 	var out []string
 	for _, k := range CalicoReadKeys() {
-		if err := d.setup.Partial[k]; err != nil {
+		if err := d.partial[k]; err != nil {
 			out = append(out, k+": "+err.Error())
 		}
 	}
