@@ -26,11 +26,11 @@ import (
 // DNS pods mount and the zone of its `template IN A` block, with what the checks need around
 // them. It makes a fixed number of paginated LIST calls whatever the size of the cluster.
 //
-// The Services are read and the two picked first; every other read (about 28 on a healthy
-// cluster: the workloads, the ConfigMaps, the nodes, the routes, the admission objects, the
-// custom resources, the dataplane...) is then made side by side, at most maxReads at once
-// (fork). What they find is taken in, and their errors judged, in one fixed order, the order
-// they were once read in one after the other: the Setup and the error do not depend on which
+// The Services are read and the two picked first; every other read (29 on the healthy lab:
+// the workloads, the ConfigMaps, the nodes, the routes, the admission objects, the custom
+// resources, the dataplane...) is then made side by side, at most maxReads at once (fork).
+// What they find is taken in, and their errors judged, in one fixed order, the order they
+// were once read in one after the other: the Setup and the error do not depend on which
 // answer came first, and a dead context ends every read under way. When the Corefile or the
 // zone cannot be settled (a usage error), the other reads have been made as well and are
 // dropped: one wasted round of reads on a misconfigured cluster buys the healthy one's time.

@@ -8,11 +8,12 @@ import (
 
 // maxReads bounds the steps of a fork that read at once: a discovery puts at most that many
 // requests on the API server at a time. The client-side rate limit does not bound them: the
-// plugin sets QPS 50 and burst 100 (cli's newClients), above discovery's ~30 reads, so none
-// waits for a token. On the lab (2 CPUs shared with the API server) 16 ended the healthy
-// discovery in 23-26 ms (medians of 30 runs), 8 in 25-28 ms, one read after another in 53-54
-// ms; on a loaded machine 16 kept its lead (25-27 ms against 31-37 ms); 32 made each read
-// slower (5-10 ms instead of 2-4) for no gain (docs/benchmarks.md, fifth round).
+// plugin sets QPS 50 and burst 100 (cli's newClients), a bucket of 100 tokens that starts
+// full, for discovery's ~30 reads. On the lab (2 CPUs shared with the API server) 16 ended
+// the healthy discovery in 23-26 ms (medians of 30 runs), 8 in 25-28 ms, one read after
+// another in 53-54 ms; on a loaded machine 16 kept its lead (22-27 ms against 31-49 ms); 32
+// made each read slower (5-10 ms instead of 2-4) for no gain (docs/benchmarks.md, fifth
+// round).
 const maxReads = 16
 
 // A step is one part of a fork. read, when set, runs concurrently with the other steps' reads,
