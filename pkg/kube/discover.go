@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/lanaccess/kubectl-lanaccess/pkg/kube/client"
@@ -23,6 +25,15 @@ import (
 // Service (externalIPs, port 443), the DNS Service (externalIPs, port 53), the ConfigMap the
 // DNS pods mount and the zone of its `template IN A` block, with what the checks need around
 // them. It makes a fixed number of paginated LIST calls whatever the size of the cluster.
+//
+// The Services are read and the two picked first; every other read (29 on the healthy lab:
+// the workloads, the ConfigMaps, the nodes, the routes, the admission objects, the custom
+// resources, the dataplane...) is then made side by side, at most maxReads at once (fork).
+// What they find is taken in, and their errors judged, in one fixed order, the order they
+// were once read in one after the other: the Setup and the error do not depend on which
+// answer came first, and a dead context ends every read under way. When the Corefile or the
+// zone cannot be settled (a usage error), the other reads have been made as well and are
+// dropped: one wasted round of reads on a misconfigured cluster buys the healthy one's time.
 //
 // Errors: a *UsageError (exit 2) when a named object does not exist or discovery finds none
 // or several candidates, naming the flag; any other error means the API could not be read
@@ -47,6 +58,7 @@ func Discover(ctx context.Context, client client.Interface, dyn dynamic.Interfac
 			EndpointSlices: map[string][]discoveryv1.EndpointSlice{},
 		},
 	}
+	d.partial, d.installed = d.setup.Partial, d.setup.Installed
 	if err := d.run(); err != nil {
 		return nil, err
 	}
@@ -59,7 +71,14 @@ type discoverer struct {
 	dyn    dynamic.Interface
 	sel    Selection
 	setup  *Setup
-	// Per-namespace lists, read once even when the proxy and the DNS share a namespace.
+	// partial and installed are where reads are recorded as failed, skipped or not installed:
+	// Setup.Partial and Setup.Installed, or a step's own maps while it reads beside other
+	// steps (fork). Reads look there for what they recorded themselves.
+	partial   map[string]error
+	installed map[string]bool
+	// Per-namespace lists, read once even when the proxy and the DNS share a namespace. Only
+	// the discoverer itself uses these four caches (pickServices, and the thens of
+	// workloadSteps): a step's read, on its copy, shares them and must not touch them.
 	deployments map[string][]appsv1.Deployment
 	configMaps  map[string][]corev1.ConfigMap
 	// runsImage caches, per "namespace/name image", whether a candidate Service selects pods
@@ -78,29 +97,46 @@ func (d *discoverer) run() error {
 	if err := d.pickServices(); err != nil {
 		return err
 	}
-	var err error
-	if s.ProxyWorkload, s.ProxyPods, err = d.readWorkload(s.ProxyService); err != nil {
+	// The Services are picked: everything else is read at once. The ConfigMap, the Corefile
+	// and the zone are decided (workloadSteps) before what the other steps read is taken in.
+	var kubeProxy dataplaneSources
+	steps := slices.Concat(
+		reads((*discoverer).askServed),
+		d.workloadSteps(),
+		reads((*discoverer).readNodes, (*discoverer).readLBPods),
+		d.endpointSliceSteps(), d.pdbSteps(), d.routeSteps(), d.admissionSteps(), d.customSteps(),
+		reads((*discoverer).readKubeProxy),
+		[]step{{
+			read:   func(d *discoverer) error { return d.readDataplane(&kubeProxy) },
+			then:   func() error { d.addKubeProxySources(kubeProxy); return nil },
+			serial: true,
+		}},
+		reads((*discoverer).readAPIServer, (*discoverer).readNamespaces, (*discoverer).readServerVersion),
+	)
+	if err := d.fork(steps...); err != nil {
 		return err
 	}
-	if s.DNSWorkload, s.DNSPods, err = d.readWorkload(s.DNSService); err != nil {
-		return err
-	}
-	if err := d.readCorefile(); err != nil {
-		return err
-	}
-	if err := d.pickZone(); err != nil {
-		return err
-	}
-	for _, step := range []func() error{d.readNodes, d.readLBPods, d.readEndpointSlices, d.readPDBs, d.readRoutes, d.readAdmission, d.readCustomResources, d.readKubeProxy, d.readDataplane, d.readAPIServer, d.readNamespaces} {
-		if err := step(); err != nil {
-			return err
-		}
-	}
-	if v, err := d.client.Discovery().ServerVersion(); err == nil && v != nil {
-		s.ServerVersion = v.GitVersion
-	}
+	d.markCustomScope()
 	d.markUnserved()
 	s.DeriveModels(d.sel.Host)
+	return nil
+}
+
+// askServed asks which API groups and versions are served (ServedOnly) before the custom
+// resources' steps need it, so that their reads do not wait for that question in turn.
+func (d *discoverer) askServed() error {
+	if d.dyn != nil {
+		servedKnown(d.dyn, schema.GroupVersion{})
+	}
+	return nil
+}
+
+// readServerVersion asks the API server's version (left empty when it does not answer: the
+// report then does not show it).
+func (d *discoverer) readServerVersion() error {
+	if v, err := d.client.Discovery().ServerVersion(); err == nil && v != nil {
+		d.setup.ServerVersion = v.GitVersion
+	}
 	return nil
 }
 
@@ -108,7 +144,7 @@ func (d *discoverer) run() error {
 // else (unreachable, timeout, unauthorized) ends discovery.
 func (d *discoverer) core(key string, err error) error {
 	if apierrors.IsForbidden(err) {
-		d.setup.Partial[key] = err
+		d.partial[key] = err
 		return nil
 	}
 	return fmt.Errorf("list %s: %w", key, err)
@@ -121,9 +157,9 @@ func (d *discoverer) optional(key string, err error) error {
 	case isDead(d.ctx, err):
 		return fmt.Errorf("list %s: %w", key, err)
 	case IsNotInstalled(err):
-		d.setup.Installed[key] = false
+		d.installed[key] = false
 	default:
-		d.setup.Partial[key] = err
+		d.partial[key] = err
 	}
 	return nil
 }
@@ -144,7 +180,7 @@ func (d *discoverer) readServices() error {
 	if !apierrors.IsForbidden(err) {
 		return fmt.Errorf("list %s: %w", key, err)
 	}
-	d.setup.Partial[key] = err
+	d.partial[key] = err
 	namespaces := d.namedNamespaces()
 	if len(namespaces) == 0 && d.sel.KubeconfigNamespace != "" && !d.sel.AllNamespaces {
 		namespaces = []string{d.sel.KubeconfigNamespace}
@@ -216,39 +252,80 @@ func (d *discoverer) namedNamespaces() []string {
 	return out
 }
 
-// readWorkload reads the pods selected by svc and the Deployment whose template they come
-// from (nil if none).
-func (d *discoverer) readWorkload(svc *corev1.Service) (*appsv1.Deployment, []corev1.Pod, error) {
-	if len(svc.Spec.Selector) == 0 {
-		return nil, nil, nil // a Service without selector has hand-made endpoints
+// workloadSteps read the pods the proxy and the DNS Services select, the Deployments of their
+// namespaces (once when they share one) and the ConfigMaps readCorefile looks in; then they
+// take each Service's Deployment (the one whose template its pods come from, nil if none), the
+// Corefile and the zone. A Service without selector has hand-made endpoints: nothing is read
+// for it.
+func (d *discoverer) workloadSteps() []step {
+	s := d.setup
+	var proxyPods, dnsPods []corev1.Pod
+	steps := d.serviceWorkloadSteps(s.ProxyService, &proxyPods)
+	steps = append(steps, d.serviceWorkloadSteps(s.DNSService, &dnsPods)...)
+	ns := s.DNSService.Namespace
+	if d.sel.ConfigMap != "" {
+		ns, _ = splitName(d.sel.ConfigMap, ns)
 	}
-	ns := svc.Namespace
-	selector := labels.SelectorFromSet(svc.Spec.Selector)
-	pods, err := listPods(d.ctx, d.client, ns, selector.String())
-	if err != nil {
-		if err := d.core(ReadKey("", "pods", ns), err); err != nil {
-			return nil, nil, err
-		}
-	}
-	deps, err := d.deploymentsIn(ns)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pickDeployment(deps, selector, pods), pods, nil
+	var cms []corev1.ConfigMap
+	return append(steps, step{
+		read: func(d *discoverer) error {
+			var err error
+			if cms, err = listConfigMaps(d.ctx, d.client, ns, ""); err != nil {
+				return d.core(ReadKey("", "configmaps", ns), err)
+			}
+			return nil
+		},
+		then: func() error {
+			d.configMaps[ns] = cms
+			s.ProxyWorkload, s.ProxyPods = d.workloadOf(s.ProxyService, proxyPods), proxyPods
+			s.DNSWorkload, s.DNSPods = d.workloadOf(s.DNSService, dnsPods), dnsPods
+			if err := d.readCorefile(); err != nil {
+				return err
+			}
+			return d.pickZone()
+		},
+	})
 }
 
-func (d *discoverer) deploymentsIn(ns string) ([]appsv1.Deployment, error) {
-	if deps, ok := d.deployments[ns]; ok {
-		return deps, nil
+// serviceWorkloadSteps read the pods svc selects into pods, and the Deployments of its
+// namespace unless an earlier step reads them.
+func (d *discoverer) serviceWorkloadSteps(svc *corev1.Service, pods *[]corev1.Pod) []step {
+	if len(svc.Spec.Selector) == 0 {
+		return nil
 	}
-	deps, err := listDeployments(d.ctx, d.client, ns)
-	if err != nil {
-		if err := d.core(ReadKey("apps", "deployments", ns), err); err != nil {
-			return nil, err
+	ns := svc.Namespace
+	selector := labels.SelectorFromSet(svc.Spec.Selector).String()
+	steps := make([]step, 1, 2)
+	steps[0] = step{read: func(d *discoverer) error {
+		var err error
+		if *pods, err = listPods(d.ctx, d.client, ns, selector); err != nil {
+			return d.core(ReadKey("", "pods", ns), err)
 		}
+		return nil
+	}}
+	if _, ok := d.deployments[ns]; ok {
+		return steps
 	}
-	d.deployments[ns] = deps
-	return deps, nil
+	d.deployments[ns] = nil // read by this step
+	var deps []appsv1.Deployment
+	return append(steps, step{
+		read: func(d *discoverer) error {
+			var err error
+			if deps, err = listDeployments(d.ctx, d.client, ns); err != nil {
+				return d.core(ReadKey("apps", "deployments", ns), err)
+			}
+			return nil
+		},
+		then: func() error { d.deployments[ns] = deps; return nil },
+	})
+}
+
+// workloadOf is the Deployment whose template the pods of svc come from (nil if none).
+func (d *discoverer) workloadOf(svc *corev1.Service, pods []corev1.Pod) *appsv1.Deployment {
+	if len(svc.Spec.Selector) == 0 {
+		return nil
+	}
+	return pickDeployment(d.deployments[svc.Namespace], labels.SelectorFromSet(svc.Spec.Selector), pods)
 }
 
 func (d *discoverer) configMapsIn(ns string) ([]corev1.ConfigMap, error) {
@@ -277,55 +354,70 @@ func (d *discoverer) readNodes() error {
 	return nil
 }
 
-func (d *discoverer) readEndpointSlices() error {
-	for _, svc := range []*corev1.Service{d.setup.ProxyService, d.setup.DNSService} {
+// endpointSliceSteps read the EndpointSlices of the proxy and the DNS Services (once when
+// they are one Service).
+func (d *discoverer) endpointSliceSteps() []step {
+	var steps []step
+	for i, svc := range []*corev1.Service{d.setup.ProxyService, d.setup.DNSService} {
 		key := svc.Namespace + "/" + svc.Name
-		if _, done := d.setup.EndpointSlices[key]; done {
+		if i == 1 && key == svcKey(d.setup.ProxyService) {
 			continue
 		}
-		slices, err := listEndpointSlices(d.ctx, d.client, svc.Namespace, svc.Name)
-		if err != nil {
-			if err := d.core(ReadKey("discovery.k8s.io", "endpointslices", svc.Namespace), err); err != nil {
-				return err
-			}
-			continue
-		}
-		d.setup.EndpointSlices[key] = slices
+		var got []discoveryv1.EndpointSlice
+		read := false
+		steps = append(steps, step{
+			read: func(d *discoverer) error {
+				var err error
+				if got, err = listEndpointSlices(d.ctx, d.client, svc.Namespace, svc.Name); err != nil {
+					return d.core(ReadKey("discovery.k8s.io", "endpointslices", svc.Namespace), err)
+				}
+				read = true
+				return nil
+			},
+			then: func() error {
+				if read {
+					d.setup.EndpointSlices[key] = got
+				}
+				return nil
+			},
+		})
 	}
-	return nil
+	return steps
 }
 
-func (d *discoverer) readPDBs() error {
+// pdbSteps read the PodDisruptionBudgets of the DNS Service's namespace, then of the proxy's.
+func (d *discoverer) pdbSteps() []step {
 	namespaces := []string{d.setup.DNSService.Namespace}
 	if ns := d.setup.ProxyService.Namespace; ns != namespaces[0] {
 		namespaces = append(namespaces, ns)
 	}
-	for _, ns := range namespaces {
-		pdbs, err := listPDBs(d.ctx, d.client, ns)
-		if err != nil {
-			if err := d.core(ReadKey("policy", "poddisruptionbudgets", ns), err); err != nil {
-				return err
-			}
-			continue
+	steps := make([]step, len(namespaces))
+	for i, ns := range namespaces {
+		var pdbs []policyv1.PodDisruptionBudget
+		steps[i] = step{
+			read: func(d *discoverer) error {
+				var err error
+				if pdbs, err = listPDBs(d.ctx, d.client, ns); err != nil {
+					return d.core(ReadKey("policy", "poddisruptionbudgets", ns), err)
+				}
+				return nil
+			},
+			then: func() error { d.setup.PDBs = append(d.setup.PDBs, pdbs...); return nil },
 		}
-		d.setup.PDBs = append(d.setup.PDBs, pdbs...)
 	}
-	return nil
+	return steps
 }
 
-func (d *discoverer) readRoutes() error {
+// routeSteps read the Ingresses (in each namespace of Setup.Scope when discovery stays in
+// some) and the IngressClasses; then the proxy's own ConfigMap, which the proxy's workload
+// names (workloadSteps).
+func (d *discoverer) routeSteps() []step {
+	return append(reads((*discoverer).readIngresses, (*discoverer).readIngressClasses), step{then: d.readProxyConfigMap})
+}
+
+func (d *discoverer) readIngresses() error {
 	const group = "networking.k8s.io"
-	if d.outOfScope(ReadKey(group, "ingresses", ""), "") {
-		for _, ns := range d.setup.Scope {
-			ing, err := listIngresses(d.ctx, d.client, ns)
-			if err != nil {
-				if err := d.optional(ReadKey(group, "ingresses", ns), err); err != nil {
-					return err
-				}
-			}
-			d.setup.Ingresses = append(d.setup.Ingresses, ing...)
-		}
-	} else {
+	if !d.outOfScope(ReadKey(group, "ingresses", ""), "") {
 		ing, err := listIngresses(d.ctx, d.client, "")
 		if err != nil {
 			if err := d.optional(ReadKey(group, "ingresses", ""), err); err != nil {
@@ -333,17 +425,33 @@ func (d *discoverer) readRoutes() error {
 			}
 		}
 		d.setup.Ingresses = ing
+		return nil
 	}
-	if !d.outOfScope(ReadKey(group, "ingressclasses", ""), "") {
-		classes, err := listIngressClasses(d.ctx, d.client)
+	for _, ns := range d.setup.Scope {
+		ing, err := listIngresses(d.ctx, d.client, ns)
 		if err != nil {
-			if err := d.optional(ReadKey(group, "ingressclasses", ""), err); err != nil {
+			if err := d.optional(ReadKey(group, "ingresses", ns), err); err != nil {
 				return err
 			}
 		}
-		d.setup.IngressClasses = classes
+		d.setup.Ingresses = append(d.setup.Ingresses, ing...)
 	}
-	return d.readProxyConfigMap()
+	return nil
+}
+
+func (d *discoverer) readIngressClasses() error {
+	const group = "networking.k8s.io"
+	if d.outOfScope(ReadKey(group, "ingressclasses", ""), "") {
+		return nil
+	}
+	classes, err := listIngressClasses(d.ctx, d.client)
+	if err != nil {
+		if err := d.optional(ReadKey(group, "ingressclasses", ""), err); err != nil {
+			return err
+		}
+	}
+	d.setup.IngressClasses = classes
+	return nil
 }
 
 // readProxyConfigMap reads the ConfigMap the proxy's controller is told to read (ingress-nginx's
@@ -370,32 +478,39 @@ func (d *discoverer) readProxyConfigMap() error {
 	return nil
 }
 
-func (d *discoverer) readAdmission() error {
+// admissionSteps read the ValidatingWebhookConfigurations, the ValidatingAdmissionPolicies
+// and their bindings: cluster-scoped, so none of them when discovery stays in namespaces.
+func (d *discoverer) admissionSteps() []step {
 	const group = "admissionregistration.k8s.io"
-	var err error
 	if d.setup.Scope != nil {
-		for _, r := range []string{"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
-			d.outOfScope(ReadKey(group, r, ""), "")
+		return reads(func(d *discoverer) error {
+			for _, r := range []string{"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+				d.outOfScope(ReadKey(group, r, ""), "")
+			}
+			return nil
+		})
+	}
+	return reads(func(d *discoverer) error {
+		var err error
+		if d.setup.ValidatingWebhooks, err = listWebhooks(d.ctx, d.client); err != nil {
+			return d.optional(ReadKey(group, "validatingwebhookconfigurations", ""), err)
 		}
 		return nil
-	}
-	if d.setup.ValidatingWebhooks, err = listWebhooks(d.ctx, d.client); err != nil {
-		if err := d.optional(ReadKey(group, "validatingwebhookconfigurations", ""), err); err != nil {
-			return err
+	}, func(d *discoverer) error {
+		var err error
+		key := ReadKey(group, "validatingadmissionpolicies", "")
+		if d.setup.AdmissionPolicies, err = listAdmissionPolicies(d.ctx, d.client); err != nil {
+			return d.optional(key, err)
 		}
-	}
-	key := ReadKey(group, "validatingadmissionpolicies", "")
-	if d.setup.AdmissionPolicies, err = listAdmissionPolicies(d.ctx, d.client); err != nil {
-		if err := d.optional(key, err); err != nil {
-			return err
+		d.installed[key] = true
+		return nil
+	}, func(d *discoverer) error {
+		var err error
+		if d.setup.AdmissionPolicyBindings, err = listAdmissionPolicyBindings(d.ctx, d.client); err != nil {
+			return d.optional(ReadKey(group, "validatingadmissionpolicybindings", ""), err)
 		}
-	} else {
-		d.setup.Installed[key] = true
-	}
-	if d.setup.AdmissionPolicyBindings, err = listAdmissionPolicyBindings(d.ctx, d.client); err != nil {
-		return d.optional(ReadKey(group, "validatingadmissionpolicybindings", ""), err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // readKubeProxy reads kubeadm's kube-proxy configuration, where AllowServiceExternalIPs
@@ -426,7 +541,7 @@ func containsString(list []string, s string) bool {
 func (d *discoverer) readAPIServer() error {
 	const ns = "kube-system"
 	if key := ReadKey("", "pods", ns); d.outOfScope(key, ns) {
-		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s were not read: %v", ns, d.setup.Partial[key])}
+		d.setup.APIServer = APIServerFlags{Why: fmt.Sprintf("the pods in %s were not read: %v", ns, d.partial[key])}
 		return nil
 	}
 	pods, err := listPods(d.ctx, d.client, ns, APIServerSelector)
@@ -456,11 +571,11 @@ func (d *discoverer) readNamespaces() error {
 // that LA001 does not ask permission to read what does not exist.
 func (d *discoverer) markUnserved() {
 	for _, r := range append(DynamicResources(), GatekeeperConstraint("K8sExternalIPs")) {
-		if _, seen := d.setup.Installed[r.Key()]; seen {
+		if _, seen := d.installed[r.Key()]; seen {
 			continue
 		}
 		if served, known := servedKnown(d.dyn, r.GVR.GroupVersion()); known && !served {
-			d.setup.Installed[r.Key()] = false
+			d.installed[r.Key()] = false
 		}
 	}
 }

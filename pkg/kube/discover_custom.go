@@ -7,15 +7,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// readCustomResources reads Traefik routes and middlewares, Kyverno policies and Gatekeeper
-// templates (and the constraints of templates about externalIPs) when dyn is set. A CRD that
-// is not installed is recorded in Setup.Installed, never as a failure.
-func (d *discoverer) readCustomResources() error {
+// customSteps read Traefik routes and middlewares, Contour's HTTPProxies, Kyverno policies,
+// Gatekeeper templates (then the constraints of templates about externalIPs), Gateway API's
+// kinds and Istio's AuthorizationPolicies when dyn is set: one step per resource, or per kind
+// when versions of it are tried in turn. A CRD that is not installed is recorded in
+// Setup.Installed, never as a failure.
+func (d *discoverer) customSteps() []step {
 	if d.dyn == nil {
 		return nil
 	}
 	s := d.setup
-	for _, step := range []struct {
+	var steps []step
+	for _, kind := range []struct {
 		resources []DynamicResource
 		into      *[]unstructured.Unstructured
 	}{
@@ -24,27 +27,45 @@ func (d *discoverer) readCustomResources() error {
 		{TraefikStreamRoutes(), &s.IngressRouteStreams},
 		{[]DynamicResource{ContourHTTPProxies()}, &s.HTTPProxies},
 		{KyvernoPolicyResources(), &s.KyvernoPolicies},
-		{[]DynamicResource{GatekeeperTemplates()}, &s.GatekeeperTemplates},
 	} {
-		for _, r := range step.resources {
-			items, err := d.listCustom(r)
-			if err != nil {
-				if err := d.optional(r.Key(), err); err != nil {
+		for _, r := range kind.resources {
+			var items []unstructured.Unstructured
+			steps = append(steps, step{
+				read: func(d *discoverer) error {
+					var err error
+					items, err = d.readCustom(r)
 					return err
-				}
-				continue
-			}
-			s.Installed[r.Key()] = true
-			*step.into = append(*step.into, items...)
+				},
+				then: func() error { *kind.into = append(*kind.into, items...); return nil },
+			})
 		}
 	}
+	steps = append(steps, step{read: (*discoverer).readGatekeeper, serial: true})
 	for i, versions := range GatewayAPIResources() {
 		into := []*[]unstructured.Unstructured{&s.GatewayClasses, &s.Gateways, &s.HTTPRoutes, &s.ReferenceGrants}[i]
-		if err := d.readFirstServedVersion(versions, into); err != nil {
-			return err
-		}
+		steps = append(steps, step{read: func(d *discoverer) error { return d.readFirstServedVersion(versions, into) }})
 	}
-	if err := d.readFirstServedVersion(IstioAuthorizationPolicies(), &s.AuthorizationPolicies); err != nil {
+	return append(steps, step{read: func(d *discoverer) error {
+		return d.readFirstServedVersion(IstioAuthorizationPolicies(), &s.AuthorizationPolicies)
+	}})
+}
+
+// readCustom lists r; a failure other than a dead context is recorded, and gives no items.
+func (d *discoverer) readCustom(r DynamicResource) ([]unstructured.Unstructured, error) {
+	items, err := d.listCustom(r)
+	if err != nil {
+		return nil, d.optional(r.Key(), err)
+	}
+	d.installed[r.Key()] = true
+	return items, nil
+}
+
+// readGatekeeper reads Gatekeeper's ConstraintTemplates, then the constraints of the templates
+// about externalIPs.
+func (d *discoverer) readGatekeeper() error {
+	s := d.setup
+	var err error
+	if s.GatekeeperTemplates, err = d.readCustom(GatekeeperTemplates()); err != nil {
 		return err
 	}
 	for _, t := range s.GatekeeperTemplates {
@@ -60,10 +81,9 @@ func (d *discoverer) readCustomResources() error {
 			}
 			continue
 		}
-		s.Installed[r.Key()] = true
+		d.installed[r.Key()] = true
 		s.GatekeeperConstraints = append(s.GatekeeperConstraints, items...)
 	}
-	d.markCustomScope()
 	return nil
 }
 
@@ -88,15 +108,17 @@ func (d *discoverer) listCustom(r DynamicResource) ([]unstructured.Unstructured,
 }
 
 // markCustomScope records, for the namespaced custom resources read only in the namespaces
-// of Setup.Scope, that the other namespaces were not read.
+// of Setup.Scope, that the other namespaces were not read. It runs once the custom resources
+// are read; staying in namespaces, discovery reads nothing else that it records as installed
+// (the admission APIs and Calico's resources are cluster-wide, so not read).
 func (d *discoverer) markCustomScope() {
 	if d.setup.Scope == nil {
 		return
 	}
-	for key, installed := range d.setup.Installed {
+	for key, installed := range d.installed {
 		if installed {
-			if _, failed := d.setup.Partial[key]; !failed {
-				d.setup.Partial[key] = &ScopeError{Namespaces: d.setup.Scope}
+			if _, failed := d.partial[key]; !failed {
+				d.partial[key] = &ScopeError{Namespaces: d.setup.Scope}
 			}
 		}
 	}
@@ -128,8 +150,8 @@ func (d *discoverer) readFirstServedVersion(versions []DynamicResource, into *[]
 	for _, r := range versions {
 		items, err := d.listCustom(r)
 		if err == nil {
-			d.setup.Installed[r.Key()] = true
-			delete(d.setup.Partial, r.Key())
+			d.installed[r.Key()] = true
+			delete(d.partial, r.Key())
 			*into = items
 			return nil
 		}

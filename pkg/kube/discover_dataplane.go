@@ -21,15 +21,26 @@ import (
 // pkg/staticpod; GKE's is the same).
 const KubeProxySelector = "component=kube-proxy"
 
-// readDataplane reads what implements Services: kube-proxy's DaemonSets, static pods and k3s
-// nodes, Cilium's and Calico's settings (LA202). Reads that fail are said in Dataplane.Unread.
-func (d *discoverer) readDataplane() error {
+// dataplaneSources are the kube-proxies readDataplane found, which addKubeProxySources puts in
+// Dataplane.KubeProxy once the nodes and kubeadm's kube-proxy ConfigMap are read.
+type dataplaneSources struct {
+	// read: the DaemonSets and static pods were read (or failed): not out of scope.
+	read bool
+	// daemonSets and staticPods are the kube-proxies of DaemonSets and of static pods.
+	daemonSets, staticPods []ProxySource
+}
+
+// readDataplane reads what implements Services: kube-proxy's DaemonSets and static pods
+// (into src), Cilium's and Calico's settings (LA202). Reads that fail are said in
+// Dataplane.Unread.
+func (d *discoverer) readDataplane(src *dataplaneSources) error {
 	dp := &d.setup.Dataplane
 	if key := ReadKey("apps", "daemonsets", ""); d.outOfScope(key, "") {
 		d.outOfScope(ReadKey("", "pods", "kube-system"), "kube-system")
-		dp.Unread = append(dp.Unread, "the DaemonSets and kube-system's static pods were not read (kube-proxy, Cilium and Calico agents unseen): "+d.setup.Partial[key].Error())
+		dp.Unread = append(dp.Unread, "the DaemonSets and kube-system's static pods were not read (kube-proxy, Cilium and Calico agents unseen): "+d.partial[key].Error())
 		return nil
 	}
+	src.read = true
 	dss, err := listDaemonSets(d.ctx, d.client)
 	dssRead := err == nil
 	if err != nil {
@@ -38,7 +49,7 @@ func (d *discoverer) readDataplane() error {
 		}
 		dp.Unread = append(dp.Unread, "the DaemonSets could not be read (kube-proxy, Cilium and Calico agents unseen): "+err.Error())
 	}
-	if err := d.readKubeProxyDaemonSets(dss); err != nil {
+	if src.daemonSets, err = d.readKubeProxyDaemonSets(dss); err != nil {
 		return err
 	}
 	pods, err := listPods(d.ctx, d.client, "kube-system", KubeProxySelector)
@@ -53,13 +64,8 @@ func (d *discoverer) readDataplane() error {
 		if metav1.GetControllerOf(&p) != nil {
 			continue // a DaemonSet's pod, read through its DaemonSet
 		}
-		if src, ok := staticPodSource(p); ok {
-			dp.KubeProxy = append(dp.KubeProxy, src)
-		}
-	}
-	for _, n := range d.setup.Nodes {
-		if src, ok := k3sSource(n); ok {
-			dp.KubeProxy = append(dp.KubeProxy, src)
+		if s, ok := staticPodSource(p); ok {
+			src.staticPods = append(src.staticPods, s)
 		}
 	}
 	if err := d.readCilium(dss, dssRead); err != nil {
@@ -68,7 +74,29 @@ func (d *discoverer) readDataplane() error {
 	return d.readCalico(dss)
 }
 
-func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
+// addKubeProxySources puts the kube-proxies in Dataplane.KubeProxy: those of DaemonSets, else
+// the one kubeadm's ConfigMap configures; those of static pods; those k3s runs on the nodes.
+func (d *discoverer) addKubeProxySources(src dataplaneSources) {
+	if !src.read {
+		return
+	}
+	dp := &d.setup.Dataplane
+	dp.KubeProxy = append(dp.KubeProxy, src.daemonSets...)
+	if len(dp.KubeProxy) == 0 && d.setup.KubeProxyConfig != "" {
+		dp.KubeProxy = append(dp.KubeProxy, configMapSource(d.setup.KubeProxyConfig))
+	}
+	dp.KubeProxy = append(dp.KubeProxy, src.staticPods...)
+	for _, n := range d.setup.Nodes {
+		if s, ok := k3sSource(n); ok {
+			dp.KubeProxy = append(dp.KubeProxy, s)
+		}
+	}
+}
+
+// readKubeProxyDaemonSets returns the kube-proxies of the DaemonSets in kube-system, read with
+// the ConfigMaps they mount.
+func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) ([]ProxySource, error) {
+	var out []ProxySource
 	cms := map[string]corev1.ConfigMap{}
 	for _, ds := range dss {
 		if ds.Namespace != "kube-system" || !runsKubeProxy(ds) {
@@ -81,7 +109,7 @@ func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
 			got, err := listConfigMapNamed(d.ctx, d.client, ds.Namespace, name)
 			if err != nil {
 				if err := d.optional(ReadKey("", "configmaps", ds.Namespace), err); err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
@@ -89,12 +117,9 @@ func (d *discoverer) readKubeProxyDaemonSets(dss []appsv1.DaemonSet) error {
 				cms[cm.Name] = cm
 			}
 		}
-		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, daemonSetSource(ds, cms))
+		out = append(out, daemonSetSource(ds, cms))
 	}
-	if len(d.setup.Dataplane.KubeProxy) == 0 && d.setup.KubeProxyConfig != "" {
-		d.setup.Dataplane.KubeProxy = append(d.setup.Dataplane.KubeProxy, configMapSource(d.setup.KubeProxyConfig))
-	}
-	return nil
+	return out, nil
 }
 
 func runsKubeProxy(ds appsv1.DaemonSet) bool {
@@ -234,7 +259,7 @@ func (d *discoverer) readInstallation(c *CalicoDataplane) (calicoInstallation, e
 	if err != nil {
 		return calicoInstallation{}, d.optional(r.Key(), err)
 	}
-	d.setup.Installed[r.Key()] = true
+	d.installed[r.Key()] = true
 	out := calicoInstallation{Listed: true}
 	for _, it := range items {
 		if it.GetName() == "default" {
@@ -261,7 +286,7 @@ func CalicoReadKeys() []string {
 func (d *discoverer) calicoUnread() string {
 	var out []string
 	for _, k := range CalicoReadKeys() {
-		if err := d.setup.Partial[k]; err != nil {
+		if err := d.partial[k]; err != nil {
 			out = append(out, k+": "+err.Error())
 		}
 	}

@@ -73,7 +73,7 @@ func (d *discoverer) outOfScope(key, ns string) bool {
 	if d.setup.Scope == nil || (ns != "" && slices.Contains(d.setup.Scope, ns)) {
 		return false
 	}
-	d.setup.Partial[key] = &ScopeError{Namespaces: d.setup.Scope}
+	d.partial[key] = &ScopeError{Namespaces: d.setup.Scope}
 	return true
 }
 
