@@ -11,6 +11,7 @@ package labkit
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,6 +67,11 @@ const OpTimeout = 2 * time.Minute
 // Test binaries that share the lab run one at a time: faults change the one lab they all
 // see, so Main holds an exclusive lock (layout.TestLock) from before Up to the end.
 func Main(m *testing.M, lab **Lab) int {
+	// `go test -list` only names the tests: it needs no lab (and must not start one).
+	flag.Parse()
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		return m.Run()
+	}
 	unlock, err := labctl.LockLab(layout.Default(), os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "labkit:", err)
