@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -33,8 +34,10 @@ func TestADeadAddressCostsOneTimeoutHoweverManyProbesAsk(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range concurrent {
 		wg.Go(func() {
+			// Each question differs: the Set shares identical ones (TestSetSharesOneDNSQuestion).
 			network := []string{"udp", "tcp"}[i%2]
-			_, errs[i] = set.Query(context.Background(), server, "grafana.apps.example.com", dns.TypeA, network)
+			name := fmt.Sprintf("q%d.apps.example.com", i)
+			_, errs[i] = set.Query(context.Background(), server, name, dns.TypeA, network)
 		})
 	}
 	wg.Wait()

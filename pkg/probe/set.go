@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -52,17 +51,22 @@ type Set struct {
 	live     *Liveness
 	workers  *workerPool
 
-	mu   sync.Mutex
-	gets map[HTTPSRequest]*httpsCall
+	// gets is one HTTPS probe per request that every check asking it shares: LA401, LA402 and
+	// LA403 ask each address the same thing, and one TLS handshake per address answers all.
+	gets sharedCalls[HTTPSRequest, *HTTPSReply]
+	// questions is one DNS question per server, name, type and transport: LA303 proves an
+	// address with the zone's own name before each forwarded name, and LA301 asks it too.
+	questions sharedCalls[dnsQuestion, *DNSReply]
 }
 
-// httpsCall is one HTTPS probe that every check asking the same request shares: LA401, LA402
-// and LA403 ask each address the same thing, and one TLS handshake per address answers all.
-type httpsCall struct {
-	done      chan struct{}
-	reply     *HTTPSReply
-	err       error
-	cancelled bool // the asker's context ended: not an answer for the others
+// dnsQuestion is one question to one server; proves says whether its outcome decides the
+// address's liveness (Query) or not (QueryForwarded).
+type dnsQuestion struct {
+	server  netip.AddrPort
+	name    string
+	qtype   uint16
+	network string
+	proves  bool
 }
 
 // NewSet builds the probers of one run. An unreadable or empty CA file is an error that names it.
@@ -152,9 +156,23 @@ func (s *Set) QueryForwarded(ctx context.Context, server netip.AddrPort, name st
 }
 
 func (s *Set) query(ctx context.Context, server netip.AddrPort, name string, qtype uint16, network string, proves bool) (*DNSReply, error) {
+	q := dnsQuestion{server: server, name: name, qtype: qtype, network: network, proves: proves}
+	r, err := s.questions.do(ctx, q, func() (*DNSReply, error) { return s.ask(ctx, q) })
+	if r != nil && r.Msg != nil {
+		// Each asker gets its own message: a check may sort or trim what it reads.
+		c := *r
+		c.Msg = r.Msg.Copy()
+		r = &c
+	}
+	return r, err
+}
+
+// ask asks q of its server on a worker, within the address's liveness.
+func (s *Set) ask(ctx context.Context, q dnsQuestion) (*DNSReply, error) {
+	server, name, qtype, network := q.server, q.name, q.qtype, q.network
 	var reply *DNSReply
 	do := s.live.Do
-	if !proves {
+	if !q.proves {
 		do = s.live.DoUndecided
 	}
 	err := do(ctx, server, func(ctx context.Context) error {
@@ -176,37 +194,7 @@ func (s *Set) query(ctx context.Context, server netip.AddrPort, name string, qty
 // Get makes one pinned HTTPS request, unless req.Addr's address is already known dead. The
 // same request asked again in the run (by another check) gets the first one's reply.
 func (s *Set) Get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {
-	for {
-		s.mu.Lock()
-		if s.gets == nil {
-			s.gets = map[HTTPSRequest]*httpsCall{}
-		}
-		c, shared := s.gets[req]
-		if !shared {
-			c = &httpsCall{done: make(chan struct{})}
-			s.gets[req] = c
-		}
-		s.mu.Unlock()
-		if !shared {
-			c.reply, c.err = s.get(ctx, req)
-			if ctx.Err() != nil {
-				c.cancelled = true
-				s.mu.Lock()
-				delete(s.gets, req)
-				s.mu.Unlock()
-			}
-			close(c.done)
-			return c.reply, c.err
-		}
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if !c.cancelled {
-			return c.reply, c.err
-		}
-	}
+	return s.gets.do(ctx, req, func() (*HTTPSReply, error) { return s.get(ctx, req) })
 }
 
 func (s *Set) get(ctx context.Context, req HTTPSRequest) (*HTTPSReply, error) {

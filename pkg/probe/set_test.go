@@ -304,3 +304,97 @@ func TestSetQueuedProbesRunAfterAPanic(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, g.asked, 4, "the queued probes ran on the worker that replaced the panicked one")
 }
+
+// countingDNS answers every question, counting them, after an optional hold.
+type countingDNS struct {
+	calls atomic.Int32
+	hold  time.Duration
+}
+
+func (c *countingDNS) Query(ctx context.Context, server netip.AddrPort, name string, _ uint16, _ string) (*probe.DNSReply, error) {
+	c.calls.Add(1)
+	select {
+	case <-time.After(c.hold):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	m := new(dns.Msg)
+	m.SetQuestion(name, dns.TypeA)
+	m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{10, 0, 10, 11}}}
+	return &probe.DNSReply{Server: server, Msg: m}, nil
+}
+
+func TestSetSharesOneDNSQuestion(t *testing.T) {
+	fake := &countingDNS{hold: 20 * time.Millisecond}
+	set, err := probe.NewSet(probe.Config{DNS: fake})
+	require.NoError(t, err)
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			r, err := set.Query(context.Background(), server, "apps.example.com.", dns.TypeA, "udp")
+			assert.NoError(t, err)
+			assert.Len(t, r.Addrs(), 1)
+			r.Msg.Answer = nil // an asker may change its reply: the others keep theirs
+		})
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, fake.calls.Load(), "three askers, one question")
+
+	r, err := set.Query(context.Background(), server, "apps.example.com.", dns.TypeA, "udp")
+	require.NoError(t, err)
+	assert.Len(t, r.Addrs(), 1, "a later asker gets the answer, untouched by the earlier askers")
+	assert.EqualValues(t, 1, fake.calls.Load())
+
+	for _, other := range []func() (*probe.DNSReply, error){
+		func() (*probe.DNSReply, error) {
+			return set.Query(context.Background(), server, "apps.example.com.", dns.TypeA, "tcp")
+		},
+		func() (*probe.DNSReply, error) {
+			return set.Query(context.Background(), server, "apps.example.com.", dns.TypeAAAA, "udp")
+		},
+		func() (*probe.DNSReply, error) {
+			return set.Query(context.Background(), netip.MustParseAddrPort("10.0.10.12:53"), "apps.example.com.", dns.TypeA, "udp")
+		},
+		func() (*probe.DNSReply, error) {
+			// Forwarded: its outcome never decides liveness, so it is not the proving question's.
+			return set.QueryForwarded(context.Background(), server, "apps.example.com.", dns.TypeA, "udp")
+		},
+	} {
+		_, err := other()
+		require.NoError(t, err)
+	}
+	assert.EqualValues(t, 5, fake.calls.Load(), "another transport, type, server or kind is its own question")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(5 * time.Millisecond); cancel() }()
+	_, err = set.Query(ctx, server, "fresh.apps.example.com.", dns.TypeA, "udp")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = set.Query(context.Background(), server, "fresh.apps.example.com.", dns.TypeA, "udp")
+	require.NoError(t, err, "the cancelled question is not the answer")
+	assert.EqualValues(t, 7, fake.calls.Load())
+}
+
+func TestSetAPanickingProbeReleasesTheAskersSharingIt(t *testing.T) {
+	g := &gate{release: make(chan struct{}), asked: make(chan string, 4)}
+	set, err := probe.NewSet(probe.Config{Parallel: 2, DNS: g})
+	require.NoError(t, err)
+	server := netip.MustParseAddrPort("10.0.10.11:53")
+	first := make(chan any, 1)
+	go func() {
+		defer func() { first <- recover() }()
+		_, _ = set.Query(context.Background(), server, "panic.", dns.TypeA, "udp")
+	}()
+	require.Equal(t, "panic.", <-g.asked)
+	second := make(chan any, 1)
+	go func() {
+		defer func() { second <- recover() }()
+		_, _ = set.Query(context.Background(), server, "panic.", dns.TypeA, "udp")
+	}()
+	time.Sleep(10 * time.Millisecond) // the second asker waits on the first one's question
+	close(g.release)
+	assert.Equal(t, "prober bug", <-first)
+	// The panicked question is forgotten: the second asker asks it itself (and meets the same bug).
+	assert.Equal(t, "panic.", <-g.asked)
+	assert.Equal(t, "prober bug", <-second)
+}
