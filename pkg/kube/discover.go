@@ -266,16 +266,9 @@ func (d *discoverer) workloadSteps() []step {
 	if d.sel.ConfigMap != "" {
 		ns, _ = splitName(d.sel.ConfigMap, ns)
 	}
-	var cms []corev1.ConfigMap
-	return append(steps, step{
-		read: func(d *discoverer) error {
-			var err error
-			if cms, err = listConfigMaps(d.ctx, d.client, ns, ""); err != nil {
-				return d.core(ReadKey("", "configmaps", ns), err)
-			}
-			return nil
-		},
-		then: func() error {
+	return append(steps, coreList(ReadKey("", "configmaps", ns),
+		func(d *discoverer) ([]corev1.ConfigMap, error) { return listConfigMaps(d.ctx, d.client, ns, "") },
+		func(cms []corev1.ConfigMap, _ bool) error {
 			d.configMaps[ns] = cms
 			s.ProxyWorkload, s.ProxyPods = d.workloadOf(s.ProxyService, proxyPods), proxyPods
 			s.DNSWorkload, s.DNSPods = d.workloadOf(s.DNSService, dnsPods), dnsPods
@@ -283,8 +276,7 @@ func (d *discoverer) workloadSteps() []step {
 				return err
 			}
 			return d.pickZone()
-		},
-	})
+		}))
 }
 
 // serviceWorkloadSteps read the pods svc selects into pods, and the Deployments of its
@@ -295,29 +287,17 @@ func (d *discoverer) serviceWorkloadSteps(svc *corev1.Service, pods *[]corev1.Po
 	}
 	ns := svc.Namespace
 	selector := labels.SelectorFromSet(svc.Spec.Selector).String()
-	steps := make([]step, 1, 2)
-	steps[0] = step{read: func(d *discoverer) error {
-		var err error
-		if *pods, err = listPods(d.ctx, d.client, ns, selector); err != nil {
-			return d.core(ReadKey("", "pods", ns), err)
-		}
-		return nil
-	}}
+	steps := make([]step, 0, 2)
+	steps = append(steps, coreList(ReadKey("", "pods", ns),
+		func(d *discoverer) ([]corev1.Pod, error) { return listPods(d.ctx, d.client, ns, selector) },
+		func(got []corev1.Pod, _ bool) error { *pods = got; return nil }))
 	if _, ok := d.deployments[ns]; ok {
 		return steps
 	}
 	d.deployments[ns] = nil // read by this step
-	var deps []appsv1.Deployment
-	return append(steps, step{
-		read: func(d *discoverer) error {
-			var err error
-			if deps, err = listDeployments(d.ctx, d.client, ns); err != nil {
-				return d.core(ReadKey("apps", "deployments", ns), err)
-			}
-			return nil
-		},
-		then: func() error { d.deployments[ns] = deps; return nil },
-	})
+	return append(steps, coreList(ReadKey("apps", "deployments", ns),
+		func(d *discoverer) ([]appsv1.Deployment, error) { return listDeployments(d.ctx, d.client, ns) },
+		func(deps []appsv1.Deployment, _ bool) error { d.deployments[ns] = deps; return nil }))
 }
 
 // workloadOf is the Deployment whose template the pods of svc come from (nil if none).
@@ -363,24 +343,16 @@ func (d *discoverer) endpointSliceSteps() []step {
 		if i == 1 && key == svcKey(d.setup.ProxyService) {
 			continue
 		}
-		var got []discoveryv1.EndpointSlice
-		read := false
-		steps = append(steps, step{
-			read: func(d *discoverer) error {
-				var err error
-				if got, err = listEndpointSlices(d.ctx, d.client, svc.Namespace, svc.Name); err != nil {
-					return d.core(ReadKey("discovery.k8s.io", "endpointslices", svc.Namespace), err)
-				}
-				read = true
-				return nil
+		steps = append(steps, coreList(ReadKey("discovery.k8s.io", "endpointslices", svc.Namespace),
+			func(d *discoverer) ([]discoveryv1.EndpointSlice, error) {
+				return listEndpointSlices(d.ctx, d.client, svc.Namespace, svc.Name)
 			},
-			then: func() error {
+			func(got []discoveryv1.EndpointSlice, read bool) error {
 				if read {
 					d.setup.EndpointSlices[key] = got
 				}
 				return nil
-			},
-		})
+			}))
 	}
 	return steps
 }
@@ -393,17 +365,12 @@ func (d *discoverer) pdbSteps() []step {
 	}
 	steps := make([]step, len(namespaces))
 	for i, ns := range namespaces {
-		var pdbs []policyv1.PodDisruptionBudget
-		steps[i] = step{
-			read: func(d *discoverer) error {
-				var err error
-				if pdbs, err = listPDBs(d.ctx, d.client, ns); err != nil {
-					return d.core(ReadKey("policy", "poddisruptionbudgets", ns), err)
-				}
+		steps[i] = coreList(ReadKey("policy", "poddisruptionbudgets", ns),
+			func(d *discoverer) ([]policyv1.PodDisruptionBudget, error) { return listPDBs(d.ctx, d.client, ns) },
+			func(pdbs []policyv1.PodDisruptionBudget, _ bool) error {
+				d.setup.PDBs = append(d.setup.PDBs, pdbs...)
 				return nil
-			},
-			then: func() error { d.setup.PDBs = append(d.setup.PDBs, pdbs...); return nil },
-		}
+			})
 	}
 	return steps
 }

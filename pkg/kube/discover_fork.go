@@ -31,6 +31,25 @@ type step struct {
 	serial bool
 }
 
+// coreList is a step of one LIST the setup depends on, whose refusal is recorded under key
+// (core), and whose items took puts in place, in the fork's order; read says whether the LIST
+// was answered.
+func coreList[T any](key string, list func(d *discoverer) ([]T, error), took func(items []T, read bool) error) step {
+	var items []T
+	read := false
+	return step{
+		read: func(d *discoverer) error {
+			var err error
+			if items, err = list(d); err != nil {
+				return d.core(key, err)
+			}
+			read = true
+			return nil
+		},
+		then: func() error { return took(items, read) },
+	}
+}
+
 // reads makes steps of read functions that need no then.
 func reads(fns ...func(d *discoverer) error) []step {
 	out := make([]step, len(fns))
